@@ -1,0 +1,24 @@
+"""cpsad: reverse-mode automatic differentiation of Python + numpy by source transformation.
+
+Reverse mode is continuation-passing (Wang et al., "Demystifying Differentiable Programming:
+Shift/Reset the Penultimate Backpropagator", ICFP 2019): cpsad rewrites a function into a
+backpropagator ``f_bp(k, *args)`` -- readable Python that runs the forward pass, calls the rest of
+the program ``k``, and runs the backward pass when ``k`` returns.
+"""
+
+from transforms.errors import TransformError
+
+from cpsad.api import Transformed, grad, show, transform, value_and_grad, vjp
+from cpsad.rules import defvjp
+
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "transform",
+    "show",
+    "defvjp",
+    "Transformed",
+    "TransformError",
+]
+__version__ = "0.1.0"

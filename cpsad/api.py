@@ -1,0 +1,239 @@
+"""The public API: grad, value_and_grad, vjp, transform, show.
+
+Each entry point is the paper's ``reset``: it calls the backpropagator ``f_bp(k, *args)`` with a
+continuation ``k`` that receives the result and hands back its adjoint -- 1.0 for ``grad``, the
+cotangent for ``vjp`` -- and gets back the adjoints of the differentiated arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from transforms import pipeline
+
+from cpsad import compiler
+from cpsad.pytree import densify, promote
+from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
+
+
+def _target(f: Callable) -> Callable:
+    if inspect.ismethod(f):
+        raise TypeError(
+            "cpsad differentiates plain functions; for a method, differentiate "
+            "`type(obj).method` and pass the object as the first argument"
+        )
+    if not inspect.isfunction(f):
+        raise TypeError(f"cpsad can only differentiate Python functions, not {type(f).__name__}")
+    return inspect.unwrap(f)
+
+
+@functools.lru_cache(maxsize=1024)
+def _params_for(code, argnums: tuple[int, ...], nargs: int):
+    """Which parameters the positional arguments ``argnums`` bind, and how to find their gradients."""
+    npos = code.co_argcount
+    names = code.co_varnames
+    has_var = bool(code.co_flags & inspect.CO_VARARGS)
+    active: list[str] = []
+    where = []  # per argnum: (param, index into *args or None)
+    for i in argnums:
+        if i < 0:
+            i += nargs
+        if not 0 <= i < nargs:
+            raise ValueError(f"argnums refers to argument {i}, but the call passes {nargs}")
+        if i < npos:
+            p, k = names[i], None
+        elif has_var:
+            p, k = names[npos + code.co_kwonlyargcount], i - npos
+        else:  # pragma: no cover - Python would reject the call
+            raise ValueError(f"argument {i} does not exist")
+        if p not in active:
+            active.append(p)
+        where.append((p, k))
+    order = list(names)
+    active.sort(key=order.index)
+    return tuple(active), tuple(where)
+
+
+def _argnums(argnums) -> tuple[int, ...]:
+    if isinstance(argnums, int):
+        return (argnums,)
+    out = tuple(argnums)
+    if not out or not all(isinstance(i, int) for i in out):
+        raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    return out
+
+
+def _run(f, argnums, args, kwargs, k):
+    """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
+    fn = _target(f)
+    nums = _argnums(argnums)
+    active, where = _params_for(fn.__code__, nums, len(args))
+    spec = compiler.specialize(fn, active)
+    call_args = list(args)
+    for i in nums:
+        i = i % len(args)
+        call_args[i] = promote(args[i])
+    with deep_recursion():
+        out = spec.bp(k, *call_args, **kwargs)
+    adjs = dict(zip(active, (out,) if len(active) == 1 else out))
+    grads = []
+    for i, (p, idx) in zip(nums, where):
+        adj = adjs[p]
+        if idx is not None:
+            adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
+        grads.append(densify(adj, args[i % len(args)]))
+    return grads
+
+
+def value_and_grad(f: Callable, argnums=0) -> Callable:
+    """``g(*args, **kw) -> (f(*args, **kw), gradient)``; the gradient has the shape of ``args[argnums]``
+    (a tuple of them when ``argnums`` is a tuple). ``f`` must return a scalar."""
+    single = isinstance(argnums, int)
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        box = []
+
+        def k(result):
+            box.append(result)
+            return scalar_seed(result)
+
+        grads = _run(f, argnums, args, kwargs, k)
+        return box[0], grads[0] if single else tuple(grads)
+
+    return value_and_grad_f
+
+
+def grad(f: Callable, argnums=0) -> Callable:
+    """``g(*args, **kw) -> gradient`` of the scalar function ``f`` with respect to ``args[argnums]``."""
+    vg = value_and_grad(f, argnums)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+def vjp(f: Callable, *args, **kwargs):
+    """``(f(*args), pullback)``; ``pullback(cotangent)`` is the tuple of the gradients of
+    ``<cotangent, f(*args)>`` with respect to every positional argument.
+
+    cpsad keeps no tape -- the continuation *is* the backward pass -- so each call of the pullback
+    runs ``f`` forward again inside its backpropagator. ``f`` must be deterministic; a result that
+    differs from the first (random numbers drawn inside ``f``) is an error.
+    """
+    value = f(*args, **kwargs)
+    nums = tuple(range(len(args)))
+
+    def pullback(cotangent):
+        def k(result):
+            if not _same(result, value):
+                raise RuntimeError(
+                    "vjp: the function returned a different value when run again for the pullback; "
+                    "cpsad's vjp re-runs the function, so it must be deterministic (draw random "
+                    "numbers outside it), or use value_and_grad"
+                )
+            return as_adjoint(cotangent)
+
+        if not nums:
+            return ()
+        return tuple(_run(f, nums, args, kwargs, k))
+
+    return value, pullback
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    try:
+        return bool(np.array_equal(a, b, equal_nan=True))
+    except TypeError:
+        return a is b or a == b
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+@dataclass
+class Transformed:
+    """The transformation of one function: its emitted source, its stages, its derivatives."""
+
+    fn: Callable
+    argnums: tuple[int, ...] | None
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        code = self.fn.__code__
+        if self.argnums is None:
+            return tuple(code.co_varnames[: code.co_argcount])
+        active, _ = _params_for(code, self.argnums, code.co_argcount)
+        return active
+
+    @property
+    def spec(self):
+        return compiler.specialize(self.fn, self.active)
+
+    @property
+    def source(self) -> str:
+        """The emitted module of the backpropagator (as compiled; see ``show`` for black's layout)."""
+        return self.spec.text
+
+    @property
+    def path(self) -> str:
+        return self.spec.path
+
+    @property
+    def bp(self) -> Callable:
+        return self.spec.bp
+
+    @property
+    def stages(self) -> dict[str, str]:
+        """Every pipeline stage's program, by stage name, in order."""
+        _, stages = compiler.run_pipeline(self.fn, self.active, record=True)
+        return {s.name: s.source for s in stages}
+
+    def grad(self, *args, **kwargs):
+        return grad(self.fn, self.argnums or 0)(*args, **kwargs)
+
+    def value_and_grad(self, *args, **kwargs):
+        return value_and_grad(self.fn, self.argnums or 0)(*args, **kwargs)
+
+    def vjp(self, *args, **kwargs):
+        return vjp(self.fn, *args, **kwargs)
+
+
+def transform(f: Callable, argnums=None) -> Transformed:
+    """Transform ``f`` (with respect to ``argnums``, default: every positional parameter)."""
+    return Transformed(_target(f), None if argnums is None else _argnums(argnums))
+
+
+def show(f: Callable, stage: str | None = None, argnums=None, format: bool = True) -> str:
+    """The emitted backpropagator of ``f`` -- or the program after pipeline stage ``stage`` --
+    as Python source, formatted with black."""
+    t = transform(f, argnums)
+    if stage is None:
+        text = t.source
+    else:
+        stages = t.stages
+        if stage not in stages:
+            raise ValueError(f"no stage {stage!r}; the stages are: {', '.join(pipeline.STAGES)}")
+        text = stages[stage]
+    return format_source(text) if format else text
+
+
+def format_source(text: str) -> str:
+    """black's layout of ``text`` (unchanged if black cannot parse it)."""
+    import black  # display only: never on the path that transforms and runs code
+
+    try:
+        return black.format_str(text, mode=black.Mode())
+    except Exception:  # pragma: no cover - every stage is valid Python; keep output if not
+        return text

@@ -1,0 +1,254 @@
+"""From a function to a running backpropagator: transform once, compile to a real file, link, cache.
+
+``specialize(f, active)`` runs the pipeline on ``f`` for the parameters named in ``active``, and on
+every user function it calls in continuation-passing style (each with the parameters that receive
+active values there), compiles each emitted module under a real filename in the cache folder, and
+links them: the names an emitted function needs -- numpy, runtime helpers, rules, the
+backpropagators it calls -- become closure cells; the user's module globals stay live (a loss that
+reads a global batch sees the current batch) and so do the user's own closure cells.
+
+A transformation is cached per function object and parameter set, and checked on every use
+against what it resolved (``np``, a helper function, ...): if a name now refers to another object
+-- the helper was edited and re-run -- it is transformed again.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import linecache
+import os
+import re
+import tempfile
+import threading
+import time
+import types
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from transforms import pipeline
+from transforms.unit import Unit
+
+from cpsad.context import CONTEXT
+
+_MISSING = object()
+_lock = threading.RLock()
+_SPECS: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class Spec:
+    """One transformed function: ``f`` specialized to differentiate ``active``."""
+
+    fn: Callable
+    active: tuple[str, ...]
+    bp_name: str
+    text: str
+    path: str
+    line_map: dict[int, int]
+    injected: dict[str, Any]
+    callee_specs: dict[str, "Spec"] = field(default_factory=dict)
+    guards: list = field(default_factory=list)  # of the whole call graph, checked on every use
+    own_guards: list = field(default_factory=list)
+    callee_keys: dict[str, tuple] = field(default_factory=dict)
+    bp: Callable | None = None
+    code: types.CodeType | None = None
+    seconds: float = 0.0  # time to transform and compile (this function alone)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def valid(self) -> bool:
+        """Do the names this transformation resolved still refer to the same objects?"""
+        for container, key, obj in self.guards:
+            if key is None:
+                try:
+                    if container.cell_contents is not obj:
+                        return False
+                except ValueError:
+                    return False
+            elif container.get(key, _MISSING) is not obj:
+                return False
+        return True
+
+
+def cache_dir() -> str:
+    """Where emitted modules are written: $CPSAD_CACHE_DIR, else the user's cache folder."""
+    d = os.environ.get("CPSAD_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "cpsad")
+    try:
+        os.makedirs(d, exist_ok=True)
+        return d
+    except OSError:
+        d = os.path.join(tempfile.gettempdir(), f"cpsad-{os.getuid() if hasattr(os, 'getuid') else 0}")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+
+def specialize(fn: Callable, active: tuple[str, ...]) -> Spec:
+    """The (cached, still valid) backpropagator of ``fn`` with respect to ``active``."""
+    specs = _SPECS.get(fn)
+    if specs is not None:
+        spec = specs.get(active)
+        if spec is not None and spec.valid():
+            return spec
+    with _lock:
+        building: dict = {}
+        spec = _build(fn, active, building)
+        _link(building)
+        for (f, act), s in building.items():
+            _SPECS.setdefault(f, {})[act] = s
+        for s in building.values():
+            s.guards = _all_guards(s)
+        return spec
+
+
+def run_pipeline(fn, active, record=False, check=False, upto=None, entry=True):
+    """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
+    unit = Unit(fn, tuple(active), CONTEXT)
+    unit.is_entry = entry
+    stages = pipeline.run(unit, record=record, check=check, upto=upto)
+    return unit, stages
+
+
+def _build(fn, active, building) -> Spec:
+    key = (fn, active)
+    if key in building:
+        return building[key]
+    specs = _SPECS.get(fn)
+    cached = specs.get(active) if specs else None
+    if cached is not None and cached.valid():
+        return cached
+    t0 = time.perf_counter()
+    unit, _ = run_pipeline(fn, active, entry=False)
+    path = _write(unit)
+    spec = Spec(
+        fn=fn,
+        active=active,
+        bp_name=unit.bp_name,
+        text=unit.text,
+        path=path,
+        line_map=unit.line_map,
+        injected=dict(unit.injected),
+        timings=dict(unit.timings),
+    )
+    spec.code = _compile(unit, path)
+    spec.own_guards = _guards(unit)
+    spec.callee_keys = {n: (c.fn, c.active) for n, c in unit.callees.items()}
+    spec.seconds = time.perf_counter() - t0
+    building[key] = spec
+    for name, (cfn, cact) in spec.callee_keys.items():
+        spec.callee_specs[name] = _build(cfn, cact, building)
+    return spec
+
+
+def _write(unit: Unit) -> str:
+    """Write the emitted module to the cache folder (content-addressed); register it in linecache."""
+    fn = unit.fn
+    digest = hashlib.sha1(unit.text.encode()).hexdigest()[:12]
+    stem = re.sub(r"[^0-9A-Za-z_.]", "_", f"{fn.__module__}.{fn.__qualname__}")
+    wrt = "_".join(unit.active) or "none"
+    path = os.path.join(cache_dir(), f"{stem}.{wrt}.{digest}.py")
+    if not os.path.exists(path):
+        try:
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w") as fh:
+                fh.write(unit.text)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # linecache below still lets tracebacks and pdb show the lines
+    lines = unit.text.splitlines(True)
+    linecache.cache[path] = (len(unit.text), None, lines, path)
+    return path
+
+
+def _compile(unit: Unit, path: str) -> types.CodeType:
+    """Compile the emitted text under ``path``; return the code object of ``f_bp``.
+
+    The module's statements are compiled inside a factory function whose parameters are the
+    names the emitted code gets from outside, so they become closure cells of ``f_bp`` (the
+    import lines are the file's documentation of them and are not executed).
+    """
+    tree = ast.parse(unit.text, filename=path)
+    body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    free = sorted(set(unit.injected) | set(unit.callees) | set(unit.fn.__code__.co_freevars))
+    extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+    factory = ast.FunctionDef(
+        name="__cpsad_factory__",
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=n) for n in free],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=body + [ast.Return(value=ast.Name(id=unit.bp_name, ctx=ast.Load()))],
+        decorator_list=[],
+        returns=None,
+        **extra,
+    )
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    code = compile(module, path, "exec")
+    fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return next(
+        c for c in fcode.co_consts if isinstance(c, types.CodeType) and c.co_name == unit.bp_name
+    )
+
+
+def _link(building: dict) -> None:
+    """Create each new backpropagator with its closure cells, then fill the cells of callees."""
+    pending = []
+    for spec in building.values():
+        fn = spec.fn
+        user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        cells = []
+        for name in spec.code.co_freevars:
+            if name in user_cells:
+                cells.append(user_cells[name])
+            elif name in spec.injected:
+                cells.append(types.CellType(spec.injected[name]))
+            else:  # a backpropagator: this one (recursion) or a callee's, filled below
+                cell = types.CellType()
+                cells.append(cell)
+                pending.append((cell, spec, name))
+        bp = types.FunctionType(spec.code, fn.__globals__, spec.bp_name, fn.__defaults__, tuple(cells))
+        bp.__kwdefaults__ = fn.__kwdefaults__
+        bp.__qualname__ = spec.bp_name
+        bp.__module__ = fn.__module__
+        spec.bp = bp
+    for cell, spec, name in pending:
+        target = spec if name == spec.bp_name else spec.callee_specs.get(name)
+        if target is None:  # pragma: no cover - the pipeline names everything it uses
+            raise RuntimeError(f"cpsad: emitted code for {spec.fn.__qualname__} uses unknown {name!r}")
+        cell.cell_contents = target.bp
+
+
+def _guards(unit: Unit) -> list:
+    fn = unit.fn
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    out = []
+    for root, obj in unit.deps.items():
+        if root in cells:
+            out.append((cells[root], None, obj))
+        elif root in fn.__globals__:
+            out.append((fn.__globals__, root, obj))
+    return out
+
+
+def _all_guards(spec: Spec) -> list:
+    """The guards of a spec and of every spec it calls, each once."""
+    seen: set[int] = set()
+    out: list = []
+    stack = [spec]
+    while stack:
+        s = stack.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        out += s.own_guards
+        stack.extend(s.callee_specs.values())
+    return out

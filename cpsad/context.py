@@ -1,0 +1,66 @@
+"""cpsad's answer to the pipeline's questions (``transforms.context.Context``): rules and runtime."""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+from transforms import astlib as A
+
+from cpsad import runtime
+from cpsad.rules import core
+
+OPERATOR_NAMES = {
+    A.Add: "add",
+    A.Sub: "sub",
+    A.Mult: "mul",
+    A.Div: "div",
+    A.Pow: "pow",
+    A.MatMult: "matmul",
+    A.Mod: "mod",
+    A.USub: "neg",
+    A.UAdd: "pos",
+    A.Subscript: "getitem",
+    A.Tuple: "item",
+    "unpack": "unpack",
+}
+
+# Python functions from these packages are not transformed: they need a rule (or are non-differentiable).
+OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins")
+
+
+class Context:
+    def classify(self, obj) -> str:
+        if core.lookup(obj) is not None:
+            return "primitive"
+        if core.is_nondiff(obj):
+            return "nondiff"
+        if isinstance(obj, types.FunctionType):
+            mod = (getattr(obj, "__module__", None) or "").split(".")[0]
+            if mod not in OPAQUE_PACKAGES:
+                return "user"
+        if inspect.ismethod(obj) and isinstance(obj.__func__, types.FunctionType):
+            return "unknown"
+        return "unknown"
+
+    def rule(self, obj):
+        return core.lookup(obj)
+
+    def operator_rule(self, op):
+        name = OPERATOR_NAMES.get(op)
+        return core.OPERATORS.get(name) if name else None
+
+    def method_rule(self, method: str):
+        return core.METHODS.get(method)
+
+    def attribute_rule(self, attr: str):
+        return core.ATTRIBUTES.get(attr)
+
+    def is_nondiff_attribute(self, attr: str) -> bool:
+        return attr in core.NONDIFF_ATTRIBUTES
+
+    def runtime(self, name: str):
+        return getattr(runtime, name)
+
+
+CONTEXT = Context()

@@ -1,0 +1,70 @@
+"""Arguments and gradients as pytrees: nested dicts, lists and tuples of floats and arrays.
+
+``promote`` prepares a differentiated argument (ints become floats); ``densify`` turns the adjoint
+emitted code returns -- possibly a ``Sparse`` container or missing entries -- into a gradient of
+exactly the argument's structure, shapes and float dtypes, zeros where nothing flowed back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsad.runtime import Sparse
+
+
+def promote(x):
+    """A differentiated argument: ints and int arrays become floats, containers recursively."""
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return float(x)
+    if isinstance(x, np.ndarray) and not np.issubdtype(x.dtype, np.inexact):
+        return x.astype(np.float64)
+    if isinstance(x, np.integer):
+        return float(x)
+    if type(x) is tuple:
+        return tuple(promote(v) for v in x)
+    if type(x) is list:
+        return [promote(v) for v in x]
+    if type(x) is dict:
+        return {k: promote(v) for k, v in x.items()}
+    return x
+
+
+def _entry(adj, key):
+    if adj is None:
+        return None
+    if isinstance(adj, Sparse):
+        return adj.get(key)
+    try:
+        return adj[key]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def densify(adj, x):
+    """The gradient with respect to ``x`` from its adjoint ``adj`` (None meaning zero)."""
+    if isinstance(x, np.ndarray):
+        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+        if adj is None:
+            return np.zeros(x.shape, dtype)
+        out = np.asarray(adj, dtype=dtype)
+        if out.shape != x.shape:
+            out = np.broadcast_to(out, x.shape)
+        if not out.flags.writeable or np.shares_memory(out, x):
+            out = out.copy()
+        return out
+    if isinstance(x, (float, int)) and not isinstance(x, bool):
+        return 0.0 if adj is None else float(np.real(adj)) if np.ndim(adj) == 0 else adj
+    if isinstance(x, np.generic):
+        if adj is None:
+            return x.dtype.type(0) if np.issubdtype(x.dtype, np.inexact) else 0.0
+        return x.dtype.type(adj) if np.issubdtype(x.dtype, np.inexact) else float(adj)
+    if isinstance(x, tuple):
+        items = tuple(densify(_entry(adj, i), v) for i, v in enumerate(x))
+        return type(x)(*items) if hasattr(x, "_fields") else items
+    if isinstance(x, list):
+        return [densify(_entry(adj, i), v) for i, v in enumerate(x)]
+    if isinstance(x, dict):
+        return {k: densify(_entry(adj, k), v) for k, v in x.items()}
+    return adj  # not a differentiable value (None, str, an object used as data)

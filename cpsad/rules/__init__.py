@@ -1,0 +1,7 @@
+"""The derivative rules: a table of small named functions, grouped by family.
+
+Importing this package registers every family; ``defvjp`` adds a rule of your own.
+"""
+
+from cpsad.rules import elementwise, linalg, nondiff, operators, reductions, shape  # noqa: F401
+from cpsad.rules.core import defvjp, defnondiff, lookup, is_nondiff  # noqa: F401

@@ -1,0 +1,104 @@
+"""The rule table: which primitive has which adjoint rule, and which functions need none.
+
+A rule is registered right beside its definition::
+
+    def sin_vjp(g, ans, x):
+        return g * np.cos(x)
+    defvjp(np.sin, sin_vjp)
+
+``g`` is the adjoint of the result, ``ans`` the result, then the primitive's own parameters (with
+the defaults the rule understands). A primitive of several parameters gets one function per
+parameter, ``None`` where it has no derivative. A rule whose body is one ``return`` is inlined into
+emitted code; a longer one is called by name. Either way it is a plain, testable function.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from transforms.context import Rule
+from transforms.templates import template
+
+FUNCTIONS: dict = {}  # primitive object -> Rule
+OPERATORS: dict[str, Rule] = {}  # "add", "mul", "neg", "getitem", "item", "unpack", ...
+METHODS: dict[str, Rule] = {}  # array method name -> Rule (the receiver is the first parameter)
+ATTRIBUTES: dict[str, Rule] = {}  # array attribute name -> Rule
+NONDIFF: set = set()  # objects with no derivative (by identity)
+NONDIFF_ATTRIBUTES: set[str] = set()  # x.shape, x.ndim, ...
+
+
+def make_rule(name: str, vjps, named=None) -> Rule:
+    fns = [f for f in list(vjps) + list((named or {}).values()) if f is not None]
+    if not fns:
+        raise ValueError(f"{name}: give at least one adjoint function")
+    sig = inspect.signature(fns[0])
+    head = list(sig.parameters)[:2]
+    if head != ["g", "ans"]:
+        raise ValueError(f"{name}: an adjoint rule's parameters start with (g, ans, ...), got {head}")
+    params = list(sig.parameters.values())[2:]
+    prim_sig = sig.replace(parameters=params)
+    adjoints: dict = {p.name: None for p in params}
+    for p, f in zip(params, vjps):
+        adjoints[p.name] = None if f is None else template(f)
+    for pname, f in (named or {}).items():
+        if pname not in adjoints:
+            raise ValueError(f"{name}: no parameter {pname!r} in {prim_sig}")
+        adjoints[pname] = None if f is None else template(f)
+    for f in fns:
+        if list(inspect.signature(f).parameters)[2:] != [p.name for p in params]:
+            raise ValueError(f"{name}: every adjoint function takes the same parameters")
+    return Rule(name=name, signature=prim_sig, adjoints=adjoints)
+
+
+def _label(primitive) -> str:
+    mod = getattr(primitive, "__module__", None) or ""
+    name = getattr(primitive, "__name__", repr(primitive))
+    if mod.startswith("numpy"):
+        return f"np.{name}"
+    return f"{mod}.{name}" if mod and mod != "builtins" else name
+
+
+def defvjp(primitive, *vjps, **named):
+    """Register the adjoint rule of ``primitive``: one function per parameter, in order.
+
+    Each function is ``(g, ans, *params) -> contribution to that parameter's adjoint``; ``None``
+    marks a parameter with no derivative; keyword arguments name parameters instead.
+    """
+    FUNCTIONS[primitive] = make_rule(_label(primitive), vjps, named)
+    return primitive
+
+
+def defoperator(name: str, *vjps):
+    OPERATORS[name] = make_rule(f"operator {name}", vjps)
+
+
+def defmethod(name: str, *vjps, **named):
+    METHODS[name] = make_rule(f".{name}()", vjps, named)
+
+
+def defattribute(name: str, vjp):
+    ATTRIBUTES[name] = make_rule(f".{name}", [vjp])
+
+
+def defnondiff(*objects):
+    """Functions whose result has no derivative (``len``, ``np.argmax``, comparisons, ...)."""
+    for o in objects:
+        NONDIFF.add(o)
+
+
+def defnondiff_attributes(*names: str):
+    NONDIFF_ATTRIBUTES.update(names)
+
+
+def lookup(obj) -> Rule | None:
+    try:
+        return FUNCTIONS.get(obj)
+    except TypeError:  # unhashable
+        return None
+
+
+def is_nondiff(obj) -> bool:
+    try:
+        return obj in NONDIFF
+    except TypeError:
+        return False

@@ -1,0 +1,393 @@
+"""Rules of elementwise functions: numpy's ufuncs, the ``math`` module, and numeric builtins."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cpsad.rules import operators as op
+from cpsad.rules.core import defvjp
+from cpsad.runtime import unbroadcast
+
+# --------------------------------------------------------------------------- one argument
+
+
+def exp(g, ans, x):
+    return g * ans
+
+
+def exp2(g, ans, x):
+    return g * ans * np.log(2.0)
+
+
+def expm1(g, ans, x):
+    return g * (ans + 1)
+
+
+def log(g, ans, x):
+    return g / x
+
+
+def log2(g, ans, x):
+    return g / (x * np.log(2.0))
+
+
+def log10(g, ans, x):
+    return g / (x * np.log(10.0))
+
+
+def log1p(g, ans, x):
+    return g / (1 + x)
+
+
+def sqrt(g, ans, x):
+    return g * 0.5 / ans
+
+
+def cbrt(g, ans, x):
+    return g / (3 * ans**2)
+
+
+def square(g, ans, x):
+    return g * 2 * x
+
+
+def reciprocal(g, ans, x):
+    return -g * ans**2
+
+
+def sin(g, ans, x):
+    return g * np.cos(x)
+
+
+def cos(g, ans, x):
+    return -g * np.sin(x)
+
+
+def tan(g, ans, x):
+    return g * (1 + ans**2)
+
+
+def arcsin(g, ans, x):
+    return g / np.sqrt(1 - x**2)
+
+
+def arccos(g, ans, x):
+    return -g / np.sqrt(1 - x**2)
+
+
+def arctan(g, ans, x):
+    return g / (1 + x**2)
+
+
+def sinh(g, ans, x):
+    return g * np.cosh(x)
+
+
+def cosh(g, ans, x):
+    return g * np.sinh(x)
+
+
+def tanh(g, ans, x):
+    return g * (1 - ans**2)
+
+
+def arcsinh(g, ans, x):
+    return g / np.sqrt(x**2 + 1)
+
+
+def arccosh(g, ans, x):
+    return g / np.sqrt(x**2 - 1)
+
+
+def arctanh(g, ans, x):
+    return g / (1 - x**2)
+
+
+def absolute(g, ans, x):
+    return g * np.sign(x)
+
+
+def negative(g, ans, x):
+    return -g
+
+
+def positive(g, ans, x):
+    return g
+
+
+for _f, _rule in [
+    (np.exp, exp),
+    (np.exp2, exp2),
+    (np.expm1, expm1),
+    (np.log, log),
+    (np.log2, log2),
+    (np.log10, log10),
+    (np.log1p, log1p),
+    (np.sqrt, sqrt),
+    (np.cbrt, cbrt),
+    (np.square, square),
+    (np.reciprocal, reciprocal),
+    (np.sin, sin),
+    (np.cos, cos),
+    (np.tan, tan),
+    (np.arcsin, arcsin),
+    (np.arccos, arccos),
+    (np.arctan, arctan),
+    (np.sinh, sinh),
+    (np.cosh, cosh),
+    (np.tanh, tanh),
+    (np.arcsinh, arcsinh),
+    (np.arccosh, arccosh),
+    (np.arctanh, arctanh),
+    (np.abs, absolute),
+    (np.absolute, absolute),
+    (np.fabs, absolute),
+    (np.negative, negative),
+    (np.positive, positive),
+]:
+    defvjp(_f, _rule)
+
+# --------------------------------------------------------------------------- two arguments
+
+defvjp(np.add, op.add_x, op.add_y)
+defvjp(np.subtract, op.sub_x, op.sub_y)
+defvjp(np.multiply, op.mul_x, op.mul_y)
+defvjp(np.divide, op.div_x, op.div_y)
+defvjp(np.power, op.pow_x, op.pow_y)
+defvjp(np.mod, op.mod_x, op.mod_y)
+
+
+def maximum_x(g, ans, x, y):
+    return unbroadcast(g * ((x > y) + 0.5 * (x == y)), x)
+
+
+def maximum_y(g, ans, x, y):
+    return unbroadcast(g * ((y > x) + 0.5 * (x == y)), y)
+
+
+defvjp(np.maximum, maximum_x, maximum_y)
+defvjp(np.fmax, maximum_x, maximum_y)
+
+
+def minimum_x(g, ans, x, y):
+    return unbroadcast(g * ((x < y) + 0.5 * (x == y)), x)
+
+
+def minimum_y(g, ans, x, y):
+    return unbroadcast(g * ((y < x) + 0.5 * (x == y)), y)
+
+
+defvjp(np.minimum, minimum_x, minimum_y)
+defvjp(np.fmin, minimum_x, minimum_y)
+
+
+def arctan2_y(g, ans, y, x):
+    return unbroadcast(g * x / (x**2 + y**2), y)
+
+
+def arctan2_x(g, ans, y, x):
+    return unbroadcast(-g * y / (x**2 + y**2), x)
+
+
+defvjp(np.arctan2, arctan2_y, arctan2_x)
+
+
+def hypot_x(g, ans, x, y):
+    return unbroadcast(g * x / ans, x)
+
+
+def hypot_y(g, ans, x, y):
+    return unbroadcast(g * y / ans, y)
+
+
+defvjp(np.hypot, hypot_x, hypot_y)
+
+
+def logaddexp_x(g, ans, x, y):
+    return unbroadcast(g * np.exp(x - ans), x)
+
+
+def logaddexp_y(g, ans, x, y):
+    return unbroadcast(g * np.exp(y - ans), y)
+
+
+defvjp(np.logaddexp, logaddexp_x, logaddexp_y)
+
+
+def clip(g, ans, a, a_min=None, a_max=None):
+    return g * ((a_min is None or a >= a_min) & (a_max is None or a <= a_max))
+
+
+defvjp(np.clip, clip, None, None)
+
+
+def where_x(g, ans, condition, x, y):
+    return unbroadcast(np.where(condition, g, 0.0), x)
+
+
+def where_y(g, ans, condition, x, y):
+    return unbroadcast(np.where(condition, 0.0, g), y)
+
+
+defvjp(np.where, None, where_x, where_y)
+
+# --------------------------------------------------------------------------- the math module
+
+
+def math_exp(g, ans, x):
+    return g * ans
+
+
+def math_log(g, ans, x, base=math.e):
+    return g / (x * math.log(base))
+
+
+def math_sqrt(g, ans, x):
+    return g * 0.5 / ans
+
+
+def math_sin(g, ans, x):
+    return g * math.cos(x)
+
+
+def math_cos(g, ans, x):
+    return -g * math.sin(x)
+
+
+def math_tan(g, ans, x):
+    return g * (1 + ans**2)
+
+
+def math_tanh(g, ans, x):
+    return g * (1 - ans**2)
+
+
+def math_sinh(g, ans, x):
+    return g * math.cosh(x)
+
+
+def math_cosh(g, ans, x):
+    return g * math.sinh(x)
+
+
+def math_asin(g, ans, x):
+    return g / math.sqrt(1 - x**2)
+
+
+def math_acos(g, ans, x):
+    return -g / math.sqrt(1 - x**2)
+
+
+def math_atan(g, ans, x):
+    return g / (1 + x**2)
+
+
+def math_log1p(g, ans, x):
+    return g / (1 + x)
+
+
+def math_expm1(g, ans, x):
+    return g * (ans + 1)
+
+
+def math_log2(g, ans, x):
+    return g / (x * math.log(2.0))
+
+
+def math_log10(g, ans, x):
+    return g / (x * math.log(10.0))
+
+
+def math_fabs(g, ans, x):
+    return g * math.copysign(1.0, x) if x != 0 else 0.0 * g
+
+
+def math_pow_x(g, ans, x, y):
+    return g * y * x ** (y - 1)
+
+
+def math_pow_y(g, ans, x, y):
+    return g * ans * math.log(x) if x > 0 else 0.0 * g
+
+
+def math_atan2_y(g, ans, y, x):
+    return g * x / (x**2 + y**2)
+
+
+def math_atan2_x(g, ans, y, x):
+    return -g * y / (x**2 + y**2)
+
+
+def math_hypot_x(g, ans, x, y):
+    return g * x / ans
+
+
+def math_hypot_y(g, ans, x, y):
+    return g * y / ans
+
+
+def math_erf(g, ans, x):
+    return g * 2 / math.sqrt(math.pi) * math.exp(-(x**2))
+
+
+for _f, _rule in [
+    (math.exp, math_exp),
+    (math.log, math_log),
+    (math.sqrt, math_sqrt),
+    (math.sin, math_sin),
+    (math.cos, math_cos),
+    (math.tan, math_tan),
+    (math.tanh, math_tanh),
+    (math.sinh, math_sinh),
+    (math.cosh, math_cosh),
+    (math.asin, math_asin),
+    (math.acos, math_acos),
+    (math.atan, math_atan),
+    (math.log1p, math_log1p),
+    (math.expm1, math_expm1),
+    (math.log2, math_log2),
+    (math.log10, math_log10),
+    (math.fabs, math_fabs),
+    (math.erf, math_erf),
+]:
+    defvjp(_f, _rule)
+defvjp(math.pow, math_pow_x, math_pow_y)
+defvjp(math.atan2, math_atan2_y, math_atan2_x)
+defvjp(math.hypot, math_hypot_x, math_hypot_y)
+
+# --------------------------------------------------------------------------- builtins
+
+
+def builtin_abs(g, ans, x):
+    return g * np.sign(x)
+
+
+defvjp(abs, builtin_abs)
+
+
+def builtin_float(g, ans, x=0.0):
+    return g
+
+
+defvjp(float, builtin_float)
+defvjp(np.float64, builtin_float)
+
+
+def float32(g, ans, x=0.0):
+    return g
+
+
+defvjp(np.float32, float32)
+
+
+def builtin_pow_x(g, ans, base, exp, mod=None):
+    return unbroadcast(g * exp * base ** (exp - 1), base)
+
+
+def builtin_pow_y(g, ans, base, exp, mod=None):
+    return unbroadcast(g * ans * np.log(np.where(base == 0, 1.0, base)), exp)
+
+
+defvjp(pow, builtin_pow_x, builtin_pow_y, None)

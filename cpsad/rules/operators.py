@@ -1,0 +1,148 @@
+"""Rules of Python's operators (``+ - * / ** @ %``, unary ``-`` and ``+``), indexing and containers.
+
+Binary operators broadcast like numpy; ``unbroadcast`` sums each adjoint back to its operand's
+shape. The same functions serve ``np.add``, ``np.multiply``, ... (registered in elementwise.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsad.rules.core import defoperator
+from cpsad.runtime import getitem_adjoint, item_adjoint, unbroadcast, unpack_adjoint
+
+# --------------------------------------------------------------------------- binary, broadcasting
+
+
+def add_x(g, ans, x, y):
+    return unbroadcast(g, x)
+
+
+def add_y(g, ans, x, y):
+    return unbroadcast(g, y)
+
+
+defoperator("add", add_x, add_y)
+
+
+def sub_x(g, ans, x, y):
+    return unbroadcast(g, x)
+
+
+def sub_y(g, ans, x, y):
+    return unbroadcast(-g, y)
+
+
+defoperator("sub", sub_x, sub_y)
+
+
+def mul_x(g, ans, x, y):
+    return unbroadcast(g * y, x)
+
+
+def mul_y(g, ans, x, y):
+    return unbroadcast(g * x, y)
+
+
+defoperator("mul", mul_x, mul_y)
+
+
+def div_x(g, ans, x, y):
+    return unbroadcast(g / y, x)
+
+
+def div_y(g, ans, x, y):
+    return unbroadcast(-g * ans / y, y)
+
+
+defoperator("div", div_x, div_y)
+
+
+def pow_x(g, ans, x, y):
+    return unbroadcast(g * y * x ** (y - 1), x)
+
+
+def pow_y(g, ans, x, y):
+    return unbroadcast(g * ans * np.log(np.where(x == 0, 1.0, x)), y)
+
+
+defoperator("pow", pow_x, pow_y)
+
+
+def mod_x(g, ans, x, y):
+    return unbroadcast(g, x)
+
+
+def mod_y(g, ans, x, y):
+    return unbroadcast(-g * np.floor_divide(x, y), y)
+
+
+defoperator("mod", mod_x, mod_y)
+
+
+def matmul_x(g, ans, x, y):
+    """x @ y: the adjoint of x, for every combination of 1-D, 2-D and stacked operands."""
+    if np.ndim(y) == 1:
+        if np.ndim(x) == 1:
+            return g * y
+        return unbroadcast(np.expand_dims(g, -1) * y, x)
+    yt = np.swapaxes(y, -1, -2)
+    if np.ndim(x) == 1:
+        return unbroadcast(np.squeeze(np.expand_dims(g, -2) @ yt, -2), x)
+    return unbroadcast(g @ yt, x)
+
+
+def matmul_y(g, ans, x, y):
+    """x @ y: the adjoint of y."""
+    if np.ndim(x) == 1:
+        if np.ndim(y) == 1:
+            return g * x
+        return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
+    xt = np.swapaxes(x, -1, -2)
+    if np.ndim(y) == 1:
+        return unbroadcast(np.squeeze(xt @ np.expand_dims(g, -1), -1), y)
+    return unbroadcast(xt @ g, y)
+
+
+defoperator("matmul", matmul_x, matmul_y)
+
+# --------------------------------------------------------------------------- unary
+
+
+def neg(g, ans, x):
+    return -g
+
+
+defoperator("neg", neg)
+
+
+def pos(g, ans, x):
+    return g
+
+
+defoperator("pos", pos)
+
+# --------------------------------------------------------------------------- indexing, containers
+
+
+def getitem(g, ans, x, index):
+    return getitem_adjoint(g, x, index)
+
+
+defoperator("getitem", getitem, None)
+
+
+def item(g, ans, key, x):
+    """``t = (a, b)`` / ``[a, b]`` / ``{k: a}``: the adjoint of the entry ``key``."""
+    return item_adjoint(g, key, x)
+
+
+defoperator("item", None, item)
+
+
+def unpack(g, ans, x):
+    """``a, b = t``: ``g`` is the tuple of the targets' adjoints (None where inactive)."""
+    return unpack_adjoint(g)
+
+
+defoperator("unpack", unpack)

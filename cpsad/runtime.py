@@ -1,0 +1,190 @@
+"""The few helpers emitted code calls by name. Everything else in emitted code is plain numpy.
+
+* ``acc(a, b)``          -- add two adjoints, ``None`` being zero;
+* ``zeros_like(x)``      -- the zero adjoint of a value (what a function returns when nothing flowed back);
+* ``unbroadcast(g, x)``  -- sum an adjoint down to the shape of ``x``: broadcasting undone in one place;
+* ``Sparse``             -- the adjoint of a tuple, list or dict: only the entries that received one;
+* ``item_adjoint``, ``getitem_adjoint``, ``unpack_adjoint`` -- adjoints through containers and indexing;
+* ``reset``-side helpers used by the API: ``scalar_seed``, ``deep_recursion``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import numpy as np
+
+# --------------------------------------------------------------------------- adjoint arithmetic
+
+
+def acc(a, b):
+    """``a + b`` for adjoints, where ``None`` is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def zeros_like(x):
+    """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers."""
+    if isinstance(x, np.ndarray):
+        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+        return np.zeros(x.shape, dtype)
+    if isinstance(x, float):
+        return 0.0
+    if isinstance(x, (bool, int)):
+        return 0.0
+    if isinstance(x, np.generic):
+        return x.dtype.type(0) if np.issubdtype(x.dtype, np.inexact) else 0.0
+    if isinstance(x, (tuple, list, dict)):
+        return Sparse()
+    if isinstance(x, complex):
+        return 0j
+    return None  # not a differentiable value: functions, strings, None
+
+
+def unbroadcast(g, x):
+    """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
+    if type(g) is float:
+        return g
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    if not shape:
+        return np.sum(g)
+    extra = len(gshape) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    axes = tuple(i for i, (a, b) in enumerate(zip(shape, np.shape(g))) if a == 1 and b != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    if np.shape(g) != shape:  # x broadcast against a larger adjoint it does not fit: a bug upstream
+        g = np.broadcast_to(g, shape)
+    return g
+
+
+# --------------------------------------------------------------------------- containers
+
+
+class Sparse(dict):
+    """The adjoint of a tuple, list or dict: ``{index or key: adjoint}`` of the entries that got one.
+
+    Adding two merges them. The API turns it back into the container's own shape, with zeros.
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if other is None:
+            return self
+        if not isinstance(other, Sparse):
+            other = as_adjoint(other)
+        out = Sparse(self)
+        for k, v in other.items():
+            out[k] = acc(out.get(k), v)
+        return out
+
+    __radd__ = __add__
+
+    def __repr__(self):
+        return f"Sparse({dict.__repr__(self)})"
+
+
+def as_adjoint(ct):
+    """A user-given cotangent in the form emitted code uses: containers become ``Sparse``."""
+    if isinstance(ct, Sparse):
+        return ct
+    if isinstance(ct, (tuple, list)):
+        return Sparse({i: as_adjoint(v) for i, v in enumerate(ct) if v is not None})
+    if isinstance(ct, dict):
+        return Sparse({k: as_adjoint(v) for k, v in ct.items() if v is not None})
+    return ct
+
+
+def item_adjoint(g, key, x):
+    """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``."""
+    if g is None:
+        return zeros_like(x)
+    if isinstance(g, Sparse):
+        v = g.get(key)
+        return zeros_like(x) if v is None else v
+    return g[key]
+
+
+def unpack_adjoint(gs):
+    """The adjoint of ``t`` in ``a, b = t`` from those of the targets (``None`` where inactive)."""
+    return Sparse({i: g for i, g in enumerate(gs) if g is not None})
+
+
+def getitem_adjoint(g, x, index):
+    """The adjoint of ``x`` in ``y = x[index]``; repeated integer indices accumulate."""
+    if isinstance(x, np.ndarray):
+        dtype = np.result_type(x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64,
+                               np.asarray(g).dtype)
+        out = np.zeros(x.shape, dtype)
+        if _basic(index):
+            out[index] = g
+        else:
+            np.add.at(out, index, g)
+        return out
+    if isinstance(x, (list, tuple)) and isinstance(index, slice):
+        positions = range(len(x))[index]
+        if isinstance(g, Sparse):
+            return Sparse({positions[i]: v for i, v in g.items()})
+        return Sparse({positions[i]: v for i, v in enumerate(g)})
+    if isinstance(x, (np.generic, float, int)):
+        raise TypeError(f"cannot index a scalar of type {type(x).__name__}")
+    return Sparse({index: g})
+
+
+def _basic(index) -> bool:
+    """Basic indexing (ints, slices, None, Ellipsis) never selects an element twice."""
+    if isinstance(index, tuple):
+        return all(_basic(i) for i in index)
+    return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
+
+
+# --------------------------------------------------------------------------- the reset side
+
+
+def scalar_seed(result):
+    """The seed adjoint 1 of a scalar result -- or a clear error for anything else."""
+    if isinstance(result, float):
+        return 1.0
+    if isinstance(result, (np.ndarray, np.generic)):
+        if result.ndim == 0 and np.issubdtype(result.dtype, np.number):
+            return np.ones((), result.dtype if np.issubdtype(result.dtype, np.inexact) else float)[()]
+        raise TypeError(
+            f"grad requires a scalar output, but the function returned an array of shape "
+            f"{result.shape}; use cpsad.vjp for a vector-Jacobian product, or reduce the output "
+            "(e.g. np.sum) first"
+        )
+    if isinstance(result, (bool, int)):
+        return 1.0
+    raise TypeError(
+        f"grad requires a scalar output, but the function returned a {type(result).__name__}; "
+        "use cpsad.vjp for non-scalar outputs"
+    )
+
+
+DEPTH = 5_000_000  # frames: one per iteration of a loop or level of recursion in emitted code
+
+
+@contextlib.contextmanager
+def deep_recursion(depth: int = DEPTH):
+    """Let continuation-passing code nest ``depth`` Python frames; restore the limit after.
+
+    On CPython >= 3.11 calls between Python functions do not use the C stack, so the limit is
+    the only bound; the previous limit is restored even when the call raises.
+    """
+    old = sys.getrecursionlimit()
+    if old < depth and sys.version_info >= (3, 11):
+        sys.setrecursionlimit(depth)
+    try:
+        yield
+    finally:
+        if sys.getrecursionlimit() != old:
+            sys.setrecursionlimit(old)

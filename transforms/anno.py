@@ -1,0 +1,51 @@
+"""Annotations: facts an analysis attaches to a node for the rewrites that follow.
+
+They live in one attribute, ``node._cpsad`` (a dict), so ``copy.deepcopy`` keeps them and printing
+ignores them. Keys used across passes are listed here, once.
+
+>>> from transforms import astlib as A
+>>> n = A.name("x")
+>>> setanno(n, CALLEE, len); getanno(n, CALLEE) is len
+True
+"""
+
+from __future__ import annotations
+
+_ATTR = "_cpsad"
+
+# Keys. Each is set by one pass and read by later ones.
+CALLEE = "callee"  # resolve: the object a call's func expression refers to (Call.func)
+CALLEE_KIND = "callee_kind"  # resolve: "primitive" | "nondiff" | "user" | "unknown" | "dynamic"
+TEMP = "temp"  # normalize: the name is a temporary the normalizer introduced
+ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
+SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
+CONT = "continuation"  # cps: the FunctionDef is a generated continuation
+OWNER = "owner"  # cps: adjoint variable owner bookkeeping
+
+
+def getanno(node, key, default=None):
+    return getattr(node, _ATTR, {}).get(key, default)
+
+
+def setanno(node, key, value):
+    d = getattr(node, _ATTR, None)
+    if d is None:
+        d = {}
+        setattr(node, _ATTR, d)
+    d[key] = value
+    return node
+
+
+def hasanno(node, key) -> bool:
+    return key in getattr(node, _ATTR, {})
+
+
+def delanno(node, key):
+    getattr(node, _ATTR, {}).pop(key, None)
+
+
+def copyanno(src, dst):
+    d = getattr(src, _ATTR, None)
+    if d:
+        setattr(dst, _ATTR, dict(d))
+    return dst

@@ -1,0 +1,313 @@
+"""The one module that knows gast: node classes, constructors, parsing and printing.
+
+Passes build and inspect syntax only through this module (``from transforms import astlib as A``),
+so the gast-version details -- which fields a constructor needs (``type_params``, ``Constant.kind``,
+``type_comment``), how a tree becomes Python source -- live in one file. gast is pinned to
+``>=0.6,<0.8`` in pyproject.toml (Tangent died of an unpinned gast: google/tangent#97).
+
+>>> tree = parse("y = x * 2")
+>>> to_source(tree).strip()
+'y = x * 2'
+"""
+
+from __future__ import annotations
+
+import ast as _ast
+import copy as _copy
+
+import astor as _astor
+import gast as _gast
+
+# Node classes, for isinstance checks and the occasional direct construction.
+from gast import (  # noqa: F401  (re-exported)
+    AST,
+    Add,
+    And,
+    AnnAssign,
+    Assert,
+    Assign,
+    AsyncFor,
+    AsyncFunctionDef,
+    AsyncWith,
+    Attribute,
+    AugAssign,
+    Await,
+    BinOp,
+    BitAnd,
+    BitOr,
+    BitXor,
+    BoolOp,
+    Break,
+    Call,
+    ClassDef,
+    Compare,
+    Constant,
+    Continue,
+    Delete,
+    Dict,
+    DictComp,
+    Div,
+    Eq,
+    Expr,
+    FloorDiv,
+    For,
+    FormattedValue,
+    FunctionDef,
+    GeneratorExp,
+    Global,
+    Gt,
+    GtE,
+    If,
+    IfExp,
+    Import,
+    ImportFrom,
+    In,
+    Invert,
+    Is,
+    IsNot,
+    JoinedStr,
+    Lambda,
+    List,
+    ListComp,
+    Load,
+    LShift,
+    Lt,
+    LtE,
+    MatMult,
+    Match,
+    Mod,
+    Module,
+    Mult,
+    Name,
+    NamedExpr,
+    Nonlocal,
+    Not,
+    NotEq,
+    NotIn,
+    Or,
+    Param,
+    Pass,
+    Pow,
+    Raise,
+    Return,
+    RShift,
+    Set,
+    SetComp,
+    Slice,
+    Starred,
+    Store,
+    Sub,
+    Subscript,
+    Try,
+    Tuple,
+    UAdd,
+    UnaryOp,
+    USub,
+    While,
+    With,
+    Yield,
+    YieldFrom,
+    arguments,
+    keyword,
+    withitem,
+    walk,
+    iter_child_nodes,
+    NodeVisitor,
+    NodeTransformer,
+)
+
+try:  # Python 3.11+
+    from gast import TryStar  # noqa: F401
+except ImportError:  # pragma: no cover
+    TryStar = Try
+
+LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+# --------------------------------------------------------------------------- parsing and printing
+
+
+def parse(source: str) -> Module:
+    return _gast.parse(source)
+
+
+def to_ast(node: AST) -> _ast.AST:
+    """gast -> the running interpreter's ``ast`` (for compile and unparse)."""
+    return _gast.gast_to_ast(node)
+
+
+def from_ast(node: _ast.AST) -> AST:
+    return _gast.ast_to_gast(node)
+
+
+def _one_line(parts) -> str:
+    return "".join(parts)
+
+
+def to_source(node: AST) -> str:
+    """Python source for a statement list, a statement or an expression (no comments).
+
+    Lines are never wrapped here: formatting for display is black's job.
+    """
+    if isinstance(node, list):
+        node = Module(body=node, type_ignores=[])
+    py = to_ast(node)
+    if isinstance(py, _ast.expr):
+        py = _ast.Expr(value=py)
+    return _astor.to_source(py, pretty_source=_one_line)
+
+
+def expr_source(node: AST) -> str:
+    return to_source(node).strip()
+
+
+# --------------------------------------------------------------------------- constructors
+
+
+def name(id: str, ctx: str = "load") -> Name:
+    ctx_node = {"load": Load, "store": Store, "param": Param}[ctx]()
+    return Name(id=id, ctx=ctx_node, annotation=None, type_comment=None)
+
+
+def store(id: str) -> Name:
+    return name(id, "store")
+
+
+def const(value) -> Constant:
+    return Constant(value=value, kind=None)
+
+
+def assign(target, value: AST) -> Assign:
+    if isinstance(target, str):
+        target = store(target)
+    return Assign(targets=[target], value=value, type_comment=None)
+
+
+def tuple_(elts, ctx: str = "load") -> Tuple:
+    ctx_node = {"load": Load, "store": Store}[ctx]()
+    return Tuple(elts=list(elts), ctx=ctx_node)
+
+
+def call(func, args=(), keywords=None) -> Call:
+    if isinstance(func, str):
+        func = name(func)
+    kws = [keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
+    return Call(func=func, args=list(args), keywords=kws)
+
+
+def attr(value, attr_name: str) -> Attribute:
+    if isinstance(value, str):
+        value = name(value)
+    return Attribute(value=value, attr=attr_name, ctx=Load())
+
+
+def expr_stmt(value: AST) -> Expr:
+    return Expr(value=value)
+
+
+def return_(value) -> Return:
+    return Return(value=value)
+
+
+def if_(test, body, orelse=()) -> If:
+    return If(test=test, body=list(body), orelse=list(orelse))
+
+
+def nonlocal_(names) -> Nonlocal:
+    return Nonlocal(names=sorted(names))
+
+
+def params(names, defaults=()) -> arguments:
+    return arguments(
+        args=[name(n, "param") for n in names],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=list(defaults),
+    )
+
+
+def function(fname: str, args: arguments, body, decorators=()) -> FunctionDef:
+    return FunctionDef(
+        name=fname,
+        args=args,
+        body=list(body),
+        decorator_list=list(decorators),
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+
+
+def with_(context_expr, var: str | None, body) -> With:
+    item = withitem(context_expr=context_expr, optional_vars=None if var is None else store(var))
+    return With(items=[item], body=list(body), type_comment=None)
+
+
+def binop(left, op, right) -> BinOp:
+    return BinOp(left=left, op=op, right=right)
+
+
+def module(body) -> Module:
+    return Module(body=list(body), type_ignores=[])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def copy_location(new: AST, old: AST) -> AST:
+    """Give ``new`` (and its children without a location) the source location of ``old``."""
+    for child in walk(new):
+        for a in LOCATION:
+            if getattr(child, a, None) is None and hasattr(old, a):
+                setattr(child, a, getattr(old, a))
+    return new
+
+
+def deepcopy(node):
+    """A deep copy that keeps annotations (they live in the ``_cpsad`` attribute)."""
+    return _copy.deepcopy(node)
+
+
+def arg_names(args: arguments) -> list[str]:
+    """Every parameter name, in signature order."""
+    out = [a.id for a in args.posonlyargs] + [a.id for a in args.args]
+    if args.vararg is not None:
+        out.append(args.vararg.id)
+    out += [a.id for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        out.append(args.kwarg.id)
+    return out
+
+
+def is_name(node, id: str | None = None) -> bool:
+    return isinstance(node, Name) and (id is None or node.id == id)
+
+
+def is_atom(node) -> bool:
+    """A name or a constant: what A-normal form allows as an operand."""
+    return isinstance(node, (Name, Constant))
+
+
+def dotted(node) -> str | None:
+    """``np.linalg.norm`` for an Attribute chain rooted at a Name, else None."""
+    parts = []
+    while isinstance(node, Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def names_in(node) -> set[str]:
+    """Every Name id read or written anywhere below ``node`` (including nested functions)."""
+    if isinstance(node, list):
+        out: set[str] = set()
+        for n in node:
+            out |= names_in(n)
+        return out
+    return {n.id for n in walk(node) if isinstance(n, Name)}

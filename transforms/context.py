@@ -1,0 +1,71 @@
+"""What the pipeline needs from the outside world, as one object: the derivative rules and the runtime.
+
+``transforms/`` never imports ``cpsad``; cpsad hands the pipeline an object with these methods.
+A ``Rule`` is data: the primitive's signature and, per parameter, a ``Template`` -- a small runnable
+Python function ``(g, ans, *params) -> adjoint contribution`` whose body the emitted code inlines
+when it is one ``return`` expression, and calls by name otherwise.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+
+@dataclass
+class Template:
+    fn: Callable  # (g, ans, *params) -> contribution to the adjoint of one parameter
+    expr: Any = None  # gast expression of the body when it is a single return, else None
+    free: dict[str, Any] = field(default_factory=dict)  # free names of ``expr`` -> objects
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+@dataclass
+class Rule:
+    """The derivative of one primitive: which parameter gets which adjoint template."""
+
+    name: str  # for messages: "np.sum", "operator *"
+    signature: inspect.Signature  # the primitive's parameters (those the rule understands)
+    adjoints: dict[str, Template | None]  # parameter -> template (None: not differentiable)
+
+    def bind(self, args, keywords) -> dict[str, Any]:
+        """Map a call's argument nodes to parameter names; defaults fill the rest (as values)."""
+        bound = self.signature.bind(*args, **keywords)
+        out = dict(bound.arguments)
+        for p in self.signature.parameters.values():
+            if p.name not in out and p.default is not inspect.Parameter.empty:
+                out[p.name] = Default(p.default)
+        return out
+
+
+@dataclass(frozen=True)
+class Default:
+    """A parameter the call left out: its default value."""
+
+    value: Any
+
+
+class Context(Protocol):  # pragma: no cover - an interface
+    def classify(self, obj) -> str:
+        """'primitive' | 'nondiff' | 'user' | 'unknown'."""
+
+    def rule(self, obj) -> Rule | None: ...
+
+    def operator_rule(self, op: type) -> Rule | None:
+        """The rule of a binary or unary operator node class (``gast.Mult``, ``gast.USub``)."""
+
+    def method_rule(self, method: str) -> Rule | None:
+        """``value.method(...)`` on an array: the receiver is the rule's first parameter."""
+
+    def attribute_rule(self, attr: str) -> Rule | None:
+        """``value.attr`` (``x.T``): a rule of one parameter."""
+
+    def is_nondiff_attribute(self, attr: str) -> bool:
+        """``x.shape``, ``x.ndim``, ``x.dtype``: values with no derivative."""
+
+    def runtime(self, name: str) -> Any:
+        """A helper of the runtime the emitted code calls by name (``acc``, ``zeros_like``)."""

@@ -1,0 +1,361 @@
+"""After LowerCPS, shift and reset are gone: every continuation is a plain Python closure.
+
+The rest of a block after a shift becomes a function of the values the shift binds -- its
+continuation -- and the shift's ``k(...)`` calls it. ``if`` statements with code after them get one
+join continuation (``after_if_L12``), defined once and called at the end of both branches. A call
+of a user function passes the continuation of the call (``after_g_L7``) to the callee's
+backpropagator. ``return v`` calls the function's own continuation ``k``, supplied by the caller
+(or by ``reset`` at the entry). The function becomes ``f_bp(k, *params)``: it returns the
+adjoints of its active parameters, and so does every continuation, of its own parameters::
+
+    def f_bp(k, x):                         def f(x):
+        x_bar = None                            y = x * x
+        y = x * x                               return y
+        def k_y(y):
+            y_bar = None
+            y_bar = acc(y_bar, k(y))
+            return y_bar if y_bar is not None else zeros_like(y)
+        y_bar = k_y(y)
+        x_bar = acc(x_bar, y_bar * x)
+        x_bar = acc(x_bar, y_bar * x)
+        return x_bar if x_bar is not None else zeros_like(x)
+
+Adjoints are plain variables owned by the function that binds the value: a closure adds to an
+enclosing one with ``nonlocal``. ``None`` is a zero adjoint inside a function; what a function or
+continuation returns is never ``None``. Names a nested function would rebind are renamed
+(``n`` -> ``n_1``) so that Python's scoping never turns a read into an ``UnboundLocalError``.
+The output is deliberately naive -- Simplify makes it read like a hand-written backward pass.
+"""
+
+from __future__ import annotations
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.shift_reset import is_shift, shift_info
+from transforms.unit import Unit
+
+
+class Scope:
+    """One Python function of the output: what it binds, and the adjoints it borrows."""
+
+    def __init__(self, parent: "Scope | None", params):
+        self.parent = parent
+        self.bound: set[str] = set(params)
+        self.nonlocals: set[str] = set()
+
+    def owner(self, name: str) -> "Scope | None":
+        s = self
+        while s is not None:
+            if name in s.bound:
+                return s
+            s = s.parent
+        return None
+
+    def bound_outside(self, name: str) -> bool:
+        return self.parent is not None and self.parent.owner(name) is not None
+
+
+def has_cps(stmt) -> bool:
+    """Does the statement contain a shift or a return (so control must be continued)?"""
+    for n in A.walk(stmt):
+        if isinstance(n, A.Return) or is_shift(n):
+            return True
+    return False
+
+
+def assigned_in(stmts) -> list[str]:
+    """User names bound anywhere in ``stmts``, in order of first binding."""
+    out: list[str] = []
+
+    def add(n):
+        if n not in out:
+            out.append(n)
+
+    def visit(block):
+        for s in block:
+            if is_shift(s):
+                for b in shift_info(s).binds:
+                    add(b)
+            elif isinstance(s, A.Assign):
+                for t in s.targets:
+                    for n in A.walk(t):
+                        if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
+                            add(n.id)
+            elif isinstance(s, A.If):
+                visit(s.body)
+                visit(s.orelse)
+
+    visit(stmts)
+    return out
+
+
+def read_in(stmts) -> set[str]:
+    out: set[str] = set()
+    for s in stmts:
+        for n in A.walk(s):
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
+                out.add(n.id)
+    return out
+
+
+def rename(node, mapping: dict[str, str], loads_only: bool = False):
+    """Rename Name nodes in place (all of them, or only reads)."""
+    if not mapping:
+        return node
+    for n in A.walk(node) if not isinstance(node, list) else (x for s in node for x in A.walk(s)):
+        if isinstance(n, A.Name) and n.id in mapping:
+            if loads_only and not isinstance(n.ctx, A.Load):
+                continue
+            n.id = mapping[n.id]
+    return node
+
+
+class LowerCPS:
+    name = "cps"
+    invariant = "shift/reset are plain closures: each continuation is a nested function"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        self.namer = unit.namer
+        self.active = unit.active_names
+        fdef = unit.tree
+        params = A.arg_names(fdef.args)
+        k = unit.cont_name  # chosen by ShiftReset: the continuation of the whole function
+        self.acc = unit.inject(unit.ctx.runtime("acc"), "acc")
+        self.zeros = unit.inject(unit.ctx.runtime("zeros_like"), "zeros_like")
+        root = Scope(None, [k, *params])
+        env = {p: p for p in params}
+        active_params = [p for p in unit.active if p in self.active]
+        body = self.inits(active_params, fdef)
+        body += self.block(fdef.body, root, env, tail=None)
+        body += self.epilogue(list(unit.active), fdef, known=active_params)
+        args = A.deepcopy(fdef.args)
+        args.args = [A.name(k, "param")] + args.args
+        if args.posonlyargs:
+            args.posonlyargs = [A.name(k, "param")] + args.posonlyargs
+            args.args = args.args[1:]
+        new = A.function(unit.bp_name, args, body)
+        A.copy_location(new, fdef)
+        unit.tree = new
+
+    # ------------------------------------------------------------------ pieces
+
+    def bar(self, name: str) -> str:
+        return self.namer.adjoint(name)
+
+    def inits(self, names, origin) -> list:
+        out = []
+        for n in names:
+            if n in self.active:
+                s = A.assign(self.bar(n), A.const(None))
+                out.append(self.loc(s, origin))
+        return out
+
+    def epilogue(self, names, origin, known=None) -> list:
+        """``return`` the adjoints of ``names``: never None at a function's boundary."""
+        known = [n for n in names if n in self.active] if known is None else known
+        values = []
+        for n in names:
+            zero = A.call(self.zeros, [A.name(n)])
+            if n in known:
+                bar = self.bar(n)
+                test = A.Compare(left=A.name(bar), ops=[A.IsNot()], comparators=[A.const(None)])
+                values.append(A.IfExp(test=test, body=A.name(bar), orelse=zero))
+            else:
+                values.append(zero)
+        if not values:
+            return []
+        value = values[0] if len(values) == 1 else A.tuple_(values)
+        return [self.loc(A.return_(value), origin)]
+
+    def accumulate(self, name: str, value, scope: Scope, origin):
+        """``name_bar = acc(name_bar, value)``, borrowing the adjoint from its owner if need be."""
+        bar = self.bar(name)
+        owner = scope.owner(name)
+        if owner is not scope and owner is not None:
+            scope.nonlocals.add(bar)
+        s = A.assign(bar, A.call(self.acc, [A.name(bar), value]))
+        return self.loc(s, origin)
+
+    @staticmethod
+    def loc(stmt, origin):
+        A.copy_location(stmt, origin)
+        if hasattr(origin, "lineno"):
+            stmt.lineno = origin.lineno
+        return stmt
+
+    def env_map(self, env) -> dict[str, str]:
+        """Renaming of user names (and their adjoints) to the names currently bound."""
+        m = {}
+        for u, cur in env.items():
+            if u != cur:
+                m[u] = cur
+                m[self.bar(u)] = self.bar(cur)
+        return m
+
+    # ------------------------------------------------------------------ blocks
+
+    def block(self, stmts, scope: Scope, env: dict, tail) -> list:
+        out: list = []
+        for i, s in enumerate(stmts):
+            rest = stmts[i + 1 :]
+            if is_shift(s):
+                return out + self.shift(s, rest, scope, env, tail)
+            if isinstance(s, A.If) and has_cps(s):
+                return out + self.if_(s, rest, scope, env, tail)
+            if isinstance(s, A.Return):
+                return out + self.return_(s, scope, env)
+            out += self.plain(s, scope, env)
+        if tail is not None:
+            out += tail(scope, env)
+        return out
+
+    def plain(self, s, scope: Scope, env: dict) -> list:
+        """An inactive statement: reads renamed to current names; rebinding of outer names versioned."""
+        s = A.deepcopy(s)
+        out = []
+        targets = assigned_in([s])
+        if isinstance(s, A.If):
+            # Its branches bind in this scope: copy outer values in first, so both agree on names.
+            for n in targets:
+                cur = env.get(n)
+                if cur is not None and scope.owner(cur) is not scope:
+                    new = self.namer.version(n)
+                    out.append(self.loc(A.assign(new, A.name(cur)), s))
+                    env[n] = new
+                    scope.bound.add(new)
+            rename(s, self.env_map(env))
+            for n in targets:
+                env.setdefault(n, n)
+                scope.bound.add(env[n])
+            return out + [s]
+        rename(s, self.env_map(env), loads_only=True)
+        for n in targets:
+            cur = env.get(n)
+            if cur is None:
+                new = n
+            elif scope.owner(cur) is scope:
+                new = cur
+            else:
+                new = self.namer.version(n)
+            if new != n:
+                for t in A.walk(s):
+                    if isinstance(t, A.Name) and t.id == n and isinstance(t.ctx, A.Store):
+                        t.id = new
+            env[n] = new
+            scope.bound.add(new)
+        return out + [s]
+
+    # ------------------------------------------------------------------ shifts
+
+    def shift(self, s, rest, scope: Scope, env: dict, tail) -> list:
+        info = shift_info(s)
+        body = A.deepcopy(s.body)
+        # new bindings: the forward targets, renamed if an enclosing function binds the name
+        mapping = self.env_map(env)
+        values = []
+        for v in info.values:
+            new = self.namer.version(v) if scope.owner(v) is not None else v
+            values.append(new)
+            mapping[v] = new
+            mapping[self.bar(v)] = self.bar(new)
+        rename(body, mapping)
+        scope.bound.update(values)
+
+        kname = (
+            self.namer.continuation(info.label)
+            if info.kind == "primitive"
+            else self.namer.call_continuation(info.label, s.lineno)
+        )
+        cont = Scope(scope, info.binds)
+        cont_env = dict(env)
+        cont_env.update({b: b for b in info.binds})
+        cont_body = self.inits(info.binds, s)
+        cont_body += self.block(rest, cont, cont_env, tail)
+        cont_body += self.epilogue(info.binds, s)
+        if cont.nonlocals:
+            cont_body.insert(0, self.loc(A.nonlocal_(cont.nonlocals), s))
+        if not cont_body:
+            cont_body = [self.loc(A.Pass(), s)]
+        cont_def = self.loc(A.function(kname, A.params(info.binds), cont_body), s)
+        anno.setanno(cont_def, anno.CONT, info.kind)
+
+        out = []
+        placed = False
+        for stmt in body:
+            if isinstance(stmt, A.AugAssign):  # x_bar += e: accumulate into the owner's adjoint
+                primal = self.namer.primal(stmt.target.id)
+                out.append(self.accumulate(primal, stmt.value, scope, s))
+                continue
+            calls = [n for n in A.walk(stmt) if isinstance(n, A.Name) and n.id == info.k]
+            if calls and not placed:
+                for n in calls:
+                    n.id = kname
+                out.append(cont_def)
+                placed = True
+            out.append(self.loc(stmt, s))
+        return out
+
+    # ------------------------------------------------------------------ if
+
+    def if_(self, s, rest, scope: Scope, env: dict, tail) -> list:
+        test = rename(A.deepcopy(s.test), self.env_map(env))
+        if not rest:
+            body = self.block(s.body, scope, dict(env), tail) or [A.Pass()]
+            orelse = self.block(s.orelse, scope, dict(env), tail)
+            return [self.loc(A.if_(test, body, orelse), s)]
+
+        needed = read_in(rest) | getattr(tail, "uses", set())
+        joins = [n for n in assigned_in([s]) if n in needed]
+        jname = self.namer.join_continuation(s.lineno)
+        join = Scope(scope, joins)
+        join_env = dict(env)
+        join_env.update({j: j for j in joins})
+        jbody = self.inits(joins, s)
+        jbody += self.block(rest, join, join_env, tail)
+        jbody += self.epilogue(joins, s)
+        if join.nonlocals:
+            jbody.insert(0, self.loc(A.nonlocal_(join.nonlocals), s))
+        if not jbody:
+            jbody = [self.loc(A.Pass(), s)]
+        jdef = self.loc(A.function(jname, A.params(joins), jbody), s)
+        anno.setanno(jdef, anno.CONT, "join")
+
+        def join_tail(branch_scope: Scope, branch_env: dict) -> list:
+            args = []
+            for j in joins:
+                cur = branch_env.get(j)
+                args.append(A.name(cur) if cur is not None else A.const(None))
+            call = A.call(jname, args)
+            actives = [(j, branch_env.get(j)) for j in joins if j in self.active]
+            if not actives:
+                return [self.loc(A.expr_stmt(call), s)]
+            got = [self.namer.fresh(f"{j}_bar_join") for j, _ in actives]
+            if len(got) == 1:
+                out = [self.loc(A.assign(got[0], call), s)]
+            else:
+                out = [self.loc(A.assign(A.tuple_([A.store(g) for g in got], "store"), call), s)]
+            for (j, cur), g in zip(actives, got):
+                if cur is not None:
+                    out.append(self.accumulate(cur, A.name(g), branch_scope, s))
+            return out
+
+        join_tail.uses = set(joins)
+        body = self.block(s.body, scope, dict(env), join_tail) or [A.Pass()]
+        orelse = self.block(s.orelse, scope, dict(env), join_tail)
+        return [jdef, self.loc(A.if_(test, body, orelse), s)]
+
+    # ------------------------------------------------------------------ return
+
+    def return_(self, s, scope: Scope, env: dict) -> list:
+        active = isinstance(s.value, A.Name) and s.value.id in self.active
+        value = rename(A.deepcopy(s.value), self.env_map(env))
+        call = A.call(self.unit.cont_name, [value])
+        if active:
+            return [self.accumulate(value.id, call, scope, s)]
+        return [self.loc(A.expr_stmt(call), s)]
+
+    @staticmethod
+    def check(unit: Unit) -> None:
+        for n in A.walk(unit.tree):
+            assert not is_shift(n), "a shift survived lowering"

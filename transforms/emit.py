@@ -1,0 +1,170 @@
+"""After Emit, ``unit.text`` is the backpropagator as a Python module, with the user's lines as comments.
+
+The module says where it came from, imports what it names (numpy, the runtime helpers, the rules
+it calls by name), and defines ``f_bp``. Each block of statements is preceded by the line of the
+user's source it came from, so the backward pass reads next to the forward one. The text is what
+gets compiled -- under a real filename -- so tracebacks and debuggers show these lines;
+``unit.line_map`` maps each line of it back to the user's file. The layout (blank lines around
+nested functions, one statement a line) is black's, so ``cpsad show`` can format it for display
+without moving lines.
+
+``render`` prints any stage's program the same way: every stage is valid Python.
+"""
+
+from __future__ import annotations
+
+import types
+
+from transforms import astlib as A
+from transforms.shift_reset import is_shift
+from transforms.unit import Unit
+
+INDENT = "    "
+
+
+class Renderer:
+    def __init__(self, unit: Unit | None, comments: bool = True):
+        self.unit = unit
+        self.source = unit.source if unit is not None else None
+        self.comments = comments and self.source is not None
+        self.lines: list[str] = []
+        self.origin: list[int | None] = []  # user line of each emitted line
+        self.skip_line: int | None = None
+
+    def add(self, text: str, indent: int, user_line: int | None = None) -> None:
+        self.lines.append(INDENT * indent + text if text else "")
+        self.origin.append(user_line)
+
+    def function(self, fdef, indent: int = 0) -> None:
+        self.skip_line = fdef.lineno if self.skip_line is None else self.skip_line
+        for d in fdef.decorator_list:
+            self.add("@" + A.expr_source(d), indent)
+        header = A.to_source(A.function(fdef.name, fdef.args, [A.Pass()])).splitlines()[0]
+        self.add(header, indent, fdef.lineno)
+        self.block(fdef.body, indent + 1)
+
+    def block(self, stmts, indent: int) -> None:
+        last_comment = None
+        for i, s in enumerate(stmts):
+            line = getattr(s, "lineno", None)
+            if isinstance(s, A.FunctionDef):
+                if i > 0 and self.lines and self.lines[-1] != "":
+                    self.add("", 0)
+                self.function(s, indent)
+                if i + 1 < len(stmts):
+                    self.add("", 0)
+                last_comment = None
+                continue
+            if (
+                self.comments
+                and line
+                and line != last_comment
+                and line != self.skip_line
+                and not isinstance(s, (A.Nonlocal, A.Pass))
+            ):
+                self.comment(line, s, indent)
+                last_comment = line
+            if isinstance(s, A.If):
+                self.if_(s, indent)
+            elif is_shift(s) or isinstance(s, A.With):
+                item = s.items[0]
+                var = f" as {item.optional_vars.id}" if item.optional_vars is not None else ""
+                self.add(f"with {A.expr_source(item.context_expr)}{var}:", indent, line)
+                self.block(s.body, indent + 1)
+                last_comment = line
+            else:
+                for text in A.to_source(s).rstrip("\n").splitlines():
+                    self.add(text, indent, line)
+
+    def if_(self, s, indent: int, keyword: str = "if") -> None:
+        self.add(f"{keyword} {A.expr_source(s.test)}:", indent, s.lineno)
+        self.block(s.body, indent + 1)
+        if len(s.orelse) == 1 and isinstance(s.orelse[0], A.If) and not self.comments:
+            self.if_(s.orelse[0], indent, "elif")
+        elif s.orelse:
+            self.add("else:", indent, s.lineno)
+            self.block(s.orelse, indent + 1)
+
+    def comment(self, line: int, stmt, indent: int) -> None:
+        text = self.source.line(line).strip()
+        if not text:
+            return
+        if (getattr(stmt, "end_lineno", line) or line) > line:
+            text += " ..."
+        self.add("# " + text, indent)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def render(tree, unit: Unit | None = None, comments: bool = True) -> str:
+    """A stage's program as Python source (user lines as comments when the unit has a source)."""
+    r = Renderer(unit, comments)
+    if isinstance(tree, A.FunctionDef):
+        r.function(tree)
+    else:
+        r.block(tree.body if isinstance(tree, A.Module) else tree, 0)
+    return r.text()
+
+
+def describe(obj) -> str:
+    mod = getattr(obj, "__module__", None)
+    qn = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return f"{mod}.{qn}" if mod and qn else repr(obj)
+
+
+def import_line(name: str, obj) -> str:
+    """How the emitted module's text says where ``name`` comes from."""
+    if isinstance(obj, types.ModuleType):
+        mod = obj.__name__
+        if "." in mod:
+            parent, leaf = mod.rsplit(".", 1)
+            return f"from {parent} import {leaf}" + ("" if leaf == name else f" as {name}")
+        return f"import {mod}" + ("" if mod == name else f" as {name}")
+    mod = getattr(obj, "__module__", None)
+    qn = getattr(obj, "__qualname__", None)
+    if mod and qn and "." not in qn and "<" not in qn:
+        return f"from {mod} import {qn}" + ("" if qn == name else f" as {name}")
+    return f"# {name} = {describe(obj)}"
+
+
+class Emit:
+    name = "emit"
+    invariant = "the backpropagator as Python source, the user's lines as comments"
+
+    def run(self, unit: Unit) -> None:
+        fn = unit.fn
+        src = unit.source
+        wrt = ", ".join(unit.active) or "nothing"
+        where = f"{src.filename}:{src.firstlineno}" if src else "?"
+        params = ", ".join(A.arg_names(unit.tree.args))
+        header = [
+            f"# Generated by cpsad from {where}: the backpropagator of `{fn.__qualname__}`",
+            f"# with respect to {wrt}. {unit.bp_name}({params}) runs `{fn.__name__}`, calls",
+            f"# {unit.cont_name}(result) -- the rest of the program, which returns the adjoint of the",
+            "# result -- then returns the adjoints of "
+            + (wrt if len(unit.active) < 2 else "(" + wrt + ")")
+            + ". Do not edit.",
+        ]
+        imports = []
+        for name in sorted(unit.injected):
+            imports.append(import_line(name, unit.injected[name]))
+        callees = []
+        for name in sorted(unit.callees):
+            c = unit.callees[name]
+            callees.append(
+                f"# {name}: the backpropagator of {describe(c.fn)} "
+                f"with respect to {', '.join(c.active)}"
+            )
+        r = Renderer(unit, comments=True)
+        for line in header + sorted(imports, key=_import_order) + callees:
+            r.add(line, 0)
+        r.add("", 0)
+        r.add("", 0)
+        r.function(unit.tree)
+        unit.text = r.text()
+        unit.line_map = {i + 1: u for i, u in enumerate(r.origin) if u is not None}
+
+
+def _import_order(line: str):
+    return (line.startswith("#"), not line.startswith("import"), line)

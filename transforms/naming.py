@@ -1,0 +1,94 @@
+"""Every name the pipeline invents comes from here: deterministic, readable, never colliding.
+
+A ``Namer`` is seeded with every name the user's function (and what it refers to) already uses;
+generated names follow fixed stems with counters, never random suffixes:
+
+>>> n = Namer({"x", "y", "x_bar"})
+>>> n.adjoint("x"), n.adjoint("y"), n.adjoint("x")
+('x_bar_1', 'y_bar', 'x_bar_1')
+>>> n.fresh("t"), n.fresh("t")
+('t', 't_1')
+>>> n.join_continuation(12)
+'after_if_L12'
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+
+_BUILTINS = frozenset(dir(builtins))
+_IDENT = re.compile(r"[^0-9a-zA-Z_]")
+
+
+def _stem(text: str) -> str:
+    s = _IDENT.sub("_", text).strip("_") or "t"
+    if s[0].isdigit():
+        s = "t" + s
+    return s
+
+
+class Namer:
+    def __init__(self, taken=()):
+        self.taken: set[str] = set(taken) | _BUILTINS | set(keyword.kwlist)
+        self._adjoints: dict[str, str] = {}
+        self._primals: dict[str, str] = {}
+        self.temps: set[str] = set()  # temporaries of A-normal form
+        self.generated: set[str] = set()  # every name this namer made up
+
+    def reserve(self, *names: str) -> None:
+        self.taken.update(names)
+
+    def fresh(self, stem: str) -> str:
+        """``stem`` if unused, else ``stem_1``, ``stem_2``, ..."""
+        stem = _stem(stem)
+        if stem not in self.taken:
+            self.taken.add(stem)
+            self.generated.add(stem)
+            return stem
+        base = re.sub(r"_\d+$", "", stem) or stem
+        i = 1
+        while f"{base}_{i}" in self.taken:
+            i += 1
+        out = f"{base}_{i}"
+        self.taken.add(out)
+        self.generated.add(out)
+        return out
+
+    def version(self, name: str) -> str:
+        """A new name for a rebinding of ``name``: ``x`` -> ``x_1``."""
+        return self.fresh(name)
+
+    def adjoint(self, name: str) -> str:
+        """The adjoint variable of ``name``: ``x`` -> ``x_bar``; the same answer every time."""
+        if name not in self._adjoints:
+            bar = self.fresh(name + "_bar")
+            self._adjoints[name] = bar
+            self._primals[bar] = name
+        return self._adjoints[name]
+
+    def primal(self, bar: str) -> str | None:
+        """The name whose adjoint is ``bar`` (None if ``bar`` is not an adjoint)."""
+        return self._primals.get(bar)
+
+    def temp(self, stem: str) -> str:
+        t = self.fresh(stem)
+        self.temps.add(t)
+        return t
+
+    # Continuations, named after what they continue.
+    def continuation(self, bound: str) -> str:
+        return self.fresh(f"k_{bound}")
+
+    def call_continuation(self, callee: str, lineno: int) -> str:
+        return self.fresh(f"after_{callee}_L{lineno}")
+
+    def join_continuation(self, lineno: int) -> str:
+        return self.fresh(f"after_if_L{lineno}")
+
+    def loop(self, lineno: int) -> str:
+        return self.fresh(f"loop_L{lineno}")
+
+    def backpropagator(self, fname: str) -> str:
+        return self.fresh(f"{fname}_bp")

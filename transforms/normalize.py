@@ -1,0 +1,405 @@
+"""After Normalize (A-normal form), every operand is a name or a constant, one operation a statement.
+
+What the later passes can rely on, for each statement of the function:
+
+* ``t = op`` where ``op`` is a name, a constant, or one operation on names and constants: a binary or
+  unary operator, a single comparison, a call (its callee a resolved dotted name, a method of a
+  name, or a name), an attribute or subscript of a name, a tuple / list / dict display;
+* ``a, b = t`` -- unpacking a name into names (nested targets are unpacked one level at a time);
+* ``x[i] = v`` / ``x.a = v`` -- stores into a name, with atomic parts;
+* ``if t: ... else: ...`` on a name; ``return v`` on a name or constant, and the function ends in
+  ``return`` on every path; ``f(args)`` as a statement; ``assert``, ``raise``, ``pass``.
+
+Augmented assignment is a plain one (``x += y`` -> ``x = x + y``, rebinding, as for floats);
+``a if c else b``, ``and``, ``or`` and chained comparisons become ``if`` statements, so that only
+the branch Python would evaluate is evaluated. Statements keep the source line of the statement
+they came from. Temporaries are named after the operation that made them.
+
+>>> from transforms.testing import stage_source
+>>> print(stage_source("def f(x, y):\\n    return np.sin(x * y) + 1.0\\n", upto="normalize"))
+def f(x, y):
+    mul = x * y
+    sin_mul = np.sin(mul)
+    add = sin_mul + 1.0
+    return add
+"""
+
+from __future__ import annotations
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.unit import Unit
+
+BINOP_STEMS = {
+    A.Add: "add",
+    A.Sub: "sub",
+    A.Mult: "mul",
+    A.Div: "div",
+    A.FloorDiv: "floordiv",
+    A.Mod: "mod",
+    A.Pow: "power",
+    A.MatMult: "matmul",
+    A.BitAnd: "bitand",
+    A.BitOr: "bitor",
+    A.BitXor: "bitxor",
+    A.LShift: "lshift",
+    A.RShift: "rshift",
+}
+UNARY_STEMS = {A.USub: "neg", A.UAdd: "pos", A.Not: "not", A.Invert: "invert"}
+COMPARE_STEMS = {
+    A.Lt: "lt",
+    A.LtE: "le",
+    A.Gt: "gt",
+    A.GtE: "ge",
+    A.Eq: "eq",
+    A.NotEq: "ne",
+    A.Is: "is",
+    A.IsNot: "is_not",
+    A.In: "contains",
+    A.NotIn: "not_contains",
+}
+
+
+def falls_through(block) -> bool:
+    """Can control reach the end of ``block``?"""
+    if not block:
+        return True
+    last = block[-1]
+    if isinstance(last, (A.Return, A.Raise)):
+        return False
+    if isinstance(last, A.If):
+        return falls_through(last.body) or falls_through(last.orelse)
+    return True
+
+
+class Normalize:
+    name = "normalize"
+    invariant = "A-normal form: every operand is a name or a constant"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        fdef = unit.tree
+        body = fdef.body
+        if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
+            body = body[1:]  # docstring
+        out = self.block(body)
+        if falls_through(out):
+            ret = A.return_(A.const(None))
+            last = fdef.body[-1] if fdef.body else fdef
+            ret.lineno, ret.col_offset = getattr(last, "end_lineno", None) or fdef.lineno, fdef.col_offset
+            out.append(ret)
+        fdef.body = out
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, stmts) -> list:
+        out: list = []
+        for stmt in stmts:
+            if not falls_through(out):
+                break  # unreachable
+            self.stmt(stmt, out)
+        return out
+
+    def emit(self, out: list, stmt, origin) -> None:
+        A.copy_location(stmt, origin)
+        stmt.lineno, stmt.col_offset = origin.lineno, origin.col_offset
+        stmt.end_lineno = getattr(origin, "end_lineno", origin.lineno)
+        stmt.end_col_offset = getattr(origin, "end_col_offset", None)
+        out.append(stmt)
+
+    def stmt(self, s, out: list) -> None:
+        self.origin = s
+        if isinstance(s, A.Assign):
+            self.assign(s.targets, s.value, out)
+        elif isinstance(s, A.AnnAssign):
+            if s.value is not None:
+                self.assign([s.target], s.value, out)
+        elif isinstance(s, A.AugAssign):
+            self.aug_assign(s, out)
+        elif isinstance(s, A.Return):
+            value = A.const(None) if s.value is None else self.atom(s.value, out)
+            self.emit(out, A.return_(value), s)
+        elif isinstance(s, A.If):
+            test = self.atom(s.test, out)
+            body = self.block(s.body) or [A.Pass()]
+            orelse = self.block(s.orelse)
+            self.emit(out, A.if_(test, body, orelse), s)
+        elif isinstance(s, A.Expr):
+            if isinstance(s.value, (A.Constant, A.Name)):
+                return  # no effect
+            value = self.op(s.value, out)
+            self.emit(out, A.expr_stmt(value), s)
+        elif isinstance(s, A.Assert):
+            test = self.atom(s.test, out)
+            self.emit(out, A.Assert(test=test, msg=s.msg), s)
+        elif isinstance(s, (A.Raise, A.Pass)):
+            out.append(s)
+        else:  # pragma: no cover - the fence lets nothing else through
+            raise self.unit.error(f"unsupported statement `{type(s).__name__}`", s)
+
+    def assign(self, targets, value, out: list) -> None:
+        if len(targets) == 1 and isinstance(targets[0], A.Name):
+            self.emit(out, A.assign(targets[0].id, self.op(value, out)), self.origin)
+            return
+        v = self.atom(value, out)
+        for t in targets:
+            self.store(t, v, out)
+
+    def store(self, target, value, out: list) -> None:
+        """Assign the atom ``value`` to an arbitrary target."""
+        if isinstance(target, A.Name):
+            self.emit(out, A.assign(target.id, value), self.origin)
+        elif isinstance(target, (A.Tuple, A.List)):
+            if isinstance(value, A.Constant):
+                value = self.temp_for(value, "value", out)
+            names, nested = [], []
+            for elt in target.elts:
+                if isinstance(elt, A.Name):
+                    names.append(A.store(elt.id))
+                else:
+                    t = self.new_temp("item")
+                    names.append(A.store(t))
+                    nested.append((elt, A.name(t)))
+            self.emit(out, A.assign(A.tuple_(names, "store"), value), self.origin)
+            for elt, t in nested:
+                self.store(elt, t, out)
+        elif isinstance(target, A.Subscript):
+            obj = self.atom(target.value, out)
+            index = self.index(target.slice, out)
+            sub = A.Subscript(value=obj, slice=index, ctx=A.Store())
+            self.emit(out, A.assign(sub, value), self.origin)
+        elif isinstance(target, A.Attribute):
+            obj = self.atom(target.value, out)
+            at = A.Attribute(value=obj, attr=target.attr, ctx=A.Store())
+            self.emit(out, A.assign(at, value), self.origin)
+        else:  # pragma: no cover
+            raise self.unit.error("unsupported assignment target", target)
+
+    def aug_assign(self, s, out: list) -> None:
+        target = s.target
+        if isinstance(target, A.Name):
+            rhs = A.binop(A.name(target.id), s.op, self.atom(s.value, out))
+            self.emit(out, A.assign(target.id, rhs), s)
+            return
+        # x[i] += v  ->  old = x[i]; new = old + v; x[i] = new
+        load = A.deepcopy(target)
+        for n in A.walk(load):
+            if hasattr(n, "ctx") and isinstance(n.ctx, A.Store):
+                n.ctx = A.Load()
+        old = self.atom(load, out)
+        new = self.atom(A.binop(old, s.op, s.value), out)
+        self.store(target, new, out)
+
+    # ------------------------------------------------------------------ expressions
+
+    def new_temp(self, stem: str) -> str:
+        return self.unit.namer.temp(stem)
+
+    def temp_for(self, op, stem: str, out: list) -> A.Name:
+        t = self.new_temp(stem)
+        self.emit(out, A.assign(t, op), self.origin)
+        anno.setanno(out[-1], anno.TEMP, True)
+        return A.name(t)
+
+    def atom(self, e, out: list):
+        """An operand: the expression itself if it is a name or constant, else a temporary."""
+        if isinstance(e, A.Name):
+            return A.name(e.id)
+        if isinstance(e, A.Constant):
+            return e
+        folded = _fold_constant(e)
+        if folded is not None:
+            return folded
+        stem = self.stem(e)
+        op = self.op(e, out)
+        if isinstance(op, (A.Name, A.Constant)):
+            return op
+        return self.temp_for(op, stem, out)
+
+    def stem(self, e) -> str:
+        if isinstance(e, A.BinOp):
+            return BINOP_STEMS.get(type(e.op), "binop")
+        if isinstance(e, A.UnaryOp):
+            return UNARY_STEMS.get(type(e.op), "unary")
+        if isinstance(e, A.Compare):
+            return COMPARE_STEMS.get(type(e.ops[0]), "cmp") if len(e.ops) == 1 else "cmp"
+        if isinstance(e, A.Call):
+            f = e.func
+            fname = f.attr if isinstance(f, A.Attribute) else getattr(f, "id", "call")
+            if isinstance(f, A.Attribute) and anno.getanno(f, anno.CALLEE_KIND) == "method":
+                if isinstance(f.value, A.Name):
+                    return f"{f.value.id}_{fname}"
+                return fname
+            if e.args and isinstance(e.args[0], A.Name) and len(e.args[0].id) <= 8:
+                return f"{fname}_{e.args[0].id}"
+            return fname
+        if isinstance(e, A.Attribute):
+            if isinstance(e.value, A.Name):
+                return f"{e.value.id}_{e.attr}"
+            return e.attr
+        if isinstance(e, A.Subscript):
+            base = e.value.id if isinstance(e.value, A.Name) else "item"
+            idx = e.slice
+            if isinstance(idx, A.Constant) and isinstance(idx.value, (str, int)):
+                return f"{base}_{idx.value}"
+            return f"{base}_item"
+        if isinstance(e, A.IfExp):
+            return "ifexp"
+        if isinstance(e, A.BoolOp):
+            return "and_" if isinstance(e.op, A.And) else "or_"
+        if isinstance(e, A.Tuple):
+            return "tup"
+        if isinstance(e, A.List):
+            return "lst"
+        if isinstance(e, A.Dict):
+            return "dct"
+        return "t"
+
+    def op(self, e, out: list):
+        """``e`` as one operation whose operands are atoms (statements for the operands go to out)."""
+        if isinstance(e, (A.Name, A.Constant)):
+            return self.atom(e, out)
+        folded = _fold_constant(e)
+        if folded is not None:
+            return folded
+        if isinstance(e, A.BinOp):
+            left = self.atom(e.left, out)
+            right = self.atom(e.right, out)
+            return A.copy_location(A.binop(left, e.op, right), e)
+        if isinstance(e, A.UnaryOp):
+            return A.copy_location(A.UnaryOp(op=e.op, operand=self.atom(e.operand, out)), e)
+        if isinstance(e, A.Compare):
+            return self.compare(e, out)
+        if isinstance(e, A.Call):
+            return self.call(e, out)
+        if isinstance(e, A.Attribute):
+            node = A.Attribute(value=self.atom(e.value, out), attr=e.attr, ctx=A.Load())
+            return A.copy_location(node, e)
+        if isinstance(e, A.Subscript):
+            value = self.atom(e.value, out)
+            node = A.Subscript(value=value, slice=self.index(e.slice, out), ctx=A.Load())
+            return A.copy_location(node, e)
+        if isinstance(e, (A.Tuple, A.List, A.Set)):
+            elts = [self.element(x, out) for x in e.elts]
+            node = type(e)(elts=elts, ctx=A.Load()) if not isinstance(e, A.Set) else A.Set(elts=elts)
+            return A.copy_location(node, e)
+        if isinstance(e, A.Dict):
+            keys = [None if k is None else self.atom(k, out) for k in e.keys]
+            values = [self.atom(v, out) for v in e.values]
+            return A.copy_location(A.Dict(keys=keys, values=values), e)
+        if isinstance(e, A.IfExp):
+            return self.if_exp(e, out)
+        if isinstance(e, A.BoolOp):
+            return self.bool_op(e, out)
+        # f-strings and other opaque expressions: evaluated as written.
+        return e
+
+    def element(self, e, out: list):
+        if isinstance(e, A.Starred):
+            return A.Starred(value=self.atom(e.value, out), ctx=A.Load())
+        return self.atom(e, out)
+
+    def index(self, idx, out: list):
+        if isinstance(idx, A.Slice):
+            parts = [None if p is None else self.atom(p, out) for p in (idx.lower, idx.upper, idx.step)]
+            return A.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(idx, A.Tuple):
+            return A.tuple_([self.index(x, out) for x in idx.elts])
+        return self.element(idx, out)
+
+    def call(self, e, out: list):
+        func = e.func
+        kind = anno.getanno(func, anno.CALLEE_KIND)
+        if kind == "method":
+            new_func = A.Attribute(value=self.atom(func.value, out), attr=func.attr, ctx=A.Load())
+            anno.copyanno(func, new_func)
+            A.copy_location(new_func, func)
+        elif kind == "dynamic":
+            new_func = self.atom(func, out)
+            anno.copyanno(func, new_func)
+        else:
+            new_func = func  # a resolved dotted name: kept as written
+        args = [self.element(a, out) for a in e.args]
+        keywords = [A.keyword(arg=k.arg, value=self.atom(k.value, out)) for k in e.keywords]
+        node = A.Call(func=new_func, args=args, keywords=keywords)
+        return A.copy_location(node, e)
+
+    def compare(self, e, out: list):
+        left = self.atom(e.left, out)
+        if len(e.ops) == 1:
+            right = self.atom(e.comparators[0], out)
+            return A.copy_location(A.Compare(left=left, ops=e.ops, comparators=[right]), e)
+        # a < b < c  ->  r = a < b; if r: r = b < c   (b evaluated once, c only if needed)
+        result = self.new_temp("cmp")
+        right = self.atom(e.comparators[0], out)
+        first = A.Compare(left=left, ops=[e.ops[0]], comparators=[right])
+        self.emit(out, A.assign(result, first), self.origin)
+        rest = A.Compare(left=right, ops=e.ops[1:], comparators=e.comparators[1:])
+        A.copy_location(rest, e)
+        inner: list = []
+        self.emit(inner, A.assign(result, self.op(rest, inner)), self.origin)
+        self.emit(out, A.if_(A.name(result), inner), self.origin)
+        return A.name(result)
+
+    def if_exp(self, e, out: list):
+        test = self.atom(e.test, out)
+        result = self.new_temp("ifexp")
+        body: list = []
+        self.emit(body, A.assign(result, self.op(e.body, body)), self.origin)
+        orelse: list = []
+        self.emit(orelse, A.assign(result, self.op(e.orelse, orelse)), self.origin)
+        self.emit(out, A.if_(test, body, orelse), self.origin)
+        return A.name(result)
+
+    def bool_op(self, e, out: list):
+        # a and b  ->  r = a; if r: r = b        a or b  ->  r = a; if not r: r = b
+        result = self.new_temp("and_" if isinstance(e.op, A.And) else "or_")
+        self.emit(out, A.assign(result, self.op(e.values[0], out)), self.origin)
+        block = out
+        for value in e.values[1:]:
+            inner: list = []
+            self.emit(inner, A.assign(result, self.op(value, inner)), self.origin)
+            test = A.name(result)
+            if isinstance(e.op, A.Or):
+                test = A.UnaryOp(op=A.Not(), operand=test)
+            self.emit(block, A.if_(test, inner), self.origin)
+            block = inner
+        return A.name(result)
+
+    @staticmethod
+    def check(unit: Unit) -> None:
+        def operands(e):
+            if isinstance(e, A.BinOp):
+                return [e.left, e.right]
+            if isinstance(e, A.UnaryOp):
+                return [e.operand]
+            if isinstance(e, A.Compare):
+                return [e.left, *e.comparators]
+            if isinstance(e, A.Call):
+                return [a.value if isinstance(a, A.Starred) else a for a in e.args] + [
+                    k.value for k in e.keywords
+                ]
+            return []
+
+        for node in A.walk(unit.tree):
+            if isinstance(node, A.Assign):
+                for o in operands(node.value):
+                    assert A.is_atom(o), A.to_source(node)
+            if isinstance(node, (A.If, A.Return)):
+                v = node.test if isinstance(node, A.If) else node.value
+                assert v is None or A.is_atom(v) or isinstance(v, A.UnaryOp), A.to_source(node)
+        assert not falls_through(unit.tree.body)
+
+
+def _fold_constant(e):
+    """``-1`` and ``-2.5`` are constants, not operations."""
+    if (
+        isinstance(e, A.UnaryOp)
+        and isinstance(e.op, (A.USub, A.UAdd))
+        and isinstance(e.operand, A.Constant)
+        and isinstance(e.operand.value, (int, float, complex))
+        and not isinstance(e.operand.value, bool)
+    ):
+        v = e.operand.value
+        return A.copy_location(A.const(-v if isinstance(e.op, A.USub) else v), e)
+    return None

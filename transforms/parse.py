@@ -1,0 +1,123 @@
+"""After Parse, ``unit.tree`` is the function's gast ``FunctionDef``, located in the user's file.
+
+Line numbers and columns are those of the user's file (the source is dedented for parsing, then
+shifted back), so every later diagnostic and every comment in the emitted code points at the line
+the user wrote. Decorators are dropped (cpsad differentiates the function itself); a lambda becomes
+an equivalent ``def``.
+
+>>> def square(x):
+...     return x * x
+>>> from transforms.unit import Unit
+>>> u = Unit(square, ("x",), ctx=None); Parse().run(u)
+>>> u.tree.name, u.tree.lineno == square.__code__.co_firstlineno
+('square', True)
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import textwrap
+
+from transforms import astlib as A
+from transforms.errors import TransformError
+from transforms.unit import SourceInfo, Unit
+
+
+class Parse:
+    name = "parse"
+    invariant = "the function's syntax tree, with the user's file, lines and columns"
+
+    def run(self, unit: Unit) -> None:
+        fn = inspect.unwrap(unit.fn)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as exc:
+            raise TransformError(
+                f"cannot read the source of `{fn.__qualname__}`: {exc}",
+                filename=fn.__code__.co_filename,
+                lineno=fn.__code__.co_firstlineno,
+                hint="cpsad transforms source code: define the function in a .py file "
+                "(not in an interactive prompt or with exec)",
+            ) from None
+        first = max(first, 1)
+        text = "".join(lines)
+        dedented = textwrap.dedent(text)
+        col_shift = _indent(lines[0]) - _indent(dedented.splitlines(True)[0])
+        all_lines = linecache.getlines(filename) or lines
+
+        is_lambda = fn.__name__ == "<lambda>"
+        if is_lambda:
+            tree = _parse_lambda_source(dedented, fn)
+        else:
+            try:
+                module = A.parse(dedented)
+            except SyntaxError as exc:  # pragma: no cover - the function compiled, so this is rare
+                raise TransformError(
+                    f"cannot parse the source of `{fn.__qualname__}`: {exc.msg}",
+                    filename=filename,
+                    lineno=first + (exc.lineno or 1) - 1,
+                ) from None
+            defs = [n for n in module.body if isinstance(n, (A.FunctionDef, A.AsyncFunctionDef))]
+            if not defs:
+                raise TransformError(
+                    f"`{fn.__qualname__}` has no `def` in its source",
+                    filename=filename,
+                    lineno=first,
+                )
+            tree = defs[0]
+        for node in A.walk(tree):
+            if hasattr(node, "lineno"):
+                node.lineno += first - 1
+                if getattr(node, "end_lineno", None) is not None:
+                    node.end_lineno += first - 1
+                node.col_offset += col_shift
+                if getattr(node, "end_col_offset", None) is not None:
+                    node.end_col_offset += col_shift
+        tree.decorator_list = []
+        tree.returns = None
+        unit.tree = tree
+        code = fn.__code__
+        unit.namer.reserve(*A.names_in(tree), *code.co_freevars, *code.co_names, *code.co_varnames)
+        unit.bp_name = unit.namer.backpropagator(tree.name)
+        unit.source = SourceInfo(filename, first, col_shift, all_lines)
+
+    @staticmethod
+    def check(unit: Unit) -> None:
+        assert isinstance(unit.tree, (A.FunctionDef, A.AsyncFunctionDef))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _parse_lambda_source(source: str, fn) -> A.FunctionDef:
+    """Find the lambda that compiled to ``fn`` in the lines that hold it; return it as a ``def``."""
+    code = fn.__code__
+    src = source
+    tree = None
+    # The lines may be a fragment of a larger expression: trim until it parses.
+    for _ in range(len(src)):
+        try:
+            tree = A.parse(src.strip())
+            break
+        except SyntaxError:
+            src = src.rstrip()[:-1]
+    if tree is None:  # pragma: no cover
+        raise TransformError("cannot parse the lambda's source", filename=code.co_filename,
+                             lineno=code.co_firstlineno)
+    arg_names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    lambdas = [n for n in A.walk(tree) if isinstance(n, A.Lambda)
+               and [a.id for a in n.args.args + n.args.kwonlyargs] == arg_names]
+    if len(lambdas) != 1:
+        raise TransformError(
+            "cannot tell which lambda on this line to differentiate",
+            filename=code.co_filename,
+            lineno=code.co_firstlineno,
+            hint="give the function a name with `def`",
+        )
+    lam = lambdas[0]
+    ret = A.copy_location(A.return_(lam.body), lam.body)
+    fdef = A.function("lambda_", lam.args, [ret])
+    return A.copy_location(fdef, lam)

@@ -1,0 +1,80 @@
+"""The pipeline: one declared list of passes, and the driver that runs it.
+
+Each pass establishes one invariant (its module docstring says which) and no pass calls another.
+The driver runs them in order, times them, can record each stage's program for ``cpsad show
+--stage``, checks the invariants when asked (the tests do), and reports a failure inside a pass as
+an internal error naming the pass and the user's line -- a ``TransformError`` goes to the user as
+it is.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from transforms.activity import Activity
+from transforms.cps import LowerCPS
+from transforms.emit import Emit, render
+from transforms.errors import InternalError, TransformError
+from transforms.fence import Fence
+from transforms.normalize import Normalize
+from transforms.parse import Parse
+from transforms.resolve import Resolve
+from transforms.shift_reset import ShiftReset
+from transforms.simplify import Simplify
+from transforms.unit import Unit
+
+PIPELINE = [
+    (Parse, "read the function's source; lines and columns are the user's"),
+    (Fence, "reject unsupported syntax with a TransformError at the user's line"),
+    (Resolve, "bind every called name to a real object: primitive, user function, ..."),
+    (Normalize, "A-normal form: every operand a name or a constant, one operation a line"),
+    (Activity, "mark what depends on the differentiated inputs and reaches the result"),
+    (ShiftReset, "each active operation an explicit shift with its adjoint rule; entry a reset"),
+    (LowerCPS, "shift/reset become plain closures: the rest of the block is the continuation"),
+    (Simplify, "inline continuations used once; drop zero and dead adjoint code"),
+    (Emit, "Python source with the user's lines as comments"),
+]
+
+STAGES = [cls.name for cls, _ in PIPELINE]
+
+
+@dataclass
+class Stage:
+    name: str
+    what: str
+    source: str
+    notes: list[str] = field(default_factory=list)
+
+
+def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None = None):
+    """Run the pipeline on ``unit``; return the recorded stages (empty unless ``record``)."""
+    stages: list[Stage] = []
+    timings: dict[str, float] = {}
+    if upto is not None and upto not in STAGES:
+        raise ValueError(f"no stage {upto!r}; the stages are {', '.join(STAGES)}")
+    for cls, what in PIPELINE:
+        p = cls()
+        t0 = time.perf_counter()
+        try:
+            p.run(unit)
+            if check and hasattr(p, "check"):
+                p.check(unit)
+        except TransformError:
+            raise
+        except Exception as exc:  # a bug in cpsad: say where
+            line = getattr(unit.tree, "lineno", None)
+            where = f"{unit.source.filename}:{line}" if unit.source and line else "?"
+            raise InternalError(
+                f"cpsad failed in pass {p.name!r} on `{unit.fn.__qualname__}` ({where}): "
+                f"{type(exc).__name__}: {exc}. This is a bug in cpsad; please report it with "
+                "the function's source."
+            ) from exc
+        timings[p.name] = time.perf_counter() - t0
+        if record:
+            text = unit.text if p.name == "emit" else render(unit.tree, unit)
+            stages.append(Stage(p.name, what, text, list(unit.notes.get(p.name, []))))
+        if p.name == upto:
+            break
+    unit.timings = timings
+    return stages

@@ -1,0 +1,379 @@
+"""After ShiftReset, each active statement is an explicit ``shift`` carrying its forward op and adjoint rule.
+
+This is the paper's formulation made literal. ``y = a * b`` on active values becomes::
+
+    with shift("y") as k:      # k: the rest of the program, from here to the final reset
+        y = a * b              # the forward operation
+        y_bar = k(y)           # run the rest; it hands back the adjoint of y
+        a_bar += y_bar * b     # the adjoint rule: what flows back to each operand
+        b_bar += y_bar * a
+
+A call of a user function is a shift whose body runs the callee in continuation-passing style,
+``x_bar += g_bp(k, x)``, and the entry function is marked ``@reset``: grad and vjp seed the
+adjoint of its result. Inactive statements are left as they are. Rules come from the context as
+templates and are inlined here, so the derivative the emitted code computes is visible from this
+stage on. ``+=`` on an adjoint means *accumulate* (an absent adjoint is zero).
+
+Errors for what has no derivative -- an unknown function, a method without a rule, storing into
+an active array -- are raised here, at the user's line.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.activity import flow_operands
+from transforms.context import Default, Rule
+from transforms.templates import instantiate, template
+from transforms.unit import Unit
+
+
+@dataclass
+class ShiftInfo:
+    binds: list[str]  # the user's names the continuation binds (its parameters)
+    values: list[str]  # the names, inside the shift, of the values passed to k
+    kind: str  # "primitive" | "call"
+    label: str  # what the continuation is named after
+    k: str  # the name of the continuation inside the shift's body
+
+
+def is_shift(node) -> bool:
+    return isinstance(node, A.With) and anno.hasanno(node, anno.SHIFT)
+
+
+def shift_info(node) -> ShiftInfo:
+    return anno.getanno(node, anno.SHIFT)
+
+
+class ShiftReset:
+    name = "shift/reset"
+    invariant = "each active primitive is an explicit shift with its adjoint rule; the entry is a reset"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        self.ctx = unit.ctx
+        self.active = unit.active_names
+        fdef = unit.tree
+        self.params = set(A.arg_names(fdef.args))
+        self.k = unit.cont_name = unit.namer.fresh("k")
+        fdef.body = self.block(fdef.body)
+        if getattr(unit, "is_entry", False):
+            fdef.decorator_list = [A.name("reset")]
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, stmts) -> list:
+        out = []
+        for s in stmts:
+            if isinstance(s, A.If):
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out.append(s)
+            elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
+                out.append(self.shift(s))
+            elif isinstance(s, A.Expr):
+                self.check_effect(s)
+                out.append(s)
+            else:
+                out.append(s)
+        return out
+
+    def check_effect(self, s) -> None:
+        call = s.value
+        if (
+            isinstance(call, A.Call)
+            and anno.getanno(call.func, anno.CALLEE_KIND) == "method"
+            and isinstance(call.func.value, A.Name)
+            and call.func.value.id in self.active
+        ):
+            raise self.unit.error(
+                f"calling `.{call.func.attr}()` for its effect on a differentiable value is not "
+                "supported (it may change the value in place)",
+                call,
+                "compute a new value instead, e.g. `y = np.sort(x)`",
+            )
+
+    def shift(self, s) -> A.With:
+        target = s.targets[0]
+        value = s.value
+        if isinstance(target, (A.Subscript, A.Attribute)):
+            raise self.unit.error(
+                "assigning into part of a differentiable value (`x[i] = v`, `x.a = v`) is not "
+                "supported",
+                s,
+                "build a new value instead: `np.where(mask, v, x)`, `np.concatenate(...)`, or "
+                "collect the parts in a list and call `np.stack`",
+            )
+        if isinstance(target, A.Name):
+            targets = [target.id]
+        else:
+            targets = [e.id for e in target.elts]
+        if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "user":
+            body, info = self.call_shift(s, targets[0], value)
+        else:
+            body, info = self.primitive_shift(s, targets, value)
+        node = A.with_(A.call("shift", [A.const(", ".join(info.binds))]), self.k, body)
+        for n in [node, *body]:
+            A.copy_location(n, s)
+            n.lineno = s.lineno
+        anno.setanno(node, anno.SHIFT, info)
+        return node
+
+    # ------------------------------------------------------------------ primitives
+
+    def primitive_shift(self, s, targets, value):
+        namer = self.unit.namer
+        operands = set(flow_operands(self.ctx, value)) | {
+            n.id for n in A.walk(value) if isinstance(n, A.Name)
+        }
+        # A forward target that is also an operand needs a new name: the rule reads the old value.
+        values = [namer.version(t) if t in operands else t for t in targets]
+        bars = [namer.adjoint(v) for v in values]
+        binds_active = [t in self.active for t in targets]
+        if len(targets) == 1 and isinstance(s.targets[0], A.Name):
+            fwd = A.assign(values[0], value)
+        else:
+            fwd = A.assign(A.tuple_([A.store(v) for v in values], "store"), value)
+        k_args = [A.name(v) for v in values]
+        active_bars = [b for b, a in zip(bars, binds_active) if a]
+        k_call = A.call(self.k, k_args)
+        if len(active_bars) == 1:
+            k_stmt = A.assign(active_bars[0], k_call)
+        elif active_bars:
+            k_stmt = A.assign(A.tuple_([A.store(b) for b in active_bars], "store"), k_call)
+        else:
+            k_stmt = A.expr_stmt(k_call)
+        body = [fwd, k_stmt]
+        g = {t: A.name(b) for t, b, a in zip(targets, bars, binds_active) if a}
+        ans = A.name(values[0])
+        body += self.adjoints(s, targets, value, g, ans)
+        info = ShiftInfo(list(targets), values, "primitive", label=targets[0], k=self.k)
+        return body, info
+
+    def adjoints(self, s, targets, value, g, ans) -> list:
+        """``operand_bar += rule(...)`` for each active operand of ``value``."""
+        if not g:
+            return []
+        if isinstance(s.targets[0], (A.Tuple, A.List)):
+            return self.unpack_adjoints(targets, value, g)
+        gname = next(iter(g.values()))
+        contributions: list[tuple[str, object]] = []  # (operand name, expression)
+        if isinstance(value, A.Name):
+            contributions.append((value.id, A.deepcopy(gname)))
+        elif isinstance(value, A.Constant):
+            pass
+        elif not flow_operands(self.ctx, value):
+            pass  # not differentiable (a comparison, `//`, len, ...): the new value has no past
+        elif isinstance(value, (A.Tuple, A.List)):
+            rule = self.ctx.operator_rule(A.Tuple)
+            for i, e in enumerate(value.elts):
+                if isinstance(e, A.Starred):
+                    raise self.unit.error("`*` in a display of differentiable values is not supported", e)
+                if isinstance(e, A.Name) and e.id in self.active:
+                    holes = {"key": A.const(i), "x": e}
+                    contributions.append((e.id, self.fill(rule, "x", holes, gname, ans)))
+        elif isinstance(value, A.Dict):
+            rule = self.ctx.operator_rule(A.Tuple)
+            for k, v in zip(value.keys, value.values):
+                if k is None:
+                    raise self.unit.error("`**` in a dict of differentiable values is not supported", v)
+                if isinstance(v, A.Name) and v.id in self.active:
+                    holes = {"key": k, "x": v}
+                    contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))
+        else:
+            rule, args, keywords, what = self.rule_for(value)
+            try:
+                bound = rule.bind(args, keywords)
+            except TypeError as exc:
+                raise self.unit.error(
+                    f"{what}: the call does not match what cpsad's derivative rule supports ({exc})",
+                    value,
+                    "pass only the arguments listed in docs/reference.md for this function",
+                ) from None
+            holes = {p: (A.const(v.value) if isinstance(v, Default) else v) for p, v in bound.items()}
+            for p, v in bound.items():
+                if isinstance(v, A.Name) and v.id in self.active:
+                    if rule.adjoints.get(p) is None:
+                        raise self.unit.error(
+                            f"{what} has no derivative with respect to its argument `{p}`",
+                            value,
+                            f"make `{p}` a constant, or stop the gradient with a non-differentiable "
+                            "value",
+                        )
+                    contributions.append((v.id, self.fill(rule, p, holes, gname, ans)))
+        return [
+            A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
+            for n, e in contributions
+        ]
+
+    def unpack_adjoints(self, targets, value, g) -> list:
+        if not (isinstance(value, A.Name) and value.id in self.active):
+            return []
+        rule = self.ctx.operator_rule("unpack")
+        parts = A.tuple_([g.get(t, A.const(None)) for t in targets])
+        holes = {"x": value}
+        e = self.fill(rule, "x", holes, parts, A.const(None))
+        return [A.AugAssign(target=A.store(self.unit.namer.adjoint(value.id)), op=A.Add(), value=e)]
+
+    def fill(self, rule: Rule, param: str, holes: dict, g, ans):
+        t = rule.adjoints[param]
+        full = {"g": g, "ans": ans, **holes}
+        params = list(inspect.signature(t.fn).parameters)
+        missing = [p for p in params if p not in full]
+        for p in missing:  # parameters the template has but the call did not bind (defaults)
+            default = inspect.signature(t.fn).parameters[p].default
+            full[p] = A.const(None if default is inspect.Parameter.empty else default)
+        t = template(t.fn)
+        return instantiate(t, full, self.unit.inject)
+
+    def rule_for(self, value):
+        """The rule, argument nodes and a description of an active operation."""
+        ctx, unit = self.ctx, self.unit
+        if isinstance(value, (A.BinOp, A.UnaryOp)):
+            rule = ctx.operator_rule(type(value.op))
+            args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
+            what = f"the operator `{A.expr_source(_op_example(value))}`"
+            if rule is None:
+                raise unit.error(f"{what} has no derivative rule", value)
+            return rule, args, {}, what
+        if isinstance(value, A.Attribute):
+            rule = ctx.attribute_rule(value.attr)
+            if rule is None:
+                raise unit.error(
+                    f"the attribute `.{value.attr}` of a differentiable value has no derivative rule",
+                    value,
+                    "use a numpy function with a rule (see docs/reference.md), or register one "
+                    "with cpsad.defvjp",
+                )
+            return rule, [value.value], {}, f"`.{value.attr}`"
+        if isinstance(value, A.Subscript):
+            rule = ctx.operator_rule(A.Subscript)
+            return rule, [value.value, _index_expr(value.slice, unit)], {}, "indexing"
+        if isinstance(value, A.Call):
+            kind = anno.getanno(value.func, anno.CALLEE_KIND)
+            keywords = {k.arg: k.value for k in value.keywords}
+            if any(isinstance(a, A.Starred) for a in value.args):
+                raise unit.error(
+                    "`*args` in a call on differentiable values is not supported",
+                    value,
+                    "pass the arguments one by one",
+                )
+            shown = A.expr_source(value.func)
+            if kind == "primitive":
+                rule = ctx.rule(anno.getanno(value.func, anno.CALLEE))
+                return rule, list(value.args), keywords, f"`{shown}`"
+            if kind == "method":
+                rule = ctx.method_rule(value.func.attr)
+                if rule is None:
+                    raise unit.error(
+                        f"the method `.{value.func.attr}()` on a differentiable value has no "
+                        "derivative rule",
+                        value,
+                        "call the numpy function instead (e.g. `np.sum(x)`), or register a rule "
+                        "with cpsad.defvjp",
+                    )
+                return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
+            if kind == "dynamic":
+                raise unit.error(
+                    "calling a function that is only known at run time (a parameter or a local "
+                    "value) on differentiable values is not supported yet",
+                    value,
+                    "call a module-level function by its name",
+                )
+            raise unit.error(
+                f"`{shown}` has no derivative rule and cpsad cannot read its source",
+                value,
+                f"register its derivative with `cpsad.defvjp({shown}, ...)` (see docs/rules.md), "
+                "or write it in Python in a .py file",
+            )
+        raise unit.error(  # pragma: no cover - normalize leaves nothing else
+            f"cannot differentiate `{A.expr_source(value)}`", value
+        )
+
+    # ------------------------------------------------------------------ calls of user functions
+
+    def call_shift(self, s, target: str, value):
+        unit = self.unit
+        fn = anno.getanno(value.func, anno.CALLEE)
+        if any(isinstance(a, A.Starred) for a in value.args):
+            raise unit.error(
+                "`*args` in a call of a differentiated function is not supported",
+                value,
+                "pass the arguments one by one",
+            )
+        try:
+            sig = inspect.signature(fn)
+            bound = sig.bind(*value.args, **{k.arg: k.value for k in value.keywords})
+        except (TypeError, ValueError) as exc:
+            raise unit.error(f"this call does not match `{fn.__name__}`: {exc}", value) from None
+        active_params = []
+        flows: list[tuple[str, str, object]] = []  # (param, operand, position or key or None)
+        for p, v in bound.arguments.items():
+            kind = sig.parameters[p].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                items = list(enumerate(v))
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                items = list(v.items())
+            else:
+                items = [(None, v)]
+            hit = False
+            for key, node in items:
+                if isinstance(node, A.Name) and node.id in self.active:
+                    flows.append((p, node.id, key))
+                    hit = True
+            if hit:
+                active_params.append(p)
+        order = list(sig.parameters)
+        active_params.sort(key=order.index)
+        bp = unit.inject_callee(fn, tuple(active_params))
+        call = A.call(bp, [A.name(self.k), *value.args])
+        call.keywords = value.keywords
+        A.copy_location(call, value)
+        label = getattr(fn, "__name__", "f").replace("<lambda>", "lambda")
+        info = ShiftInfo([target], [], "call", label=label, k=self.k)
+        if not active_params:
+            return [A.expr_stmt(call)], info
+        namer = unit.namer
+        returned = [namer.fresh(f"{label}_{p}_bar") for p in active_params]
+        if len(returned) == 1:
+            body = [A.assign(returned[0], call)]
+        else:
+            body = [A.assign(A.tuple_([A.store(r) for r in returned], "store"), call)]
+        by_param = dict(zip(active_params, returned))
+        rule = self.ctx.operator_rule(A.Tuple)
+        for p, operand, key in flows:
+            contribution = A.name(by_param[p])
+            if key is not None:
+                holes = {"key": A.const(key), "x": A.name(operand)}
+                contribution = self.fill(rule, "x", holes, contribution, A.const(None))
+            body.append(
+                A.AugAssign(target=A.store(namer.adjoint(operand)), op=A.Add(), value=contribution)
+            )
+        return body, info
+
+    @staticmethod
+    def check(unit: Unit) -> None:
+        for node in A.walk(unit.tree):
+            if isinstance(node, A.Assign) and anno.getanno(node, anno.ACTIVE):
+                raise AssertionError("active assignment outside a shift: " + A.to_source(node))
+
+
+def _op_example(value):
+    """``a * b`` shown with placeholder operands, for messages."""
+    if isinstance(value, A.BinOp):
+        return A.binop(A.name("a"), value.op, A.name("b"))
+    return A.UnaryOp(op=value.op, operand=A.name("a"))
+
+
+def _index_expr(idx, unit):
+    """A subscript's index as an expression: slices become ``np.s_[...]``."""
+    has_slice = any(isinstance(n, A.Slice) for n in A.walk(idx))
+    if not has_slice:
+        return idx
+    np_name = unit.inject(numpy, "np")
+    return A.Subscript(value=A.attr(np_name, "s_"), slice=idx, ctx=A.Load())

@@ -1,0 +1,475 @@
+"""After Simplify, continuations used once are inlined and no code handles a zero or dead adjoint.
+
+Straight-line code becomes flat forward-then-backward code, the way one writes a backward pass by
+hand; only control-flow joins and calls of user functions remain closures. In order:
+
+1. **inline** each continuation called exactly once (beta reduction: its locals are renamed when
+   they would capture a name of the function they move into; ``nonlocal`` declarations follow);
+2. **definedness**: where an adjoint is known to be absent (``None``) or present, ``acc(x_bar, e)``
+   becomes ``e`` or ``x_bar + e`` and ``x_bar if x_bar is not None else zeros_like(x)`` becomes
+   one side -- what remains is only where it depends on the path taken;
+3. **copies** ``a = b`` are propagated, **dead stores** to adjoints and temporaries removed;
+4. **forward substitution**: a temporary used once, in the next statement, moves back into it, so
+   the forward pass shows the user's expressions again (``h = np.tanh(W @ x + b)``);
+5. **peephole**: constant folding, ``x ** 1``.
+
+Every rewrite preserves what the program computes; tests run both this stage's output and the
+previous one's and compare the gradients.
+"""
+
+from __future__ import annotations
+
+from transforms import anno
+from transforms import astlib as A
+from transforms import scoping as S
+from transforms.unit import Unit
+
+NONE, SET, MAYBE = "none", "set", "maybe"
+
+
+def functions(tree) -> list:
+    """Every function definition in ``tree``, outermost first."""
+    return [n for n in A.walk(tree) if isinstance(n, A.FunctionDef)]
+
+
+def statement_lists(fdef):
+    """The statement lists of ``fdef``'s own scope: its body and its branches, recursively."""
+    out = []
+
+    def visit(block):
+        out.append(block)
+        for s in block:
+            if isinstance(s, A.If):
+                visit(s.body)
+                visit(s.orelse)
+
+    visit(fdef.body)
+    return out
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, A.Constant) and node.value is None
+
+
+class Simplify:
+    name = "simplify"
+    invariant = "continuations used once are inlined; no zero or dead adjoint code remains"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        self.namer = unit.namer
+        ctx = unit.ctx
+        self.acc = unit.inject(ctx.runtime("acc"), "acc")
+        self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
+        root = unit.tree
+        while self.inline_one(root):
+            pass
+        for f in functions(root):
+            self.definedness(f)
+        changed = True
+        while changed:
+            changed = False
+            for f in functions(root):
+                changed |= self.copies(f)
+                changed |= self.dead_stores(f)
+                changed |= self.forward_substitute(f)
+        _Peephole().visit(root)
+        for f in functions(root):
+            _drop_empty(f)
+        used = A.names_in(root)
+        for n in list(unit.injected):
+            if n not in used and n not in unit.callees:
+                del unit.injected[n]
+
+    # ------------------------------------------------------------------ 1. inline
+
+    def inline_one(self, root) -> bool:
+        for f in functions(root):
+            for block in statement_lists(f):
+                for d in list(block):
+                    if isinstance(d, A.FunctionDef) and anno.hasanno(d, anno.CONT):
+                        site = self._single_call(f, d)
+                        if site is not None:
+                            self.inline(f, d, block, *site)
+                            return True
+        return False
+
+    def _single_call(self, f, d):
+        if S.references(f, d.name) != 1:
+            return None
+        if any(isinstance(n, A.Return) for s in d.body[:-1] for n in S.walk_own(s)):
+            return None  # a return before the end: not a simple block
+        for block in statement_lists(f):
+            for i, s in enumerate(block):
+                if isinstance(s, (A.Assign, A.Expr)) and isinstance(s.value, A.Call):
+                    func = s.value.func
+                    if isinstance(func, A.Name) and func.id == d.name and not s.value.keywords:
+                        return block, i
+        return None
+
+    def inline(self, f, d, def_block, call_block, index) -> None:
+        call_stmt = call_block[index]
+        call = call_stmt.value
+        params = A.arg_names(d.args)
+        args = list(call.args)
+        if len(args) != len(params):  # pragma: no cover - we generate these calls
+            raise AssertionError("continuation call arity")
+        targets = set()
+        if isinstance(call_stmt, A.Assign):
+            for n in A.walk(call_stmt.targets[0]):
+                if isinstance(n, A.Name):
+                    targets.add(n.id)
+        d_locals = S.local_names(d)
+        d_assigned = S.assignment_counts(d)
+        outside = self._names_outside(f, d)
+        before = self._names_before(f, call_stmt, d)
+        mapping = {}
+        for n in sorted(d_locals):
+            if n in params:
+                arg = args[params.index(n)]
+                if A.is_name(arg, n) and not d_assigned.get(n):
+                    continue  # the argument is the parameter itself
+            if n in targets and n not in before:
+                continue  # the call's result variable and the continuation's own are one
+            if n in outside:
+                mapping[n] = self.namer.version(n)
+        S.rename_free(d.body, mapping)
+        new_params = [mapping.get(p, p) for p in params]
+        stmts = []
+        for p, a in zip(new_params, args):
+            if not A.is_name(a, p):
+                stmts.append(A.copy_location(A.assign(p, a), call_stmt))
+        body = [s for s in d.body if not isinstance(s, A.Nonlocal)]
+        value = None
+        if body and isinstance(body[-1], A.Return):
+            value = body[-1].value
+            body = body[:-1]
+        stmts += body
+        if isinstance(call_stmt, A.Assign):
+            result = A.const(None) if value is None else value
+            stmts.append(A.copy_location(A.assign(call_stmt.targets[0], result), call_stmt))
+        # d's borrowed adjoints: f owns them now, or borrows them in turn
+        f_locals = S.local_names(f) | set(A.arg_names(f.args))
+        borrowed = {m for m in S.declared_nonlocal(d)} - f_locals
+        call_block[index : index + 1] = stmts
+        def_block.remove(d)
+        if borrowed:
+            self._add_nonlocals(f, borrowed)
+
+    def _names_outside(self, f, d) -> set[str]:
+        """Every name mentioned in ``f`` (nested functions included) outside ``d``."""
+        out = set(A.arg_names(f.args))
+        stack = [f]
+        while stack:
+            n = stack.pop()
+            if n is d:
+                continue
+            if isinstance(n, A.Name):
+                out.add(n.id)
+            elif isinstance(n, A.FunctionDef) and n is not f:
+                out.add(n.name)
+            stack.extend(A.iter_child_nodes(n))
+        return out
+
+    def _names_before(self, f, stop, d) -> set[str]:
+        """Names mentioned in ``f`` before statement ``stop`` (pre-order), outside ``d``."""
+        seen: set[str] = set()
+        found = False
+
+        def visit(block):
+            nonlocal found
+            for s in block:
+                if found:
+                    return
+                if s is stop:
+                    found = True
+                    return
+                if s is d:
+                    continue
+                if isinstance(s, A.If):
+                    seen.update(n.id for n in A.walk(s.test) if isinstance(n, A.Name))
+                    visit(s.body)
+                    visit(s.orelse)
+                else:
+                    seen.update(n.id for n in A.walk(s) if isinstance(n, A.Name))
+
+        visit(f.body)
+        return seen
+
+    @staticmethod
+    def _add_nonlocals(f, names) -> None:
+        if f.body and isinstance(f.body[0], A.Nonlocal):
+            f.body[0].names = sorted(set(f.body[0].names) | set(names))
+        else:
+            decl = A.copy_location(A.nonlocal_(names), f.body[0] if f.body else f)
+            f.body.insert(0, decl)
+
+    # ------------------------------------------------------------------ 2. definedness
+
+    def definedness(self, f) -> None:
+        state = {p: SET for p in A.arg_names(f.args)}
+        self._flow(f, f.body, state)
+
+    def _flow(self, f, block, state) -> dict:
+        for s in block:
+            if isinstance(s, A.FunctionDef):
+                continue
+            if isinstance(s, A.If):
+                a = self._flow(f, s.body, dict(state))
+                b = self._flow(f, s.orelse, dict(state))
+                state = _join(a, b)
+                continue
+            _Rewrite(self, state).visit(s)
+            # closures this statement may run can set adjoints they borrow
+            for g in S.nested_functions(f):
+                if any(isinstance(n, A.Name) and n.id == g.name for n in A.walk(s)):
+                    for w in S.writes_through(g):
+                        if state.get(w, MAYBE) == NONE:
+                            state[w] = MAYBE
+            if isinstance(s, A.Assign):
+                t = s.targets[0]
+                if isinstance(t, A.Name):
+                    state[t.id] = NONE if _is_none(s.value) else SET
+                else:
+                    for n in A.walk(t):
+                        if isinstance(n, A.Name):
+                            state[n.id] = SET
+        return state
+
+    # ------------------------------------------------------------------ 3. copies and dead stores
+
+    def copies(self, f) -> bool:
+        counts = S.assignment_counts(f)
+        params = set(A.arg_names(f.args))
+        borrowed = S.declared_nonlocal(f)
+        local = S.local_names(f)
+        for block in statement_lists(f):
+            for s in list(block):
+                if not (
+                    isinstance(s, A.Assign)
+                    and isinstance(s.targets[0], A.Name)
+                    and isinstance(s.value, A.Name)
+                ):
+                    continue
+                a, b = s.targets[0].id, s.value.id
+                if a == b:
+                    block.remove(s)
+                    return True
+                if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
+                    continue
+                if b not in local or counts.get(b, 0) + (b in params) > 1:
+                    continue
+                if not self._can_rename(f, a, b):
+                    continue
+                block.remove(s)
+                S.rename_free(f.body, {a: b})
+                return True
+        return False
+
+    @staticmethod
+    def _can_rename(f, a: str, b: str) -> bool:
+        """Renaming ``a`` to ``b`` captures nothing: no nested function using ``a`` binds ``b``."""
+        for g in S.nested_functions(f):
+            if a in S.free_names(g):
+                if b in S.local_names(g) or not Simplify._can_rename(g, a, b):
+                    return False
+        return True
+
+    def dead_stores(self, f) -> bool:
+        live_out = set(S.declared_nonlocal(f))
+        changed = [False]
+        self._live(f, f.body, live_out, changed)
+        return changed[0]
+
+    def _reads(self, f, node) -> set[str]:
+        out = {n.id for n in A.walk(node) if isinstance(n, A.Name) and isinstance(n.ctx, A.Load)}
+        for g in S.nested_functions(f):
+            if g.name in out:
+                out |= S.free_names(g)
+        return out
+
+    def _removable(self, f, s) -> bool:
+        if not (isinstance(s, A.Assign)):
+            return False
+        names = [n.id for n in A.walk(s.targets[0]) if isinstance(n, A.Name)]
+        if not names or not isinstance(s.targets[0], (A.Name, A.Tuple)):
+            return False
+        if not all(n in self.namer.generated and n not in self.namer.temps for n in names):
+            return False
+        return self._pure(s.value)
+
+    def _pure(self, e) -> bool:
+        """Calls only primitives, non-differentiable functions, rules and runtime helpers."""
+        helpers = set(self.unit.injected) - set(self.unit.callees)
+        for n in A.walk(e):
+            if isinstance(n, A.Call):
+                if anno.getanno(n.func, anno.CALLEE_KIND) in ("primitive", "nondiff"):
+                    continue
+                path = A.dotted(n.func)
+                if path is None or path.split(".")[0] not in helpers:
+                    return False
+        return True
+
+    def _live(self, f, block, live: set, changed) -> set:
+        for s in reversed(list(block)):
+            if isinstance(s, A.FunctionDef):
+                if anno.hasanno(s, anno.CONT) and S.references(f, s.name) == 0:
+                    block.remove(s)
+                    changed[0] = True
+                continue
+            if isinstance(s, A.If):
+                a = self._live(f, s.body, set(live), changed)
+                b = self._live(f, s.orelse, set(live), changed)
+                live = a | b | self._reads(f, s.test)
+                continue
+            if isinstance(s, A.Assign):
+                targets = {n.id for n in A.walk(s.targets[0]) if isinstance(n, A.Name)}
+                if isinstance(s.targets[0], (A.Name, A.Tuple)) and not (targets & live):
+                    if self._removable(f, s):
+                        block.remove(s)
+                        changed[0] = True
+                        continue
+                if isinstance(s.targets[0], (A.Name, A.Tuple)):
+                    live = live - targets
+                live = live | self._reads(f, s)
+                continue
+            if isinstance(s, A.Return) or isinstance(s, A.Nonlocal):
+                live = live | self._reads(f, s)
+                continue
+            live = live | self._reads(f, s)
+        return live
+
+    # ------------------------------------------------------------------ 4. forward substitution
+
+    def forward_substitute(self, f) -> bool:
+        counts = S.assignment_counts(f)
+        loads = S.load_counts(f)
+        for block in statement_lists(f):
+            for i, s in enumerate(block[:-1]):
+                if not (isinstance(s, A.Assign) and isinstance(s.targets[0], A.Name)):
+                    continue
+                t = s.targets[0].id
+                if t not in self.namer.temps or counts.get(t) != 1 or loads.get(t) != 1:
+                    continue
+                nxt = block[i + 1]
+                where = nxt.test if isinstance(nxt, A.If) else nxt
+                if isinstance(nxt, (A.FunctionDef, A.Nonlocal)):
+                    continue
+                uses = [
+                    n
+                    for n in S.walk_own(where)
+                    if isinstance(n, A.Name) and n.id == t and isinstance(n.ctx, A.Load)
+                ]
+                if len(uses) != 1:
+                    continue
+                if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
+                    continue
+                _replace(where, uses[0], A.deepcopy(s.value))
+                del block[i]
+                return True
+        return False
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _join(a: dict, b: dict) -> dict:
+    out = {}
+    for k in set(a) | set(b):
+        out[k] = a[k] if a.get(k) == b.get(k) else MAYBE
+    return out
+
+
+def _first_effect_is(stmt, use) -> bool:
+    """Is ``use`` evaluated before any call in ``stmt`` happens? (Then a call may move into it.)"""
+
+    def visit(node):
+        fields = list(A.iter_child_nodes(node))
+        if isinstance(node, A.Assign):  # the value is evaluated before the targets
+            fields = [node.value, *node.targets]
+        for child in fields:
+            if child is use:
+                return "use"
+            r = visit(child)
+            if r:
+                return r
+        return "call" if isinstance(node, A.Call) else None
+
+    return visit(stmt) == "use"
+
+
+def _replace(root, old, new) -> None:
+    for parent in A.walk(root):
+        for field in parent._fields:
+            value = getattr(parent, field, None)
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    if v is old:
+                        value[i] = new
+                        return
+
+
+def _drop_empty(f) -> None:
+    for block in statement_lists(f):
+        for s in block:
+            if isinstance(s, A.If):
+                s.body = [x for x in s.body if not isinstance(x, A.Pass)] or [A.Pass()]
+                s.orelse = [x for x in s.orelse if not isinstance(x, A.Pass)]
+    if not f.body:
+        f.body = [A.Pass()]
+
+
+class _Rewrite(A.NodeTransformer):
+    """Specialize ``acc`` and ``x if x is not None else zeros`` by what is known of each adjoint."""
+
+    def __init__(self, simplify: Simplify, state: dict):
+        self.s = simplify
+        self.state = state
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, A.Name) and f.id == self.s.acc and len(node.args) == 2:
+            x, e = node.args
+            if isinstance(x, A.Name):
+                st = self.state.get(x.id, MAYBE)
+                if st == NONE:
+                    return e
+                if st == SET:
+                    return A.copy_location(A.binop(A.name(x.id), A.Add(), e), node)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        t = node.test
+        if (
+            isinstance(t, A.Compare)
+            and isinstance(t.left, A.Name)
+            and len(t.ops) == 1
+            and isinstance(t.ops[0], A.IsNot)
+            and _is_none(t.comparators[0])
+            and A.is_name(node.body, t.left.id)
+        ):
+            st = self.state.get(t.left.id, MAYBE)
+            if st == SET:
+                return node.body
+            if st == NONE:
+                return node.orelse
+        return node
+
+
+class _Peephole(A.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        l, r = node.left, node.right
+        if isinstance(l, A.Constant) and isinstance(r, A.Constant):
+            ops = {A.Add: lambda a, b: a + b, A.Sub: lambda a, b: a - b, A.Mult: lambda a, b: a * b}
+            fn = ops.get(type(node.op))
+            if fn and all(type(v.value) in (int, float) for v in (l, r)):
+                return A.const(fn(l.value, r.value))
+        if isinstance(node.op, A.Pow) and isinstance(r, A.Constant) and r.value == 1:
+            return l
+        return node

@@ -1,0 +1,95 @@
+"""Build code from templates: runnable Python functions whose parameters are holes.
+
+A derivative rule is a plain function, ``def sin(g, ans, x): return g * np.cos(x)``. Its body is
+parsed once; ``instantiate`` fills the holes with the caller's nodes by name and renames the
+rule's free names (``np``) to what the emitted module calls them. A rule whose body is more than
+one ``return`` is called by name instead, so every rule stays runnable and testable on its own.
+
+>>> import numpy as np
+>>> def sin(g, ans, x):
+...     return g * np.cos(x)
+>>> from transforms import astlib as A
+>>> t = template(sin)
+>>> e = instantiate(t, {"g": A.name("y_bar"), "ans": A.name("y"), "x": A.name("z")},
+...                 lambda obj, name: name)
+>>> A.expr_source(e)
+'y_bar * np.cos(z)'
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+from typing import Callable
+
+from transforms import astlib as A
+from transforms.context import Template
+
+_CACHE: dict = {}
+
+
+def template(fn: Callable) -> Template:
+    """Parse ``fn`` once; inlinable when its body (after a docstring) is one ``return``."""
+    cached = _CACHE.get(fn)
+    if cached is not None:
+        return cached
+    expr = None
+    free: dict = {}
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        fdef = A.parse(src).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        fdef = None
+    if isinstance(fdef, A.FunctionDef):
+        body = fdef.body
+        if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
+            body = body[1:]
+        if len(body) == 1 and isinstance(body[0], A.Return) and body[0].value is not None:
+            expr = body[0].value
+            params = set(A.arg_names(fdef.args))
+            g = fn.__globals__
+            for n in A.walk(expr):
+                if isinstance(n, A.Name) and n.id not in params:
+                    if n.id in g:
+                        free[n.id] = g[n.id]
+                    elif hasattr(builtins, n.id):
+                        free[n.id] = getattr(builtins, n.id)
+                    else:  # a name the template cannot resolve: call the function instead
+                        expr = None
+                        free = {}
+                        break
+            if any(isinstance(n, (A.Lambda, A.ListComp, A.GeneratorExp, A.NamedExpr))
+                   for n in A.walk(expr or A.const(0))):
+                expr, free = None, {}
+    t = Template(fn=fn, expr=expr, free=free)
+    _CACHE[fn] = t
+    return t
+
+
+def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
+    """The template's expression with holes filled, or a call of the rule by name.
+
+    ``holes`` maps every parameter of the rule to a gast expression; ``inject(obj, name)`` returns
+    the name under which emitted code refers to ``obj``.
+    """
+    params = list(inspect.signature(t.fn).parameters)
+    if t.expr is None:
+        fname = inject(t.fn, t.fn.__name__)
+        return A.call(fname, [A.deepcopy(holes[p]) for p in params])
+    renames = {n: inject(obj, n) for n, obj in t.free.items()}
+    expr = A.deepcopy(t.expr)
+    return _Fill(holes, renames).visit(expr)
+
+
+class _Fill(A.NodeTransformer):
+    def __init__(self, holes, renames):
+        self.holes = holes
+        self.renames = renames
+
+    def visit_Name(self, node):
+        if node.id in self.holes:
+            return A.deepcopy(self.holes[node.id])
+        if node.id in self.renames:
+            node.id = self.renames[node.id]
+        return node

@@ -1,0 +1,142 @@
+"""The unit of work the pipeline transforms: one function, specialized to its active parameters.
+
+A ``Unit`` carries the user's function, the current program (a gast ``FunctionDef``), the namer,
+the names the emitted module needs from outside (runtime helpers, numpy, the backpropagators of
+called user functions), and where the source came from. Passes read and replace ``unit.tree``;
+nothing else in a unit is a pass's private state.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from transforms.errors import TransformError
+from transforms.naming import Namer
+
+
+@dataclass
+class SourceInfo:
+    filename: str
+    firstlineno: int  # line of the ``def`` (or lambda) in the file
+    col_shift: int  # columns removed by dedent
+    lines: list[str]  # the file's lines (for comments and diagnostics)
+
+    def line(self, lineno: int | None) -> str:
+        if not lineno or lineno < 1 or lineno > len(self.lines):
+            return ""
+        return self.lines[lineno - 1].rstrip("\n")
+
+
+@dataclass
+class Callee:
+    """A call of a user function that the emitted code makes in continuation-passing style."""
+
+    fn: Callable
+    active: tuple[str, ...]  # the callee's parameters that receive active values
+    name: str  # the name the emitted code uses for the callee's backpropagator
+
+
+@dataclass
+class Unit:
+    fn: Callable
+    active: tuple[str, ...]
+    ctx: Any  # transforms.context.Context
+    source: SourceInfo | None = None
+    tree: Any = None
+    namer: Namer = field(default_factory=Namer)
+    injected: dict[str, Any] = field(default_factory=dict)  # name in emitted code -> object
+    callees: dict[str, Callee] = field(default_factory=dict)
+    deps: dict[str, Any] = field(default_factory=dict)  # root names resolution depended on
+    notes: dict[str, list[str]] = field(default_factory=dict)  # stage -> header comment lines
+    bp_name: str = ""
+    cont_name: str = "k"
+    is_entry: bool = False  # transformed for grad/vjp itself (its shift stage shows the reset)
+    active_names: set[str] = field(default_factory=set)  # set by Activity
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per pass
+    text: str = ""  # the emitted module
+    line_map: dict[int, int] = field(default_factory=dict)  # emitted line -> user line
+
+    # ------------------------------------------------------------------ environment
+
+    @property
+    def env_globals(self) -> dict:
+        return self.fn.__globals__
+
+    def closure_vars(self) -> dict[str, Any]:
+        code = self.fn.__code__
+        cells = self.fn.__closure__ or ()
+        out = {}
+        for n, c in zip(code.co_freevars, cells):
+            try:
+                out[n] = c.cell_contents
+            except ValueError:  # empty cell: defined later in the enclosing function
+                pass
+        return out
+
+    def lookup(self, ident: str):
+        """The object a free name of the function refers to now: closure, globals, builtins."""
+        closure = self.closure_vars()
+        if ident in closure:
+            return True, closure[ident]
+        g = self.env_globals
+        if ident in g:
+            return True, g[ident]
+        b = g.get("__builtins__", builtins)
+        b = b if isinstance(b, dict) else vars(b)
+        if ident in b:
+            return True, b[ident]
+        return False, None
+
+    # ------------------------------------------------------------------ names the emitted code needs
+
+    def inject(self, obj, preferred: str) -> str:
+        """A name under which the emitted code can refer to ``obj``."""
+        for n, o in self.injected.items():
+            if o is obj and not isinstance(o, Callee):
+                return n
+        found, current = self.lookup(preferred)
+        if found and current is obj and preferred not in self.injected:
+            self.namer.reserve(preferred)
+            self.injected[preferred] = obj
+            return preferred
+        n = self.namer.fresh(preferred)
+        self.injected[n] = obj
+        return n
+
+    def inject_callee(self, fn, active: tuple[str, ...]) -> str:
+        for c in self.callees.values():
+            if c.fn is fn and c.active == active:
+                return c.name
+        if fn is self.fn and active == self.active:
+            return self.bp_name
+        base = getattr(fn, "__name__", "f")
+        if base == "<lambda>":
+            base = "lambda"
+        n = self.namer.backpropagator(base)
+        self.callees[n] = Callee(fn, active, n)
+        return n
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def error(self, message: str, node=None, hint: str | None = None) -> TransformError:
+        src = self.source
+        lineno = getattr(node, "lineno", None) if node is not None else None
+        col = getattr(node, "col_offset", None) if node is not None else None
+        end_col = getattr(node, "end_col_offset", None) if node is not None else None
+        if node is not None and getattr(node, "end_lineno", lineno) != lineno:
+            end_col = None
+        filename = src.filename if src else None
+        line = src.line(lineno) if src and lineno else None
+        if line is not None and end_col is None and col is not None:
+            end_col = len(line)
+        return TransformError(
+            message,
+            filename=filename,
+            lineno=lineno,
+            col=col,
+            end_col=end_col,
+            hint=hint,
+            source_line=line,
+        )
