@@ -104,12 +104,25 @@ def specialize(fn: Callable, active: tuple[str, ...]) -> Spec:
         return spec
 
 
-def run_pipeline(fn, active, record=False, check=False, upto=None, entry=True):
+def run_pipeline(fn, active, record=False, check=False, upto=None, entry=True, skip=()):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
     unit = Unit(fn, tuple(active), CONTEXT)
     unit.is_entry = entry
-    stages = pipeline.run(unit, record=record, check=check, upto=upto)
+    stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
     return unit, stages
+
+
+def variant(fn, active, skip=(), check=True) -> Spec:
+    """An uncached backpropagator built with some passes left out (for tests); callees are the
+    regular cached ones."""
+    unit, _ = run_pipeline(fn, tuple(active), check=check, entry=False, skip=skip)
+    path = _write(unit)
+    spec = Spec(fn, tuple(active), unit.bp_name, unit.text, path, unit.line_map, dict(unit.injected))
+    spec.code = _compile(unit, path)
+    for name, c in unit.callees.items():
+        spec.callee_specs[name] = specialize(c.fn, c.active)
+    _link({(fn, tuple(active)): spec})
+    return spec
 
 
 def _build(fn, active, building) -> Spec:

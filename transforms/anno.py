@@ -20,7 +20,7 @@ TEMP = "temp"  # normalize: the name is a temporary the normalizer introduced
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation
-OWNER = "owner"  # cps: adjoint variable owner bookkeeping
+BOOKKEEPING = "bookkeeping"  # cps: an adjoint's initialization, a function's epilogue, a join call
 
 
 def getanno(node, key, default=None):

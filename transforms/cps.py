@@ -35,6 +35,11 @@ from transforms.shift_reset import is_shift, shift_info
 from transforms.unit import Unit
 
 
+def _bookkeeping(stmt):
+    """Mark a statement that is plumbing, not the user's computation (no source comment)."""
+    return anno.setanno(stmt, anno.BOOKKEEPING, True)
+
+
 class Scope:
     """One Python function of the output: what it binds, and the adjoints it borrows."""
 
@@ -148,7 +153,7 @@ class LowerCPS:
         for n in names:
             if n in self.active:
                 s = A.assign(self.bar(n), A.const(None))
-                out.append(self.loc(s, origin))
+                out.append(_bookkeeping(self.loc(s, origin)))
         return out
 
     def epilogue(self, names, origin, known=None) -> list:
@@ -166,7 +171,7 @@ class LowerCPS:
         if not values:
             return []
         value = values[0] if len(values) == 1 else A.tuple_(values)
-        return [self.loc(A.return_(value), origin)]
+        return [_bookkeeping(self.loc(A.return_(value), origin))]
 
     def accumulate(self, name: str, value, scope: Scope, origin):
         """``name_bar = acc(name_bar, value)``, borrowing the adjoint from its owner if need be."""
@@ -301,8 +306,7 @@ class LowerCPS:
     def if_(self, s, rest, scope: Scope, env: dict, tail) -> list:
         test = rename(A.deepcopy(s.test), self.env_map(env))
         if not rest:
-            body = self.block(s.body, scope, dict(env), tail) or [A.Pass()]
-            orelse = self.block(s.orelse, scope, dict(env), tail)
+            body, orelse = self.branches(s, scope, env, tail)
             return [self.loc(A.if_(test, body, orelse), s)]
 
         needed = read_in(rest) | getattr(tail, "uses", set())
@@ -329,7 +333,7 @@ class LowerCPS:
             call = A.call(jname, args)
             actives = [(j, branch_env.get(j)) for j in joins if j in self.active]
             if not actives:
-                return [self.loc(A.expr_stmt(call), s)]
+                return [_bookkeeping(self.loc(A.expr_stmt(call), s))]
             got = [self.namer.fresh(f"{j}_bar_join") for j, _ in actives]
             if len(got) == 1:
                 out = [self.loc(A.assign(got[0], call), s)]
@@ -338,12 +342,20 @@ class LowerCPS:
             for (j, cur), g in zip(actives, got):
                 if cur is not None:
                     out.append(self.accumulate(cur, A.name(g), branch_scope, s))
-            return out
+            return [_bookkeeping(x) for x in out]
 
         join_tail.uses = set(joins)
-        body = self.block(s.body, scope, dict(env), join_tail) or [A.Pass()]
-        orelse = self.block(s.orelse, scope, dict(env), join_tail)
+        body, orelse = self.branches(s, scope, env, join_tail)
         return [jdef, self.loc(A.if_(test, body, orelse), s)]
+
+    def branches(self, s, scope: Scope, env: dict, tail):
+        """Lower both branches; a name bound in one is not bound on the other's path."""
+        before = set(scope.bound)
+        body = self.block(s.body, scope, dict(env), tail) or [A.Pass()]
+        after_body, scope.bound = scope.bound, set(before)
+        orelse = self.block(s.orelse, scope, dict(env), tail)
+        scope.bound |= after_body
+        return body, orelse
 
     # ------------------------------------------------------------------ return
 

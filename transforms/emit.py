@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import types
 
+from transforms import anno
 from transforms import astlib as A
 from transforms.shift_reset import is_shift
 from transforms.unit import Unit
@@ -41,14 +42,15 @@ class Renderer:
             self.add("@" + A.expr_source(d), indent)
         header = A.to_source(A.function(fdef.name, fdef.args, [A.Pass()])).splitlines()[0]
         self.add(header, indent, fdef.lineno)
-        self.block(fdef.body, indent + 1)
+        self.block(fdef.body, indent + 1, function_body=True)
 
-    def block(self, stmts, indent: int) -> None:
+    def block(self, stmts, indent: int, function_body: bool = False) -> None:
         last_comment = None
         for i, s in enumerate(stmts):
             line = getattr(s, "lineno", None)
             if isinstance(s, A.FunctionDef):
-                if i > 0 and self.lines and self.lines[-1] != "":
+                # black's layout: a blank line around a nested def, except first in a function
+                if not (i == 0 and function_body) and self.lines and self.lines[-1] != "":
                     self.add("", 0)
                 self.function(s, indent)
                 if i + 1 < len(stmts):
@@ -61,6 +63,7 @@ class Renderer:
                 and line != last_comment
                 and line != self.skip_line
                 and not isinstance(s, (A.Nonlocal, A.Pass))
+                and not anno.getanno(s, anno.BOOKKEEPING)
             ):
                 self.comment(line, s, indent)
                 last_comment = line
@@ -79,7 +82,7 @@ class Renderer:
     def if_(self, s, indent: int, keyword: str = "if") -> None:
         self.add(f"{keyword} {A.expr_source(s.test)}:", indent, s.lineno)
         self.block(s.body, indent + 1)
-        if len(s.orelse) == 1 and isinstance(s.orelse[0], A.If) and not self.comments:
+        if len(s.orelse) == 1 and isinstance(s.orelse[0], A.If):
             self.if_(s.orelse[0], indent, "elif")
         elif s.orelse:
             self.add("else:", indent, s.lineno)
@@ -89,8 +92,6 @@ class Renderer:
         text = self.source.line(line).strip()
         if not text:
             return
-        if (getattr(stmt, "end_lineno", line) or line) > line:
-            text += " ..."
         self.add("# " + text, indent)
 
     def text(self) -> str:
@@ -146,9 +147,7 @@ class Emit:
             + (wrt if len(unit.active) < 2 else "(" + wrt + ")")
             + ". Do not edit.",
         ]
-        imports = []
-        for name in sorted(unit.injected):
-            imports.append(import_line(name, unit.injected[name]))
+        imports = _merge_imports(import_line(n, unit.injected[n]) for n in sorted(unit.injected))
         callees = []
         for name in sorted(unit.callees):
             c = unit.callees[name]
@@ -157,7 +156,7 @@ class Emit:
                 f"with respect to {', '.join(c.active)}"
             )
         r = Renderer(unit, comments=True)
-        for line in header + sorted(imports, key=_import_order) + callees:
+        for line in header + imports + ([""] if imports and callees else []) + callees:
             r.add(line, 0)
         r.add("", 0)
         r.add("", 0)
@@ -166,5 +165,18 @@ class Emit:
         unit.line_map = {i + 1: u for i, u in enumerate(r.origin) if u is not None}
 
 
-def _import_order(line: str):
-    return (line.startswith("#"), not line.startswith("import"), line)
+def _merge_imports(lines) -> list[str]:
+    """``from m import a`` and ``from m import b`` as one line; plain imports first."""
+    plain, froms, other = [], {}, []
+    for line in lines:
+        if line.startswith("import "):
+            plain.append(line)
+        elif line.startswith("from "):
+            mod, names = line[5:].split(" import ", 1)
+            froms.setdefault(mod, []).append(names)
+        else:
+            other.append(line)
+    out = sorted(plain)
+    for mod in sorted(froms):
+        out.append(f"from {mod} import {', '.join(sorted(froms[mod]))}")
+    return out + sorted(other)

@@ -47,13 +47,19 @@ class Stage:
     notes: list[str] = field(default_factory=list)
 
 
-def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None = None):
-    """Run the pipeline on ``unit``; return the recorded stages (empty unless ``record``)."""
+def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None = None, skip=()):
+    """Run the pipeline on ``unit``; return the recorded stages (empty unless ``record``).
+
+    ``skip`` leaves out passes that only improve the program (the tests run the emitted code
+    without Simplify to check that simplifying changes no gradient).
+    """
     stages: list[Stage] = []
     timings: dict[str, float] = {}
     if upto is not None and upto not in STAGES:
         raise ValueError(f"no stage {upto!r}; the stages are {', '.join(STAGES)}")
     for cls, what in PIPELINE:
+        if cls.name in skip:
+            continue
         p = cls()
         t0 = time.perf_counter()
         try:

@@ -339,7 +339,8 @@ class ShiftReset:
         if not active_params:
             return [A.expr_stmt(call)], info
         namer = unit.namer
-        returned = [namer.fresh(f"{label}_{p}_bar") for p in active_params]
+        operand_of = {p: operand for p, operand, _ in flows}
+        returned = [namer.fresh(f"{operand_of[p]}_bar_{label}") for p in active_params]
         if len(returned) == 1:
             body = [A.assign(returned[0], call)]
         else:

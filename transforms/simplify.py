@@ -19,12 +19,15 @@ previous one's and compare the gradients.
 
 from __future__ import annotations
 
+import re
+
 from transforms import anno
 from transforms import astlib as A
 from transforms import scoping as S
 from transforms.unit import Unit
 
 NONE, SET, MAYBE = "none", "set", "maybe"
+_VERSIONED = re.compile(r"_\d+$")
 
 
 def functions(tree) -> list:
@@ -64,11 +67,13 @@ class Simplify:
         root = unit.tree
         while self.inline_one(root):
             pass
+        self.effects = closure_effects(root)
         for f in functions(root):
             self.definedness(f)
         changed = True
         while changed:
             changed = False
+            self.effects = closure_effects(root)
             for f in functions(root):
                 changed |= self.copies(f)
                 changed |= self.dead_stores(f)
@@ -208,24 +213,40 @@ class Simplify:
 
     def definedness(self, f) -> None:
         state = {p: SET for p in A.arg_names(f.args)}
-        self._flow(f, f.body, state)
+        self._flow(f, f.body, state, rewrite=True)
 
-    def _flow(self, f, block, state) -> dict:
+    def _definite_writes(self, g) -> set[str]:
+        """Borrowed names every run of ``g`` assigns (a continuation runs exactly once)."""
+        state = {p: SET for p in A.arg_names(g.args)}
+        end = self._flow(g, g.body, state, rewrite=False)
+        return {w for w in S.declared_nonlocal(g) if end.get(w) == SET}
+
+    def _flow(self, f, block, state, rewrite: bool) -> dict:
         for s in block:
             if isinstance(s, A.FunctionDef):
                 continue
             if isinstance(s, A.If):
-                a = self._flow(f, s.body, dict(state))
-                b = self._flow(f, s.orelse, dict(state))
+                a = self._flow(f, s.body, dict(state), rewrite)
+                b = self._flow(f, s.orelse, dict(state), rewrite)
                 state = _join(a, b)
                 continue
-            _Rewrite(self, state).visit(s)
-            # closures this statement may run can set adjoints they borrow
-            for g in S.nested_functions(f):
-                if any(isinstance(n, A.Name) and n.id == g.name for n in A.walk(s)):
-                    for w in S.writes_through(g):
-                        if state.get(w, MAYBE) == NONE:
-                            state[w] = MAYBE
+            if rewrite:
+                _Rewrite(self, state).visit(s)
+            # Closures this statement runs (and the closures they run) can set adjoints they
+            # borrow. A continuation nested here runs exactly once -- called here, or passed to a
+            # backpropagator, which calls it once -- so what it always sets is set after.
+            _, writes = self.effects
+            nested = {g.name: g for g in S.nested_functions(f)}
+            for name in {n.id for n in A.walk(s) if isinstance(n, A.Name)} & set(writes):
+                g = nested.get(name)
+                definite = (
+                    self._definite_writes(g) if g is not None and anno.hasanno(g, anno.CONT) else set()
+                )
+                for w in writes[name]:
+                    if w in definite:
+                        state[w] = SET
+                    elif state.get(w, MAYBE) == NONE:
+                        state[w] = MAYBE
             if isinstance(s, A.Assign):
                 t = s.targets[0]
                 if isinstance(t, A.Name):
@@ -240,9 +261,25 @@ class Simplify:
 
     def copies(self, f) -> bool:
         counts = S.assignment_counts(f)
+        loads = S.load_counts(f)
         params = set(A.arg_names(f.args))
         borrowed = S.declared_nonlocal(f)
         local = S.local_names(f)
+        for block in statement_lists(f):
+            # b = e; a = b  ->  a = e   (b used nowhere else)
+            for first, second in zip(block, block[1:]):
+                if (
+                    isinstance(first, A.Assign)
+                    and isinstance(second, A.Assign)
+                    and isinstance(first.targets[0], A.Name)
+                    and isinstance(second.targets[0], A.Name)
+                    and A.is_name(second.value, first.targets[0].id)
+                ):
+                    b = first.targets[0].id
+                    if b not in params and b not in borrowed and counts.get(b) == 1 and loads.get(b) == 1:
+                        first.targets = second.targets
+                        block.remove(second)
+                        return True
         for block in statement_lists(f):
             for s in list(block):
                 if not (
@@ -259,12 +296,23 @@ class Simplify:
                     continue
                 if b not in local or counts.get(b, 0) + (b in params) > 1:
                     continue
+                if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
+                    if self._can_rename(f, b, a):
+                        block.remove(s)
+                        S.rename_free(f.body, {b: a})
+                        return True
                 if not self._can_rename(f, a, b):
                     continue
                 block.remove(s)
                 S.rename_free(f.body, {a: b})
                 return True
         return False
+
+    def _prefer(self, a: str, b: str) -> bool:
+        """Keep the copy's target ``a`` rather than its source ``b``? (A user name over a temporary.)"""
+        return "_join" in b or b in self.namer.temps or (
+            _VERSIONED.search(b) is not None and _VERSIONED.search(a) is None
+        )
 
     @staticmethod
     def _can_rename(f, a: str, b: str) -> bool:
@@ -282,10 +330,11 @@ class Simplify:
         return changed[0]
 
     def _reads(self, f, node) -> set[str]:
+        """Names a statement reads, including through the closures it runs."""
         out = {n.id for n in A.walk(node) if isinstance(n, A.Name) and isinstance(n.ctx, A.Load)}
-        for g in S.nested_functions(f):
-            if g.name in out:
-                out |= S.free_names(g)
+        reads, writes = self.effects
+        for name in out & set(reads):
+            out = out | reads[name] | writes[name]
         return out
 
     def _removable(self, f, s) -> bool:
@@ -351,7 +400,10 @@ class Simplify:
                 t = s.targets[0].id
                 if t not in self.namer.temps or counts.get(t) != 1 or loads.get(t) != 1:
                     continue
-                nxt = block[i + 1]
+                j = i + 1
+                while j < len(block) - 1 and _inert(block[j]):
+                    j += 1  # a def runs nothing: the temporary can move past it
+                nxt = block[j]
                 where = nxt.test if isinstance(nxt, A.If) else nxt
                 if isinstance(nxt, (A.FunctionDef, A.Nonlocal)):
                     continue
@@ -364,13 +416,44 @@ class Simplify:
                     continue
                 if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
                     continue
-                _replace(where, uses[0], A.deepcopy(s.value))
+                _replace(nxt, uses[0], A.deepcopy(s.value))
                 del block[i]
                 return True
         return False
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def closure_effects(root):
+    """For each function nested in ``root``: the outer names a call of it may read and write,
+    following the calls it makes to other local functions (a join called from a continuation)."""
+    defs = {f.name: f for f in functions(root) if f is not root}
+    reads = {n: set(S.free_names(f)) for n, f in defs.items()}
+    writes = {n: set(S.writes_through(f)) for n, f in defs.items()}
+    calls = {n: (A.names_in(f) & set(defs)) - {n} for n, f in defs.items()}
+    changed = True
+    while changed:
+        changed = False
+        for n in defs:
+            for m in calls[n]:
+                if not (reads[m] <= reads[n] and writes[m] <= writes[n]):
+                    reads[n] |= reads[m]
+                    writes[n] |= writes[m]
+                    changed = True
+    return reads, writes
+
+
+def _inert(stmt) -> bool:
+    """A statement whose execution evaluates nothing: a plain def, a declaration."""
+    if isinstance(stmt, A.Nonlocal):
+        return True
+    return (
+        isinstance(stmt, A.FunctionDef)
+        and not stmt.decorator_list
+        and not stmt.args.defaults
+        and not any(stmt.args.kw_defaults)
+    )
 
 
 def _join(a: dict, b: dict) -> dict:

@@ -1,0 +1,15 @@
+"""Helpers the corpus imports from another module, as a user's project would."""
+
+import numpy as np
+
+
+def scaled(x, factor=2.0):
+    return x * factor
+
+
+def affine(a, b, shift=0.0):
+    return a * b + shift + np.cos(a)
+
+
+def chain(x):
+    return scaled(affine(x, x), factor=1.5)
