@@ -130,7 +130,9 @@ class Unit:
         filename = src.filename if src else None
         line = src.line(lineno) if src and lineno else None
         if line is not None and end_col is None and col is not None:
-            end_col = len(line)
+            # a statement over several lines: underline its first word (`while`, `try`)
+            words = line[col:].split()
+            end_col = col + (len(words[0]) if words else 1)
         return TransformError(
             message,
             filename=filename,

@@ -1,0 +1,148 @@
+"""Functions cpsad must refuse, each with a clear error at the marked line.
+
+A line ending in ``# E: text`` is where the error must point; ``text`` must be in its message.
+"""
+
+import math
+
+import numpy as np
+
+G = 1.0
+
+
+def uses_global(x):
+    global G  # E: `global` is not supported
+    return x * G
+
+
+def uses_try(x):
+    try:  # E: `try` is not supported
+        return x * 2
+    except ValueError:
+        return x
+
+
+def uses_with(x):
+    with open("f") as fh:  # E: `with` is not supported
+        return x * len(fh.read())
+
+
+def uses_yield(x):
+    yield x * 2  # E: generators
+
+
+def uses_class(x):
+    class Point:  # E: a class defined inside
+        pass
+
+    return x
+
+
+def uses_import(x):
+    import cmath  # E: `import` inside
+
+    return cmath.sin(x)
+
+
+def uses_walrus(x):
+    if (y := x * 2) > 1:  # E: walrus
+        return y
+    return x
+
+
+def uses_match(x):
+    match x:  # E: `match` is not supported
+        case 1:
+            return x
+    return x
+
+
+def uses_del(x):
+    y = x * 2
+    del y  # E: `del` is not supported
+    return x
+
+
+def uses_star_target(xs):
+    a, *rest = xs  # E: starred assignment
+    return a
+
+
+def unknown_function(x):
+    return math.lgamma(x) * 2  # E: has no derivative rule
+
+
+def stores_into_active(x):
+    y = x * 2.0
+    y[0] = 3.0  # E: assigning into part of a differentiable value
+    return np.sum(y)
+
+
+def method_without_rule(x):
+    return x.cumsum().sum()  # E: the method `.cumsum()`
+
+
+def dynamic_call(f, x):
+    return f(x)  # E: only known at run time
+
+
+def inplace_method(x):
+    y = x * 2.0
+    y.sort()  # E: for its effect on a differentiable value
+    return np.sum(y)
+
+
+def nested_def(x):
+    def inner(y):  # E: functions defined inside
+        return y * 2
+
+    return inner(x)
+
+
+def uses_lambda(x):
+    f = lambda y: y * 2  # E: `lambda` inside  # noqa: E731
+    return f(x)
+
+
+def uses_loop(x):
+    for i in range(3):  # E: `for` loops
+        x = x * 2
+    return x
+
+
+def uses_while(x):
+    while x < 10:  # E: `while` loops
+        x = x * 2
+    return x
+
+
+def bad_kwarg(x):
+    return np.sum(x, dtype=float)  # E: does not match what cpsad's derivative rule supports
+
+
+def indexed_nondiff(x):
+    return np.floor(x) * x  # no error: floor has zero derivative
+
+
+CASES = [
+    uses_global,
+    uses_try,
+    uses_with,
+    uses_yield,
+    uses_class,
+    uses_import,
+    uses_walrus,
+    uses_match,
+    uses_del,
+    uses_star_target,
+    unknown_function,
+    stores_into_active,
+    method_without_rule,
+    dynamic_call,
+    inplace_method,
+    nested_def,
+    uses_lambda,
+    uses_loop,
+    uses_while,
+    bad_kwarg,
+]

@@ -1,0 +1,75 @@
+"""Unsupported code is a TransformError at the user's line, with a caret and a hint -- never a crash."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import cpsad
+from tests import corpus_errors
+
+
+def expected(f):
+    lines, first = inspect.getsourcelines(f)
+    for i, line in enumerate(lines):
+        m = re.search(r"# E: (.*?)(  #|$)", line)
+        if m:
+            return first + i, m.group(1).strip(), line.rstrip("\n")
+    raise AssertionError(f"{f.__name__} has no '# E:' marker")
+
+
+def args_for(f):
+    if f is corpus_errors.dynamic_call:
+        return (np.sin, 0.5), 1
+    if f in (corpus_errors.stores_into_active, corpus_errors.method_without_rule,
+             corpus_errors.inplace_method, corpus_errors.bad_kwarg, corpus_errors.uses_star_target):
+        return (np.array([1.0, 2.0]),), 0
+    return (0.5,), 0
+
+
+@pytest.mark.parametrize("f", corpus_errors.CASES, ids=[f.__name__ for f in corpus_errors.CASES])
+def test_error_points_at_the_line(f):
+    lineno, message, line = expected(f)
+    args, argnums = args_for(f)
+    with pytest.raises(cpsad.TransformError) as info:
+        cpsad.grad(f, argnums=argnums)(*args)
+    e = info.value
+    assert isinstance(e, SyntaxError)
+    assert e.filename == inspect.getsourcefile(corpus_errors)
+    assert e.lineno == lineno, str(e)
+    assert message in e.message, str(e)
+    assert e.hint, "every error says what to write instead"
+    text = str(e)
+    first, src, caret, *rest = text.splitlines()
+    assert first.startswith(f"{e.filename}:{lineno}:{e.col + 1}: error: ")
+    assert src.strip() == line.strip()
+    # the caret sits under the construct: the first caret is on a non-blank character
+    col = caret.index("^")
+    assert src[col] != " "
+    assert rest[-1].startswith("hint: ")
+
+
+def test_zero_derivative_function_is_not_an_error():
+    g = cpsad.grad(corpus_errors.indexed_nondiff)(1.7)
+    assert g == pytest.approx(np.floor(1.7))
+
+
+def test_grad_of_vector_output_says_scalar():
+    def f(x):
+        return x * 2.0
+
+    with pytest.raises(TypeError, match="scalar"):
+        cpsad.grad(f)(np.ones(3))
+
+
+def test_function_without_source():
+    ns = {}
+    exec("def f(x):\n    return x * 2\n", ns)
+    with pytest.raises(cpsad.TransformError, match="cannot read the source"):
+        cpsad.grad(ns["f"])(1.0)
+
+
+def test_not_a_function():
+    with pytest.raises(TypeError, match="Python functions"):
+        cpsad.grad(np.sin)(1.0)
