@@ -258,11 +258,21 @@ def module(body) -> Module:
 
 
 def copy_location(new: AST, old: AST) -> AST:
-    """Give ``new`` (and its children without a location) the source location of ``old``."""
-    for child in walk(new):
+    """Give ``new`` and its children without a location the source location of ``old``.
+
+    A child that has a location keeps it, and so does everything below it.
+    """
+    if not hasattr(old, "lineno"):
+        return new
+    stack = [new]
+    while stack:
+        node = stack.pop()
+        if getattr(node, "lineno", None) is not None and node is not new:
+            continue
         for a in LOCATION:
-            if getattr(child, a, None) is None and hasattr(old, a):
-                setattr(child, a, getattr(old, a))
+            if getattr(node, a, None) is None and hasattr(old, a):
+                setattr(node, a, getattr(old, a))
+        stack.extend(iter_child_nodes(node))
     return new
 
 

@@ -1,17 +1,95 @@
 """Read-only facts about Python scoping in generated code: what a function binds, borrows and reads.
 
-Used by Simplify to inline closures without capturing names, and to know which calls can change
-an adjoint through ``nonlocal``. Nothing here rewrites a tree.
+``analyze(root)`` visits a tree once and returns, for every function in it, a ``Facts`` record:
+its parameters, the names it stores and loads in its own scope, what it declares ``nonlocal``, its
+nested functions, and -- following Python's rules -- its local and free names and what a call of it
+may assign in enclosing scopes. Simplify uses these to inline closures without capturing names
+and to know which calls can change an adjoint. Nothing here rewrites a tree.
 
 >>> from transforms import astlib as A
 >>> f = A.parse("def f(a):\\n    b = a\\n    def g():\\n        nonlocal b\\n        b = 2\\n").body[0]
->>> sorted(local_names(f)), sorted(writes_through(f.body[1]))
+>>> facts = analyze(f)
+>>> sorted(facts[id(f)].local), sorted(facts[id(f.body[1])].writes)
 (['a', 'b', 'g'], ['b'])
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from transforms import astlib as A
+
+
+@dataclass
+class Facts:
+    fdef: object
+    params: set[str] = field(default_factory=set)
+    stores: dict[str, int] = field(default_factory=dict)  # own scope
+    loads: dict[str, int] = field(default_factory=dict)  # own scope
+    declared: set[str] = field(default_factory=set)  # nonlocal declarations
+    nested: list = field(default_factory=list)  # function defs directly in this scope
+    local: set[str] = field(default_factory=set)
+    free: set[str] = field(default_factory=set)  # names it (or anything nested) uses but does not bind
+    writes: set[str] = field(default_factory=set)  # enclosing names a call may assign (nonlocal)
+    assignments: dict[str, int] = field(default_factory=dict)  # stores, plus nested nonlocal writes
+    reads: dict[str, int] = field(default_factory=dict)  # loads, plus uses by nested functions
+    returns: int = 0  # return statements in its own scope
+
+
+def analyze(root) -> dict[int, Facts]:
+    """Facts of ``root`` and every function nested in it, keyed by ``id`` of the def node."""
+    out: dict[int, Facts] = {}
+    _facts(root, out)
+    return out
+
+
+def _facts(fdef, out) -> Facts:
+    f = Facts(fdef, params=set(A.arg_names(fdef.args)))
+    stack = list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.FunctionDef):
+            f.nested.append(n)
+            f.stores[n.name] = f.stores.get(n.name, 0) + 1
+            stack.extend(n.decorator_list)
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, A.Name):
+            counts = f.loads if isinstance(n.ctx, A.Load) else f.stores
+            counts[n.id] = counts.get(n.id, 0) + 1
+            continue
+        if isinstance(n, A.Nonlocal):
+            f.declared.update(n.names)
+            continue
+        if isinstance(n, A.Return):
+            f.returns += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, list):
+                stack.extend(x for x in v if isinstance(x, A.AST))
+            elif isinstance(v, A.AST):
+                stack.append(v)
+    f.nested.sort(key=lambda d: (getattr(d, "lineno", 0) or 0))
+    f.local = (f.params | set(f.stores)) - f.declared
+    f.free = (set(f.loads) | set(f.stores)) - f.local
+    f.free |= f.declared
+    f.writes = set(f.declared)
+    f.assignments = dict(f.stores)
+    f.reads = dict(f.loads)
+    for g in f.nested:
+        gf = _facts(g, out)
+        f.free |= gf.free - f.local
+        f.writes |= gf.writes - f.local
+        for w in gf.writes:
+            f.assignments[w] = f.assignments.get(w, 0) + 1
+        for r in gf.free:
+            f.reads[r] = f.reads.get(r, 0) + 1
+    out[id(fdef)] = f
+    return f
+
+
+# ----------------------------------------------------------------------------- single questions
 
 
 def own_nodes(fdef):
@@ -31,87 +109,42 @@ def walk_own(node):
         stack.extend(reversed(list(A.iter_child_nodes(n))))
 
 
+def facts(fdef) -> Facts:
+    return analyze(fdef)[id(fdef)]
+
+
 def nested_functions(fdef) -> list:
     """Function definitions directly inside ``fdef``'s scope (in branches too)."""
-    return [n for n in own_nodes(fdef) if isinstance(n, A.FunctionDef)]
+    return facts(fdef).nested
 
 
 def declared_nonlocal(fdef) -> set[str]:
-    out: set[str] = set()
-    for n in own_nodes(fdef):
-        if isinstance(n, A.Nonlocal):
-            out.update(n.names)
-    return out
+    return facts(fdef).declared
 
 
 def local_names(fdef) -> set[str]:
     """Names local to ``fdef``: parameters, assignment targets, nested def names; not nonlocals."""
-    out = set(A.arg_names(fdef.args))
-    for n in own_nodes(fdef):
-        if isinstance(n, A.Name) and isinstance(n.ctx, (A.Store, A.Param)):
-            out.add(n.id)
-        elif isinstance(n, A.FunctionDef):
-            out.add(n.name)
-    return out - declared_nonlocal(fdef)
+    return facts(fdef).local
 
 
 def free_names(fdef) -> set[str]:
     """Names ``fdef`` (or anything nested in it) reads or writes but does not bind."""
-    local = local_names(fdef)
-    out: set[str] = set()
-    for n in own_nodes(fdef):
-        if isinstance(n, A.Name) and n.id not in local:
-            out.add(n.id)
-    out |= declared_nonlocal(fdef)
-    for g in nested_functions(fdef):
-        out |= free_names(g) - local
-    return out
+    return facts(fdef).free
 
 
 def writes_through(fdef) -> set[str]:
     """Names of enclosing scopes that calling ``fdef`` may assign (via ``nonlocal``, transitively)."""
-    own = declared_nonlocal(fdef)
-    local = local_names(fdef)
-    out = set(own)
-    for g in nested_functions(fdef):
-        out |= writes_through(g) - local
-    return out
+    return facts(fdef).writes
 
 
 def assignment_counts(fdef) -> dict[str, int]:
     """How many times each name is assigned in ``fdef``'s own scope (nonlocal writes included)."""
-    counts: dict[str, int] = {}
-    for n in own_nodes(fdef):
-        if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
-            counts[n.id] = counts.get(n.id, 0) + 1
-    for g in nested_functions(fdef):
-        for w in writes_through(g):
-            counts[w] = counts.get(w, 0) + 1
-    return counts
+    return facts(fdef).assignments
 
 
 def load_counts(fdef) -> dict[str, int]:
     """How many times each name is read in ``fdef``'s scope, counting reads by nested functions."""
-    counts: dict[str, int] = {}
-    for n in own_nodes(fdef):
-        if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
-            counts[n.id] = counts.get(n.id, 0) + 1
-    for g in nested_functions(fdef):
-        for f in free_names(g):
-            counts[f] = counts.get(f, 0) + 1
-    return counts
-
-
-def references(fdef, name: str) -> int:
-    """Occurrences of ``name`` in ``fdef``'s scope and in nested functions that do not rebind it."""
-    count = 0
-    for n in own_nodes(fdef):
-        if isinstance(n, A.Name) and n.id == name:
-            count += 1
-    for g in nested_functions(fdef):
-        if name in free_names(g):
-            count += references(g, name)
-    return count
+    return facts(fdef).reads
 
 
 def rename_free(node, mapping: dict[str, str]) -> None:

@@ -65,19 +65,23 @@ class Simplify:
         self.acc = unit.inject(ctx.runtime("acc"), "acc")
         self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
         root = unit.tree
-        while self.inline_one(root):
-            pass
-        self.effects = closure_effects(root)
+        self.inline_all(root)
+        self.analyze(root)
+        self._definite: dict[int, set] = {}
         for f in functions(root):
             self.definedness(f)
-        changed = True
-        while changed:
+        while True:
+            self.analyze(root)
             changed = False
-            self.effects = closure_effects(root)
             for f in functions(root):
                 changed |= self.copies(f)
+            if changed:
+                continue  # names moved: analyse again before anything else reads them
+            for f in functions(root):
                 changed |= self.dead_stores(f)
                 changed |= self.forward_substitute(f)
+            if not changed:
+                break
         _Peephole().visit(root)
         for f in functions(root):
             _drop_empty(f)
@@ -86,33 +90,45 @@ class Simplify:
             if n not in used and n not in unit.callees:
                 del unit.injected[n]
 
+    def analyze(self, root) -> None:
+        """Scope facts of every function, and what each closure's calls read and write."""
+        self.facts = S.analyze(root)
+        self.effects = closure_effects(root, self.facts)
+
     # ------------------------------------------------------------------ 1. inline
 
-    def inline_one(self, root) -> bool:
-        for f in functions(root):
-            for block in statement_lists(f):
-                for d in list(block):
-                    if isinstance(d, A.FunctionDef) and anno.hasanno(d, anno.CONT):
-                        site = self._single_call(f, d)
-                        if site is not None:
-                            self.inline(f, d, block, *site)
-                            return True
-        return False
+    def inline_all(self, root) -> None:
+        """Inline every continuation called once, innermost first, so each moves in already flat."""
+        for f in reversed(functions(root)):  # deeper definitions come later in breadth-first order
+            while self.inline_into(f):
+                pass
 
-    def _single_call(self, f, d):
-        if S.references(f, d.name) != 1:
-            return None
-        if any(isinstance(n, A.Return) for s in d.body[:-1] for n in S.walk_own(s)):
-            return None  # a return before the end: not a simple block
+    def inline_into(self, f) -> bool:
+        facts = S.analyze(f)
+        own = facts[id(f)]
+        calls = {}
         for block in statement_lists(f):
             for i, s in enumerate(block):
                 if isinstance(s, (A.Assign, A.Expr)) and isinstance(s.value, A.Call):
                     func = s.value.func
-                    if isinstance(func, A.Name) and func.id == d.name and not s.value.keywords:
-                        return block, i
-        return None
+                    if isinstance(func, A.Name) and not s.value.keywords:
+                        calls.setdefault(func.id, (block, i))
+        for block in statement_lists(f):
+            for d in block:
+                if (
+                    isinstance(d, A.FunctionDef)
+                    and anno.hasanno(d, anno.CONT)
+                    and own.reads.get(d.name) == 1
+                    and own.loads.get(d.name) == 1
+                    and d.name in calls
+                    and facts[id(d)].returns == (1 if isinstance(d.body[-1], A.Return) else 0)
+                ):
+                    self.inline(f, d, block, *calls[d.name], facts)
+                    return True
+        return False
 
-    def inline(self, f, d, def_block, call_block, index) -> None:
+    def inline(self, f, d, def_block, call_block, index, facts) -> None:
+        """Beta-reduce the call ``call_block[index]`` of ``d``, renaming what would be captured."""
         call_stmt = call_block[index]
         call = call_stmt.value
         params = A.arg_names(d.args)
@@ -121,18 +137,20 @@ class Simplify:
             raise AssertionError("continuation call arity")
         targets = set()
         if isinstance(call_stmt, A.Assign):
-            for n in A.walk(call_stmt.targets[0]):
-                if isinstance(n, A.Name):
-                    targets.add(n.id)
-        d_locals = S.local_names(d)
-        d_assigned = S.assignment_counts(d)
-        outside = self._names_outside(f, d)
+            targets = {n.id for n in A.walk(call_stmt.targets[0]) if isinstance(n, A.Name)}
+        own, inner = facts[id(f)], facts[id(d)]
+        # names that mean something in f apart from d: a local of d that is one of them moves in
+        # under a new name
+        outside = set(own.loads) | set(own.stores) | own.params
+        for g in own.nested:
+            if g is not d:
+                outside |= facts[id(g)].free
         before = self._names_before(f, call_stmt, d)
         mapping = {}
-        for n in sorted(d_locals):
+        for n in sorted(inner.local):
             if n in params:
                 arg = args[params.index(n)]
-                if A.is_name(arg, n) and not d_assigned.get(n):
+                if A.is_name(arg, n) and not inner.assignments.get(n):
                     continue  # the argument is the parameter itself
             if n in targets and n not in before:
                 continue  # the call's result variable and the continuation's own are one
@@ -154,27 +172,11 @@ class Simplify:
             result = A.const(None) if value is None else value
             stmts.append(A.copy_location(A.assign(call_stmt.targets[0], result), call_stmt))
         # d's borrowed adjoints: f owns them now, or borrows them in turn
-        f_locals = S.local_names(f) | set(A.arg_names(f.args))
-        borrowed = {m for m in S.declared_nonlocal(d)} - f_locals
+        borrowed = inner.declared - own.local
         call_block[index : index + 1] = stmts
         def_block.remove(d)
         if borrowed:
             self._add_nonlocals(f, borrowed)
-
-    def _names_outside(self, f, d) -> set[str]:
-        """Every name mentioned in ``f`` (nested functions included) outside ``d``."""
-        out = set(A.arg_names(f.args))
-        stack = [f]
-        while stack:
-            n = stack.pop()
-            if n is d:
-                continue
-            if isinstance(n, A.Name):
-                out.add(n.id)
-            elif isinstance(n, A.FunctionDef) and n is not f:
-                out.add(n.name)
-            stack.extend(A.iter_child_nodes(n))
-        return out
 
     def _names_before(self, f, stop, d) -> set[str]:
         """Names mentioned in ``f`` before statement ``stop`` (pre-order), outside ``d``."""
@@ -217,9 +219,13 @@ class Simplify:
 
     def _definite_writes(self, g) -> set[str]:
         """Borrowed names every run of ``g`` assigns (a continuation runs exactly once)."""
-        state = {p: SET for p in A.arg_names(g.args)}
-        end = self._flow(g, g.body, state, rewrite=False)
-        return {w for w in S.declared_nonlocal(g) if end.get(w) == SET}
+        cached = self._definite.get(id(g))
+        if cached is None:
+            state = {p: SET for p in A.arg_names(g.args)}
+            end = self._flow(g, g.body, state, rewrite=False)
+            declared = self.facts[id(g)].declared
+            cached = self._definite[id(g)] = {w for w in declared if end.get(w) == SET}
+        return cached
 
     def _flow(self, f, block, state, rewrite: bool) -> dict:
         for s in block:
@@ -236,7 +242,7 @@ class Simplify:
             # borrow. A continuation nested here runs exactly once -- called here, or passed to a
             # backpropagator, which calls it once -- so what it always sets is set after.
             _, writes = self.effects
-            nested = {g.name: g for g in S.nested_functions(f)}
+            nested = {g.name: g for g in self.facts[id(f)].nested}
             for name in {n.id for n in A.walk(s) if isinstance(n, A.Name)} & set(writes):
                 g = nested.get(name)
                 definite = (
@@ -260,14 +266,18 @@ class Simplify:
     # ------------------------------------------------------------------ 3. copies and dead stores
 
     def copies(self, f) -> bool:
-        counts = S.assignment_counts(f)
-        loads = S.load_counts(f)
-        params = set(A.arg_names(f.args))
-        borrowed = S.declared_nonlocal(f)
-        local = S.local_names(f)
+        """Remove copies ``a = b``; several per sweep, as long as they touch different names."""
+        fa = self.facts[id(f)]
+        counts, loads, params, borrowed, local = (
+            fa.assignments, fa.reads, fa.params, fa.declared, fa.local
+        )
+        touched: set[str] = set()
+        changed = False
         for block in statement_lists(f):
             # b = e; a = b  ->  a = e   (b used nowhere else)
-            for first, second in zip(block, block[1:]):
+            i = 0
+            while i < len(block) - 1:
+                first, second = block[i], block[i + 1]
                 if (
                     isinstance(first, A.Assign)
                     and isinstance(second, A.Assign)
@@ -275,11 +285,18 @@ class Simplify:
                     and isinstance(second.targets[0], A.Name)
                     and A.is_name(second.value, first.targets[0].id)
                 ):
-                    b = first.targets[0].id
-                    if b not in params and b not in borrowed and counts.get(b) == 1 and loads.get(b) == 1:
+                    b, a = first.targets[0].id, second.targets[0].id
+                    if (
+                        b not in params | borrowed | touched
+                        and a not in touched
+                        and counts.get(b) == 1
+                        and loads.get(b) == 1
+                    ):
                         first.targets = second.targets
-                        block.remove(second)
-                        return True
+                        del block[i + 1]
+                        touched |= {a, b}
+                        changed = True
+                i += 1
         for block in statement_lists(f):
             for s in list(block):
                 if not (
@@ -289,24 +306,33 @@ class Simplify:
                 ):
                     continue
                 a, b = s.targets[0].id, s.value.id
+                if a in touched or b in touched:
+                    continue
                 if a == b:
                     block.remove(s)
-                    return True
-                if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
+                    changed = True
                     continue
+                if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
+                    if not (self._prefer(a, b) and a not in params and a not in borrowed):
+                        continue
                 if b not in local or counts.get(b, 0) + (b in params) > 1:
                     continue
                 if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
                     if self._can_rename(f, b, a):
                         block.remove(s)
                         S.rename_free(f.body, {b: a})
-                        return True
+                        touched |= {a, b}
+                        changed = True
+                        continue
+                if counts.get(a, 0) != 1 or a in params or a in borrowed:
+                    continue
                 if not self._can_rename(f, a, b):
                     continue
                 block.remove(s)
                 S.rename_free(f.body, {a: b})
-                return True
-        return False
+                touched |= {a, b}
+                changed = True
+        return changed
 
     def _prefer(self, a: str, b: str) -> bool:
         """Keep the copy's target ``a`` rather than its source ``b``? (A user name over a temporary.)"""
@@ -314,17 +340,16 @@ class Simplify:
             _VERSIONED.search(b) is not None and _VERSIONED.search(a) is None
         )
 
-    @staticmethod
-    def _can_rename(f, a: str, b: str) -> bool:
+    def _can_rename(self, f, a: str, b: str) -> bool:
         """Renaming ``a`` to ``b`` captures nothing: no nested function using ``a`` binds ``b``."""
-        for g in S.nested_functions(f):
-            if a in S.free_names(g):
-                if b in S.local_names(g) or not Simplify._can_rename(g, a, b):
-                    return False
+        for g in self.facts[id(f)].nested:
+            gf = self.facts[id(g)]
+            if a in gf.free and (b in gf.local or not self._can_rename(g, a, b)):
+                return False
         return True
 
     def dead_stores(self, f) -> bool:
-        live_out = set(S.declared_nonlocal(f))
+        live_out = set(self.facts[id(f)].declared)
         changed = [False]
         self._live(f, f.body, live_out, changed)
         return changed[0]
@@ -362,7 +387,7 @@ class Simplify:
     def _live(self, f, block, live: set, changed) -> set:
         for s in reversed(list(block)):
             if isinstance(s, A.FunctionDef):
-                if anno.hasanno(s, anno.CONT) and S.references(f, s.name) == 0:
+                if anno.hasanno(s, anno.CONT) and not self.facts[id(f)].reads.get(s.name):
                     block.remove(s)
                     changed[0] = True
                 continue
@@ -391,8 +416,8 @@ class Simplify:
     # ------------------------------------------------------------------ 4. forward substitution
 
     def forward_substitute(self, f) -> bool:
-        counts = S.assignment_counts(f)
-        loads = S.load_counts(f)
+        counts = self.facts[id(f)].assignments
+        loads = self.facts[id(f)].reads
         for block in statement_lists(f):
             for i, s in enumerate(block[:-1]):
                 if not (isinstance(s, A.Assign) and isinstance(s.targets[0], A.Name)):
@@ -425,12 +450,12 @@ class Simplify:
 # ---------------------------------------------------------------------- helpers
 
 
-def closure_effects(root):
+def closure_effects(root, facts):
     """For each function nested in ``root``: the outer names a call of it may read and write,
     following the calls it makes to other local functions (a join called from a continuation)."""
     defs = {f.name: f for f in functions(root) if f is not root}
-    reads = {n: set(S.free_names(f)) for n, f in defs.items()}
-    writes = {n: set(S.writes_through(f)) for n, f in defs.items()}
+    reads = {n: set(facts[id(f)].free) for n, f in defs.items()}
+    writes = {n: set(facts[id(f)].writes) for n, f in defs.items()}
     calls = {n: (A.names_in(f) & set(defs)) - {n} for n, f in defs.items()}
     changed = True
     while changed:
