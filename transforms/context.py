@@ -9,15 +9,13 @@ when it is one ``return`` expression, and calls by name otherwise.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 
 @dataclass
 class Template:
     fn: Callable  # (g, ans, *params) -> contribution to the adjoint of one parameter
-    expr: Any = None  # gast expression of the body when it is a single return, else None
-    free: dict[str, Any] = field(default_factory=dict)  # free names of ``expr`` -> objects
 
     @property
     def name(self) -> str:

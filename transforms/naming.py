@@ -23,7 +23,7 @@ _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
 def _stem(text: str) -> str:
-    s = _IDENT.sub("_", text).strip("_") or "t"
+    s = _IDENT.sub("_", text) or "t"
     if s[0].isdigit():
         s = "t" + s
     return s

@@ -29,7 +29,7 @@ from transforms import anno
 from transforms import astlib as A
 from transforms.activity import flow_operands
 from transforms.context import Default, Rule
-from transforms.templates import instantiate, template
+from transforms.templates import instantiate
 from transforms.unit import Unit
 
 
@@ -228,7 +228,6 @@ class ShiftReset:
         for p in missing:  # parameters the template has but the call did not bind (defaults)
             default = inspect.signature(t.fn).parameters[p].default
             full[p] = A.const(None if default is inspect.Parameter.empty else default)
-        t = template(t.fn)
         return instantiate(t, full, self.unit.inject)
 
     def rule_for(self, value):

@@ -19,6 +19,7 @@ previous one's and compare the gradients.
 
 from __future__ import annotations
 
+import inspect
 import re
 
 from transforms import anno
@@ -82,7 +83,7 @@ class Simplify:
                 changed |= self.forward_substitute(f)
             if not changed:
                 break
-        _Peephole().visit(root)
+        _Peephole(unit.injected).visit(root)
         for f in functions(root):
             _drop_empty(f)
         used = A.names_in(root)
@@ -570,6 +571,27 @@ class _Rewrite(A.NodeTransformer):
 
 
 class _Peephole(A.NodeTransformer):
+    def __init__(self, injected: dict):
+        self.injected = injected
+
+    def visit_Call(self, node):
+        """Leave out keyword arguments a helper or rule would default to anyway."""
+        self.generic_visit(node)
+        fn = self.injected.get(node.func.id) if isinstance(node.func, A.Name) else None
+        if fn is not None and node.keywords and inspect.isfunction(fn):
+            params = inspect.signature(fn).parameters
+            node.keywords = [
+                k
+                for k in node.keywords
+                if not (
+                    k.arg in params
+                    and isinstance(k.value, A.Constant)
+                    and type(k.value.value) is type(params[k.arg].default)
+                    and k.value.value == params[k.arg].default
+                )
+            ]
+        return node
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
         l, r = node.left, node.right

@@ -26,12 +26,18 @@ from typing import Callable
 from transforms import astlib as A
 from transforms.context import Template
 
-_CACHE: dict = {}
+_PARSED: dict = {}
 
 
 def template(fn: Callable) -> Template:
-    """Parse ``fn`` once; inlinable when its body (after a docstring) is one ``return``."""
-    cached = _CACHE.get(fn)
+    """A rule function as a template (its source is parsed when first instantiated)."""
+    return Template(fn=fn)
+
+
+def parsed(fn: Callable):
+    """``(expr, free)``: the body's single return expression and its free names, or ``(None, {})``
+    when the body is more than one ``return`` (then the rule is called by name). Parsed once."""
+    cached = _PARSED.get(fn)
     if cached is not None:
         return cached
     expr = None
@@ -56,15 +62,14 @@ def template(fn: Callable) -> Template:
                     elif hasattr(builtins, n.id):
                         free[n.id] = getattr(builtins, n.id)
                     else:  # a name the template cannot resolve: call the function instead
-                        expr = None
-                        free = {}
+                        expr, free = None, {}
                         break
-            if any(isinstance(n, (A.Lambda, A.ListComp, A.GeneratorExp, A.NamedExpr))
-                   for n in A.walk(expr or A.const(0))):
+            if expr is not None and any(
+                isinstance(n, (A.Lambda, A.ListComp, A.GeneratorExp, A.NamedExpr)) for n in A.walk(expr)
+            ):
                 expr, free = None, {}
-    t = Template(fn=fn, expr=expr, free=free)
-    _CACHE[fn] = t
-    return t
+    _PARSED[fn] = (expr, free)
+    return expr, free
 
 
 def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
@@ -73,13 +78,24 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
     ``holes`` maps every parameter of the rule to a gast expression; ``inject(obj, name)`` returns
     the name under which emitted code refers to ``obj``.
     """
-    params = list(inspect.signature(t.fn).parameters)
-    if t.expr is None:
+    sig = inspect.signature(t.fn)
+    expr, free = parsed(t.fn)
+    if expr is None:  # called by name: parameters with defaults by keyword, defaults left out
         fname = inject(t.fn, t.fn.__name__)
-        return A.call(fname, [A.deepcopy(holes[p]) for p in params])
-    renames = {n: inject(obj, n) for n, obj in t.free.items()}
-    expr = A.deepcopy(t.expr)
-    return _Fill(holes, renames).visit(expr)
+        args, keywords = [], {}
+        for p in sig.parameters.values():
+            hole = holes[p.name]
+            if p.default is inspect.Parameter.empty:
+                args.append(A.deepcopy(hole))
+            elif not (isinstance(hole, A.Constant) and _same_constant(hole.value, p.default)):
+                keywords[p.name] = A.deepcopy(hole)
+        return A.call(fname, args, keywords)
+    renames = {n: inject(obj, n) for n, obj in free.items()}
+    return _Fill(holes, renames).visit(A.deepcopy(expr))
+
+
+def _same_constant(a, b) -> bool:
+    return type(a) is type(b) and a == b
 
 
 class _Fill(A.NodeTransformer):

@@ -25,19 +25,19 @@ def count(x, axis=None) -> int:
     return int(np.prod([shape[a] for a in axes]))
 
 
-def sum_(g, ans, a, axis=None, keepdims=False):
-    return expand(g, a, axis, keepdims)
+def sum_vjp(g, ans, a, axis=None, keepdims=False):
+    return expand(g, a, axis=axis, keepdims=keepdims)
 
 
-def mean(g, ans, a, axis=None, keepdims=False):
-    return expand(g, a, axis, keepdims) / count(a, axis)
+def mean_vjp(g, ans, a, axis=None, keepdims=False):
+    return expand(g, a, axis=axis, keepdims=keepdims) / count(a, axis=axis)
 
 
-def prod(g, ans, a, axis=None, keepdims=False):
+def prod_vjp(g, ans, a, axis=None, keepdims=False):
     """Products with zeros handled: each element's adjoint is the product of the others."""
     a = np.asarray(a)
     if np.all(a != 0):
-        return expand(g * ans, a, axis, keepdims) / a
+        return expand(g * ans, a, axis=axis, keepdims=keepdims) / a
     ax = tuple(range(a.ndim)) if axis is None else ((axis,) if np.ndim(axis) == 0 else tuple(axis))
     ax = tuple(i % a.ndim for i in ax)
     moved = np.moveaxis(a, ax, tuple(range(len(ax))))
@@ -46,40 +46,40 @@ def prod(g, ans, a, axis=None, keepdims=False):
     right = np.concatenate([np.cumprod(flat[::-1][:-1], axis=0)[::-1], np.ones_like(flat[:1])])
     others = (left * right).reshape(moved.shape)
     others = np.moveaxis(others, tuple(range(len(ax))), ax)
-    return expand(g, a, axis, keepdims) * others
+    return expand(g, a, axis=axis, keepdims=keepdims) * others
 
 
-def max_(g, ans, a, axis=None, keepdims=False):
+def max_vjp(g, ans, a, axis=None, keepdims=False):
     """The adjoint goes to the maximal elements, split evenly between ties."""
-    mask = a == expand(ans, a, axis, keepdims)
-    return expand(g, a, axis, keepdims) * mask / np.sum(mask, axis=axis, keepdims=True)
+    mask = a == expand(ans, a, axis=axis, keepdims=keepdims)
+    return expand(g, a, axis=axis, keepdims=keepdims) * mask / np.sum(mask, axis=axis, keepdims=True)
 
 
-def var(g, ans, a, axis=None, ddof=0, keepdims=False):
+def var_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return 2.0 * expand(g, a, axis, keepdims) * centered / (count(a, axis) - ddof)
+    return 2.0 * expand(g, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
 
 
-def std(g, ans, a, axis=None, ddof=0, keepdims=False):
+def std_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return expand(g / ans, a, axis, keepdims) * centered / (count(a, axis) - ddof)
+    return expand(g / ans, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
 
 
-defvjp(np.sum, sum_)
-defvjp(np.mean, mean)
-defvjp(np.prod, prod)
-defvjp(np.max, max_)
-defvjp(np.amax, max_)
-defvjp(np.min, max_)
-defvjp(np.amin, max_)
-defvjp(np.var, var)
-defvjp(np.std, std)
+defvjp(np.sum, sum_vjp)
+defvjp(np.mean, mean_vjp)
+defvjp(np.prod, prod_vjp)
+defvjp(np.max, max_vjp)
+defvjp(np.amax, max_vjp)
+defvjp(np.min, max_vjp)
+defvjp(np.amin, max_vjp)
+defvjp(np.var, var_vjp)
+defvjp(np.std, std_vjp)
 
 # the same, as methods: x.sum(axis=0)
-defmethod("sum", sum_)
-defmethod("mean", mean)
-defmethod("prod", prod)
-defmethod("max", max_)
-defmethod("min", max_)
-defmethod("var", var)
-defmethod("std", std)
+defmethod("sum", sum_vjp)
+defmethod("mean", mean_vjp)
+defmethod("prod", prod_vjp)
+defmethod("max", max_vjp)
+defmethod("min", max_vjp)
+defmethod("var", var_vjp)
+defmethod("std", std_vjp)
