@@ -215,12 +215,14 @@ def transform(f: Callable, argnums=None) -> Transformed:
     return Transformed(_target(f), None if argnums is None else _argnums(argnums))
 
 
-def show(f: Callable, stage: str | None = None, argnums=None, format: bool = True) -> str:
-    """The emitted backpropagator of ``f`` -- or the program after pipeline stage ``stage`` --
-    as Python source, formatted with black."""
+def show(f: Callable, stage: str | None = None, argnums=None, format: bool = True, callees=True) -> str:
+    """The emitted backpropagator of ``f`` -- and of the functions it calls, unless ``callees`` is
+    false -- or the program after pipeline stage ``stage``, as Python source formatted with black."""
     t = transform(f, argnums)
     if stage is None:
-        text = t.source
+        specs = compiler.call_graph(t.spec) if callees else [t.spec]
+        texts = [format_source(s.text) if format else s.text for s in specs]
+        return "\n\n".join(texts)
     else:
         stages = t.stages
         if stage not in stages:

@@ -184,7 +184,7 @@ def render(fn, argnums, args, shown: set) -> list[str]:
         return blocks
     spec = t.spec
     blocks = []
-    for s in _with_callees(spec, not args.no_callees):
+    for s in compiler.call_graph(spec) if not args.no_callees else [spec]:
         if id(s) in shown:
             continue
         shown.add(id(s))
@@ -203,19 +203,6 @@ def _invariant(stage: str) -> str:
         if cls.name == stage:
             return what
     return ""
-
-
-def _with_callees(spec, follow: bool):
-    seen, order, stack = set(), [], [spec]
-    while stack:
-        s = stack.pop(0)
-        if id(s) in seen:
-            continue
-        seen.add(id(s))
-        order.append(s)
-        if follow:
-            stack.extend(s.callee_specs.values())
-    return order
 
 
 def emit(text: str, color: bool) -> None:

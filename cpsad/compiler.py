@@ -252,6 +252,20 @@ def _guards(unit: Unit) -> list:
     return out
 
 
+def call_graph(spec: Spec) -> list[Spec]:
+    """``spec`` and every backpropagator it calls, each once, callers first."""
+    seen: set[int] = set()
+    order: list[Spec] = []
+    queue = [spec]
+    while queue:
+        s = queue.pop(0)
+        if id(s) not in seen:
+            seen.add(id(s))
+            order.append(s)
+            queue.extend(s.callee_specs.values())
+    return order
+
+
 def _all_guards(spec: Spec) -> list:
     """The guards of a spec and of every spec it calls, each once."""
     seen: set[int] = set()

@@ -14,6 +14,9 @@ import cpsad
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# the functions whose backpropagators are committed as snapshots, and what they differentiate
+BACKPROPAGATORS = {"loss": "params"}
+
 
 def load_digits():
     data = np.load(os.path.join(HERE, "data", "digits.npz"))

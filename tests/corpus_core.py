@@ -125,6 +125,19 @@ def mlp_loss(params, x, labels):
     return -np.mean(np.sum(logp * labels, axis=1))
 
 
+def more_reductions(x):
+    a = np.var(x, axis=0) + np.std(x, axis=1, ddof=1).sum()
+    b = np.prod(x + 2.0, axis=1) + np.min(x, axis=0).sum() + x.max()
+    return np.sum(a) + np.sum(b) + x.var() + np.prod(x[0])
+
+
+def reshaping(x):
+    y = np.reshape(x, (3, 2)) * np.arange(6.0).reshape(3, 2)
+    z = x.reshape(6) + np.ravel(x) * x.flatten()
+    w = np.sum(np.transpose(y) @ y) + np.sum(np.squeeze(np.expand_dims(x, 0), 0).T @ x)
+    return np.sum(z**2) + np.sum(w) + np.sum(x.transpose() ** 3)
+
+
 def unused_arg(x, y):
     return x * 3.0
 
@@ -335,6 +348,8 @@ CASES = [
     (mlp_loss, ({"W1": np.linspace(-1, 1, 12).reshape(4, 3), "b1": np.array([0.1, 0.0, -0.1]),
                  "W2": np.linspace(-0.5, 0.5, 6).reshape(3, 2), "b2": np.array([0.2, -0.2])},
                 np.linspace(-1, 1, 20).reshape(5, 4), np.eye(2)[[0, 1, 1, 0, 1]]), 0),
+    (more_reductions, (np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]]),), 0),
+    (reshaping, (np.arange(6.0).reshape(2, 3) / 4,), 0),
     (unused_arg, (1.0, 2.0), (0, 1)),
     (unused_array, (np.ones(3), np.ones((2, 2))), (0, 1)),
     (inactive_work, (np.array([1.0, 2.0, 3.0]),), 0),

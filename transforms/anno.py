@@ -5,7 +5,8 @@ ignores them. Keys used across passes are listed here, once.
 
 >>> from transforms import astlib as A
 >>> n = A.name("x")
->>> setanno(n, CALLEE, len); getanno(n, CALLEE) is len
+>>> _ = setanno(n, CALLEE, len)
+>>> getanno(n, CALLEE) is len
 True
 """
 

@@ -35,7 +35,13 @@ class Rule:
         bound = self.signature.bind(*args, **keywords)
         out = dict(bound.arguments)
         for p in self.signature.parameters.values():
-            if p.name not in out and p.default is not inspect.Parameter.empty:
+            if p.name in out:
+                continue
+            if p.kind == inspect.Parameter.VAR_POSITIONAL:
+                out[p.name] = ()
+            elif p.kind == inspect.Parameter.VAR_KEYWORD:
+                out[p.name] = {}
+            elif p.default is not inspect.Parameter.empty:
                 out[p.name] = Default(p.default)
         return out
 

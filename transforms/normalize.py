@@ -16,12 +16,13 @@ the branch Python would evaluate is evaluated. Statements keep the source line o
 they came from. Temporaries are named after the operation that made them.
 
 >>> from transforms.testing import stage_source
->>> print(stage_source("def f(x, y):\\n    return np.sin(x * y) + 1.0\\n", upto="normalize"))
+>>> print(stage_source("def f(x, y):\\n    return np.sin(x * y) + 1.0\\n", "normalize", ctx))
 def f(x, y):
     mul = x * y
-    sin_mul = np.sin(mul)
-    add = sin_mul + 1.0
+    sin = np.sin(mul)
+    add = sin + 1.0
     return add
+<BLANKLINE>
 """
 
 from __future__ import annotations

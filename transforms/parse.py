@@ -79,7 +79,7 @@ class Parse:
         tree.returns = None
         unit.tree = tree
         code = fn.__code__
-        unit.namer.reserve(*A.names_in(tree), *code.co_freevars, *code.co_names, *code.co_varnames)
+        unit.namer.reserve(*A.names_in(tree), *code.co_freevars, *code.co_varnames)
         unit.bp_name = unit.namer.backpropagator(tree.name)
         unit.source = SourceInfo(filename, first, col_shift, all_lines)
 

@@ -195,7 +195,7 @@ class ShiftReset:
                     value,
                     "pass only the arguments listed in docs/reference.md for this function",
                 ) from None
-            holes = {p: (A.const(v.value) if isinstance(v, Default) else v) for p, v in bound.items()}
+            holes = {p: _hole(v) for p, v in bound.items()}
             for p, v in bound.items():
                 if isinstance(v, A.Name) and v.id in self.active:
                     if rule.adjoints.get(p) is None:
@@ -361,6 +361,17 @@ class ShiftReset:
         for node in A.walk(unit.tree):
             if isinstance(node, A.Assign) and anno.getanno(node, anno.ACTIVE):
                 raise AssertionError("active assignment outside a shift: " + A.to_source(node))
+
+
+def _hole(value):
+    """A bound argument as an expression: defaults as constants, ``*args`` as a tuple."""
+    if isinstance(value, Default):
+        return A.const(value.value)
+    if isinstance(value, tuple):
+        return A.tuple_(list(value))
+    if isinstance(value, dict):
+        return A.Dict(keys=[A.const(k) for k in value], values=list(value.values()))
+    return value
 
 
 def _op_example(value):

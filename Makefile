@@ -1,0 +1,36 @@
+# Everything runs in a local virtual environment that these targets create and fill from
+# pyproject.toml: nothing is installed by hand.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: help demo test lint snapshots bench clean
+
+help:
+	@echo "make demo       transform and train the MLP example; print its backpropagator"
+	@echo "make test       run the tests (finite differences, autograd, snapshots, CLI)"
+	@echo "make lint       ruff and black --check"
+	@echo "make snapshots  regenerate tests/snapshots from examples/ (then review the diff)"
+	@echo "make clean      remove the virtual environment and caches"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/mlp.py --demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check cpsad transforms tests examples
+	$(PY) -m black --check --quiet cpsad transforms examples
+
+snapshots: $(STAMP)
+	CPSAD_UPDATE_SNAPSHOTS=1 $(PY) -m pytest tests/test_snapshots.py -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,59 @@
+"""The examples differentiate correctly and run."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import cpsad
+from cpsad.testing import check_grads
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"ex_{name}", os.path.join(ROOT, "examples", f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+piecewise = load("piecewise")
+recursion = load("recursion")
+mlp = load("mlp")
+
+
+@pytest.mark.parametrize("r", [-2.5, -0.3, 0.4, 1.7])
+def test_huber(r):
+    check_grads(piecewise.huber, r)
+
+
+@pytest.mark.parametrize("x", [-0.5, 0.3, 0.8, 1.5])
+def test_smooth_step(x):
+    check_grads(piecewise.smooth_step, x)
+
+
+@pytest.mark.parametrize("x", [-0.7, 0.4])
+def test_tilted(x):
+    check_grads(piecewise.tilted, x, 0.3, argnums=(0, 1))
+
+
+@pytest.mark.parametrize("scale", [0.1, 3.0])
+def test_soft_clip(scale):
+    check_grads(piecewise.soft_clip, np.linspace(-1, 1, 5) * scale)
+
+
+def test_recursion():
+    check_grads(recursion.power, 1.1, 7)
+    check_grads(recursion.horner, np.array([1.0, -2.0, 0.5, 3.0]), 0.7, argnums=(0, 1))
+    check_grads(recursion.continued_fraction, 0.6, 8)
+
+
+def test_mlp_gradient_and_training():
+    X, labels = mlp.load_digits()
+    params = mlp.init_params(np.random.default_rng(0))
+    Y = np.eye(10)[labels]
+    check_grads(mlp.loss, params, X[:16], Y[:16], rtol=1e-4)
+    _, acc = mlp.train(epochs=3, log=lambda *a: None)
+    assert acc > 0.85  # three epochs of SGD on the digits
