@@ -6,10 +6,9 @@ backpropagator ``f_bp(k, *args)`` -- readable Python that runs the forward pass,
 the program ``k``, and runs the backward pass when ``k`` returns.
 """
 
-from transforms.errors import TransformError
-
 from cpsad.api import Transformed, grad, show, transform, value_and_grad, vjp
 from cpsad.rules import defvjp
+from transforms.errors import TransformError
 
 __all__ = [
     "grad",

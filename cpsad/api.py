@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
-
-from transforms import pipeline
 
 from cpsad import compiler
 from cpsad.pytree import densify, promote
 from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
+from transforms import pipeline
 
 
 def _target(f: Callable) -> Callable:
@@ -215,9 +214,12 @@ def transform(f: Callable, argnums=None) -> Transformed:
     return Transformed(_target(f), None if argnums is None else _argnums(argnums))
 
 
-def show(f: Callable, stage: str | None = None, argnums=None, format: bool = True, callees=True) -> str:
+def show(
+    f: Callable, stage: str | None = None, argnums=None, format: bool = True, callees=True
+) -> str:
     """The emitted backpropagator of ``f`` -- and of the functions it calls, unless ``callees`` is
-    false -- or the program after pipeline stage ``stage``, as Python source formatted with black."""
+    false -- or the program after pipeline stage ``stage``, as Python source formatted with black.
+    """
     t = transform(f, argnums)
     if stage is None:
         specs = compiler.call_graph(t.spec) if callees else [t.spec]

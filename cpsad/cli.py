@@ -11,10 +11,9 @@ import textwrap
 import traceback
 import types
 
+from cpsad import api, compiler
 from transforms.errors import TransformError
 from transforms.pipeline import PIPELINE, STAGES
-
-from cpsad import api, compiler
 
 DESCRIPTION = """\
 Print the backpropagator cpsad generates for each function of a Python file.
@@ -58,24 +57,34 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG.format(stages=stages),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    show.add_argument("file", metavar="FILE[::FUNC]", help="a Python file (FILE::FUNC names a function)")
-    show.add_argument("functions", nargs="*", metavar="FUNC", help="functions to show (default: all)")
+    show.add_argument(
+        "file", metavar="FILE[::FUNC]", help="a Python file (FILE::FUNC names a function)"
+    )
+    show.add_argument(
+        "functions", nargs="*", metavar="FUNC", help="functions to show (default: all)"
+    )
     which = show.add_mutually_exclusive_group()
-    which.add_argument("--stage", metavar="NAME", choices=STAGES, help="show the program after stage NAME")
+    which.add_argument(
+        "--stage", metavar="NAME", choices=STAGES, help="show the program after stage NAME"
+    )
     which.add_argument("--stages", action="store_true", help="show the program after every stage")
     show.add_argument(
         "--wrt",
         metavar="NAMES",
         help="comma-separated parameters to differentiate (default: every positional parameter)",
     )
-    show.add_argument("--out", metavar="DIR", help="also write each emitted module to DIR as a .py file")
+    show.add_argument(
+        "--out", metavar="DIR", help="also write each emitted module to DIR as a .py file"
+    )
     show.add_argument(
         "--color",
         choices=["auto", "always", "never"],
         default="auto",
         help="colour the output (default: when printing to a terminal)",
     )
-    show.add_argument("--no-callees", action="store_true", help="do not print the functions it calls")
+    show.add_argument(
+        "--no-callees", action="store_true", help="do not print the functions it calls"
+    )
     return p
 
 
@@ -123,7 +132,9 @@ def argnums_for(fn, wrt: str | None):
     for name in wrt.split(","):
         name = name.strip()
         if name not in params:
-            raise ValueError(f"`{fn.__name__}` has no parameter {name!r} (it has: {', '.join(params)})")
+            raise ValueError(
+                f"`{fn.__name__}` has no parameter {name!r} (it has: {', '.join(params)})"
+            )
         nums.append(params.index(name))
     return tuple(nums)
 

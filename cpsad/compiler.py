@@ -24,17 +24,17 @@ import threading
 import time
 import types
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
+from cpsad.context import CONTEXT
 from transforms import pipeline
 from transforms.unit import Unit
 
-from cpsad.context import CONTEXT
-
 _MISSING = object()
 _lock = threading.RLock()
-_SPECS: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_SPECS: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Spec:
     path: str
     line_map: dict[int, int]
     injected: dict[str, Any]
-    callee_specs: dict[str, "Spec"] = field(default_factory=dict)
+    callee_specs: dict[str, Spec] = field(default_factory=dict)
     guards: list = field(default_factory=list)  # of the whole call graph, checked on every use
     own_guards: list = field(default_factory=list)
     callee_keys: dict[str, tuple] = field(default_factory=dict)
@@ -81,7 +81,9 @@ def cache_dir() -> str:
         os.makedirs(d, exist_ok=True)
         return d
     except OSError:
-        d = os.path.join(tempfile.gettempdir(), f"cpsad-{os.getuid() if hasattr(os, 'getuid') else 0}")
+        d = os.path.join(
+            tempfile.gettempdir(), f"cpsad-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        )
         os.makedirs(d, exist_ok=True)
         return d
 
@@ -117,7 +119,9 @@ def variant(fn, active, skip=(), check=True) -> Spec:
     regular cached ones."""
     unit, _ = run_pipeline(fn, tuple(active), check=check, entry=False, skip=skip)
     path = _write(unit)
-    spec = Spec(fn, tuple(active), unit.bp_name, unit.text, path, unit.line_map, dict(unit.injected))
+    spec = Spec(
+        fn, tuple(active), unit.bp_name, unit.text, path, unit.line_map, dict(unit.injected)
+    )
     spec.code = _compile(unit, path)
     for name, c in unit.callees.items():
         spec.callee_specs[name] = specialize(c.fn, c.active)
@@ -228,7 +232,9 @@ def _link(building: dict) -> None:
                 cell = types.CellType()
                 cells.append(cell)
                 pending.append((cell, spec, name))
-        bp = types.FunctionType(spec.code, fn.__globals__, spec.bp_name, fn.__defaults__, tuple(cells))
+        bp = types.FunctionType(
+            spec.code, fn.__globals__, spec.bp_name, fn.__defaults__, tuple(cells)
+        )
         bp.__kwdefaults__ = fn.__kwdefaults__
         bp.__qualname__ = spec.bp_name
         bp.__module__ = fn.__module__
@@ -236,7 +242,9 @@ def _link(building: dict) -> None:
     for cell, spec, name in pending:
         target = spec if name == spec.bp_name else spec.callee_specs.get(name)
         if target is None:  # pragma: no cover - the pipeline names everything it uses
-            raise RuntimeError(f"cpsad: emitted code for {spec.fn.__qualname__} uses unknown {name!r}")
+            raise RuntimeError(
+                f"cpsad: emitted code for {spec.fn.__qualname__} uses unknown {name!r}"
+            )
         cell.cell_contents = target.bp
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import inspect
 import types
 
-from transforms import astlib as A
-
 from cpsad import runtime
 from cpsad.rules import core
+from transforms import astlib as A
 
 OPERATOR_NAMES = {
     A.Add: "add",

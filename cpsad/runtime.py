@@ -122,8 +122,9 @@ def unpack_adjoint(gs):
 def getitem_adjoint(g, x, index):
     """The adjoint of ``x`` in ``y = x[index]``; repeated integer indices accumulate."""
     if isinstance(x, np.ndarray):
-        dtype = np.result_type(x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64,
-                               np.asarray(g).dtype)
+        dtype = np.result_type(
+            x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype
+        )
         out = np.zeros(x.shape, dtype)
         if _basic(index):
             out[index] = g
@@ -156,7 +157,9 @@ def scalar_seed(result):
         return 1.0
     if isinstance(result, (np.ndarray, np.generic)):
         if result.ndim == 0 and np.issubdtype(result.dtype, np.number):
-            return np.ones((), result.dtype if np.issubdtype(result.dtype, np.inexact) else float)[()]
+            return np.ones((), result.dtype if np.issubdtype(result.dtype, np.inexact) else float)[
+                ()
+            ]
         raise TypeError(
             f"grad requires a scalar output, but the function returned an array of shape "
             f"{result.shape}; use cpsad.vjp for a vector-Jacobian product, or reduce the output "

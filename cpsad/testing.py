@@ -28,8 +28,9 @@ def leaves(tree):
         return [x for ls, _ in parts for x in ls], build
     if isinstance(tree, (list, tuple)):
         parts = [leaves(v) for v in tree]
+        kind = type(tree)
 
-        def build(vals, parts=parts, kind=type(tree)):
+        def build(vals, parts=parts, kind=kind):
             out, i = [], 0
             for ls, b in parts:
                 out.append(b(vals[i : i + len(ls)]))
@@ -55,7 +56,10 @@ def directional(f, args, argnums, direction_seed, eps):
     dirs = []
     for i in argnums:
         ls, build = leaves(args[i])
-        vs = [rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal()) for x in ls]
+        vs = [
+            rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
+            for x in ls
+        ]
         plus[i] = build([_as_float(x) + eps * v for x, v in zip(ls, vs)])
         minus[i] = build([_as_float(x) - eps * v for x, v in zip(ls, vs)])
         dirs.append((i, vs))
@@ -74,7 +78,9 @@ def dot_gradient(g, arg, vs) -> float:
     return total
 
 
-def check_grads(f, *args, argnums=0, eps=1e-6, rtol=1e-4, atol=1e-6, directions=3, seed=0, gradient=None):
+def check_grads(
+    f, *args, argnums=0, eps=1e-6, rtol=1e-4, atol=1e-6, directions=3, seed=0, gradient=None
+):
     """Assert that cpsad's gradient of ``f`` matches central finite differences."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     g = grad(f, argnums=argnums)(*args) if gradient is None else gradient

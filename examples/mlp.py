@@ -1,7 +1,7 @@
 """A two-layer perceptron on handwritten digits, in plain numpy, differentiated by cpsad.
 
-    python examples/mlp.py            # train and report accuracy
-    python examples/mlp.py --demo     # print the backpropagator, check it, train briefly
+python examples/mlp.py            # train and report accuracy
+python examples/mlp.py --demo     # print the backpropagator, check it, train briefly
 """
 
 import argparse
@@ -68,14 +68,18 @@ def train(epochs=30, batch=64, lr=0.5, seed=0, log=print):
             params = {k: params[k] - lr * g[k] for k in params}
             total += value * len(idx)
         if epoch == 1 or epoch % 5 == 0 or epoch == epochs:
-            log(f"epoch {epoch:3d}  loss {total / len(tr):.4f}  "
-                f"test accuracy {accuracy(params, X[test], labels[test]):.3f}")
+            log(
+                f"epoch {epoch:3d}  loss {total / len(tr):.4f}  "
+                f"test accuracy {accuracy(params, X[test], labels[test]):.3f}"
+            )
     return params, accuracy(params, X[test], labels[test])
 
 
 def demo():
     print("cpsad demo: a two-layer perceptron on handwritten digits (examples/mlp.py)\n")
-    print("The backpropagator cpsad generates for `loss` (cpsad show examples/mlp.py loss --wrt params):\n")
+    print(
+        "The backpropagator cpsad generates for `loss` (cpsad show examples/mlp.py loss --wrt params):\n"
+    )
     print(cpsad.show(loss, argnums=0))
     X, labels = load_digits()
     params = init_params(np.random.default_rng(1))
@@ -100,8 +104,12 @@ def demo():
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--demo", action="store_true", help="show the backpropagator, check it, train briefly")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--demo", action="store_true", help="show the backpropagator, check it, train briefly"
+    )
     p.add_argument("--epochs", type=int, default=30)
     args = p.parse_args()
     if args.demo:

@@ -105,7 +105,7 @@ def uses_lambda(x):
 
 
 def uses_loop(x):
-    for i in range(3):  # E: `for` loops
+    for _ in range(3):  # E: `for` loops
         x = x * 2
     return x
 

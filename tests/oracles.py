@@ -20,7 +20,9 @@ def _rebind(module_globals: dict, seen: dict) -> dict:
         g["np"] = anp
     for name, obj in list(g.items()):
         if isinstance(obj, types.FunctionType) and obj.__globals__ is module_globals:
-            g[name] = types.FunctionType(obj.__code__, g, obj.__name__, obj.__defaults__, obj.__closure__)
+            g[name] = types.FunctionType(
+                obj.__code__, g, obj.__name__, obj.__defaults__, obj.__closure__
+            )
             g[name].__kwdefaults__ = obj.__kwdefaults__
         elif isinstance(obj, types.ModuleType) and obj.__name__.startswith("tests."):
             mod = types.ModuleType(obj.__name__)

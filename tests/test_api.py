@@ -33,8 +33,13 @@ def test_pytree_gradients_have_the_arguments_structure():
     assert set(g) == set(params)
     assert g["W"].shape == (2, 3) and g["b"].shape == (2,) and isinstance(g["s"], float)
     assert g["tag"] is None  # not differentiable: passed through
-    check_grads(lambda W, b, s: f({"W": W, "b": b, "s": s}, np.array([0.1, 0.2, 0.3])),
-                params["W"], params["b"], 0.5, argnums=(0, 1, 2))
+    check_grads(
+        lambda W, b, s: f({"W": W, "b": b, "s": s}, np.array([0.1, 0.2, 0.3])),
+        params["W"],
+        params["b"],
+        0.5,
+        argnums=(0, 1, 2),
+    )
 
 
 def test_nested_list_and_tuple_gradients():
@@ -144,13 +149,17 @@ def test_edited_function_is_transformed_again(tmp_path):
 
 
 def test_rebound_helper_is_picked_up(tmp_path):
-    m = write_module(tmp_path, "rebound_mod", """
+    m = write_module(
+        tmp_path,
+        "rebound_mod",
+        """
         def helper(x):
             return x * 2.0
 
         def f(x):
             return helper(x) * x
-    """)
+    """,
+    )
     assert cpsad.grad(m.f)(3.0) == pytest.approx(12.0)
     other = write_module(tmp_path, "rebound_other", "def helper(x):\n    return x * x\n")
     m.helper = other.helper  # the same name now refers to another function
@@ -158,13 +167,17 @@ def test_rebound_helper_is_picked_up(tmp_path):
 
 
 def test_globals_stay_live(tmp_path):
-    m = write_module(tmp_path, "live_mod", """
+    m = write_module(
+        tmp_path,
+        "live_mod",
+        """
         import numpy as np
         X = np.ones(3)
 
         def loss(w):
             return np.sum((X * w) ** 2)
-    """)
+    """,
+    )
     g1 = cpsad.grad(m.loss)(1.0)
     m.X = np.full(3, 2.0)
     g2 = cpsad.grad(m.loss)(1.0)
@@ -205,7 +218,7 @@ def test_show_is_black_formatted():
 
     text = cpsad.show(C.mlp_loss, argnums=0)
     assert black.format_str(text, mode=black.Mode()) == text
-    assert "# h = np.tanh(x @ params[\"W1\"] + params[\"b1\"])" in text
+    assert '# h = np.tanh(x @ params["W1"] + params["b1"])' in text
 
 
 def test_emitted_file_is_real_and_steppable():
@@ -223,3 +236,13 @@ def test_recursion_deeper_than_the_default_limit():
     g = cpsad.grad(C.power)(1.0001, 5000)
     assert g == pytest.approx(5000 * 1.0001**4999)
     assert sys.getrecursionlimit() == limit
+
+
+def test_defvjp_makes_a_user_function_a_primitive():
+    from tests import corpus_custom as M
+
+    x = np.array([-1.0, 0.5, 2.0])
+    check_grads(M.model, x)
+    text = cpsad.show(M.model)
+    assert "softplus_bp" not in text  # not transformed: its rule is used
+    assert "/ (1.0 + np.exp(-x))" in text

@@ -90,7 +90,10 @@ def test_bad_wrt(capsys):
 def test_python_dash_m():
     r = subprocess.run(
         [sys.executable, "-m", "cpsad", "show", CORE, "square"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert r.returncode == 0, r.stderr
     assert "def square_bp(k, x):" in r.stdout

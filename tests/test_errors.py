@@ -22,8 +22,13 @@ def expected(f):
 def args_for(f):
     if f is corpus_errors.dynamic_call:
         return (np.sin, 0.5), 1
-    if f in (corpus_errors.stores_into_active, corpus_errors.method_without_rule,
-             corpus_errors.inplace_method, corpus_errors.bad_kwarg, corpus_errors.uses_star_target):
+    if f in (
+        corpus_errors.stores_into_active,
+        corpus_errors.method_without_rule,
+        corpus_errors.inplace_method,
+        corpus_errors.bad_kwarg,
+        corpus_errors.uses_star_target,
+    ):
         return (np.array([1.0, 2.0]),), 0
     return (0.5,), 0
 

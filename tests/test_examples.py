@@ -6,14 +6,15 @@ import os
 import numpy as np
 import pytest
 
-import cpsad
 from cpsad.testing import check_grads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load(name):
-    spec = importlib.util.spec_from_file_location(f"ex_{name}", os.path.join(ROOT, "examples", f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"ex_{name}", os.path.join(ROOT, "examples", f"{name}.py")
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

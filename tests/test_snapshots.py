@@ -60,9 +60,14 @@ def test_snapshot(stem, mod, fname, wrt, monkeypatch):
     with open(path) as fh:
         expected = fh.read()
     if text != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True),
-                                            "committed", "emitted now"))
-        pytest.fail(f"the emitted code of {stem}.{fname} changed (run `make snapshots` and review):\n{diff}")
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(True), text.splitlines(True), "committed", "emitted now"
+            )
+        )
+        pytest.fail(
+            f"the emitted code of {stem}.{fname} changed (run `make snapshots` and review):\n{diff}"
+        )
 
 
 def test_snapshots_have_no_orphans():

@@ -160,7 +160,9 @@ class Activity:
         order = {n: i for i, n in enumerate(params)}
         shown = sorted(active, key=lambda n: (order.get(n, len(order)), n))
         unit.notes[self.name] = [
-            "active (depend on " + ", ".join(unit.active) + " and reach the result): "
+            "active (depend on "
+            + ", ".join(unit.active)
+            + " and reach the result): "
             + (", ".join(shown) or "nothing")
         ]
 

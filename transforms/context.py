@@ -9,8 +9,9 @@ when it is one ``return`` expression, and calls by name otherwise.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 
 @dataclass

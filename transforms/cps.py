@@ -43,12 +43,12 @@ def _bookkeeping(stmt):
 class Scope:
     """One Python function of the output: what it binds, and the adjoints it borrows."""
 
-    def __init__(self, parent: "Scope | None", params):
+    def __init__(self, parent: Scope | None, params):
         self.parent = parent
         self.bound: set[str] = set(params)
         self.nonlocals: set[str] = set()
 
-    def owner(self, name: str) -> "Scope | None":
+    def owner(self, name: str) -> Scope | None:
         s = self
         while s is not None:
             if name in s.bound:
@@ -339,7 +339,7 @@ class LowerCPS:
                 out = [self.loc(A.assign(got[0], call), s)]
             else:
                 out = [self.loc(A.assign(A.tuple_([A.store(g) for g in got], "store"), call), s)]
-            for (j, cur), g in zip(actives, got):
+            for (_, cur), g in zip(actives, got):
                 if cur is not None:
                     out.append(self.accumulate(cur, A.name(g), branch_scope, s))
             return [_bookkeeping(x) for x in out]

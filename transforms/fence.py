@@ -58,7 +58,10 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
         "a class defined inside a differentiated function is not supported",
         "define the class at module level",
     ),
-    A.Import: ("`import` inside a differentiated function is not supported", "import at module level"),
+    A.Import: (
+        "`import` inside a differentiated function is not supported",
+        "import at module level",
+    ),
     A.ImportFrom: (
         "`from ... import` inside a differentiated function is not supported",
         "import at module level",
@@ -75,7 +78,10 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
         "write the loop as a recursive helper function",
     ),
     A.Break: ("`break` is not supported yet", "write the loop as a recursive helper function"),
-    A.Continue: ("`continue` is not supported yet", "write the loop as a recursive helper function"),
+    A.Continue: (
+        "`continue` is not supported yet",
+        "write the loop as a recursive helper function",
+    ),
     A.FunctionDef: (
         "functions defined inside a differentiated function are not supported yet",
         "define the helper at module level and pass what it needs as arguments",

@@ -87,7 +87,10 @@ class Normalize:
         if falls_through(out):
             ret = A.return_(A.const(None))
             last = fdef.body[-1] if fdef.body else fdef
-            ret.lineno, ret.col_offset = getattr(last, "end_lineno", None) or fdef.lineno, fdef.col_offset
+            ret.lineno, ret.col_offset = (
+                getattr(last, "end_lineno", None) or fdef.lineno,
+                fdef.col_offset,
+            )
             out.append(ret)
         fdef.body = out
 
@@ -282,7 +285,9 @@ class Normalize:
             return A.copy_location(node, e)
         if isinstance(e, (A.Tuple, A.List, A.Set)):
             elts = [self.element(x, out) for x in e.elts]
-            node = type(e)(elts=elts, ctx=A.Load()) if not isinstance(e, A.Set) else A.Set(elts=elts)
+            node = (
+                type(e)(elts=elts, ctx=A.Load()) if not isinstance(e, A.Set) else A.Set(elts=elts)
+            )
             return A.copy_location(node, e)
         if isinstance(e, A.Dict):
             keys = [None if k is None else self.atom(k, out) for k in e.keys]
@@ -302,7 +307,9 @@ class Normalize:
 
     def index(self, idx, out: list):
         if isinstance(idx, A.Slice):
-            parts = [None if p is None else self.atom(p, out) for p in (idx.lower, idx.upper, idx.step)]
+            parts = [
+                None if p is None else self.atom(p, out) for p in (idx.lower, idx.upper, idx.step)
+            ]
             return A.Slice(lower=parts[0], upper=parts[1], step=parts[2])
         if isinstance(idx, A.Tuple):
             return A.tuple_([self.index(x, out) for x in idx.elts])

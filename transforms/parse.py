@@ -105,11 +105,17 @@ def _parse_lambda_source(source: str, fn) -> A.FunctionDef:
         except SyntaxError:
             src = src.rstrip()[:-1]
     if tree is None:  # pragma: no cover
-        raise TransformError("cannot parse the lambda's source", filename=code.co_filename,
-                             lineno=code.co_firstlineno)
+        raise TransformError(
+            "cannot parse the lambda's source",
+            filename=code.co_filename,
+            lineno=code.co_firstlineno,
+        )
     arg_names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    lambdas = [n for n in A.walk(tree) if isinstance(n, A.Lambda)
-               and [a.id for a in n.args.args + n.args.kwonlyargs] == arg_names]
+    lambdas = [
+        n
+        for n in A.walk(tree)
+        if isinstance(n, A.Lambda) and [a.id for a in n.args.args + n.args.kwonlyargs] == arg_names
+    ]
     if len(lambdas) != 1:
         raise TransformError(
             "cannot tell which lambda on this line to differentiate",

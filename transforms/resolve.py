@@ -33,7 +33,9 @@ def local_names(fdef) -> set[str]:
 
 class Resolve:
     name = "resolve"
-    invariant = "every called name is bound to a real object (or marked as a method or dynamic call)"
+    invariant = (
+        "every called name is bound to a real object (or marked as a method or dynamic call)"
+    )
 
     def run(self, unit: Unit) -> None:
         fdef = unit.tree

@@ -29,7 +29,9 @@ class Facts:
     declared: set[str] = field(default_factory=set)  # nonlocal declarations
     nested: list = field(default_factory=list)  # function defs directly in this scope
     local: set[str] = field(default_factory=set)
-    free: set[str] = field(default_factory=set)  # names it (or anything nested) uses but does not bind
+    free: set[str] = field(
+        default_factory=set
+    )  # names it (or anything nested) uses but does not bind
     writes: set[str] = field(default_factory=set)  # enclosing names a call may assign (nonlocal)
     assignments: dict[str, int] = field(default_factory=dict)  # stores, plus nested nonlocal writes
     reads: dict[str, int] = field(default_factory=dict)  # loads, plus uses by nested functions

@@ -52,7 +52,9 @@ def shift_info(node) -> ShiftInfo:
 
 class ShiftReset:
     name = "shift/reset"
-    invariant = "each active primitive is an explicit shift with its adjoint rule; the entry is a reset"
+    invariant = (
+        "each active primitive is an explicit shift with its adjoint rule; the entry is a reset"
+    )
 
     def run(self, unit: Unit) -> None:
         self.unit = unit
@@ -173,7 +175,9 @@ class ShiftReset:
             rule = self.ctx.operator_rule(A.Tuple)
             for i, e in enumerate(value.elts):
                 if isinstance(e, A.Starred):
-                    raise self.unit.error("`*` in a display of differentiable values is not supported", e)
+                    raise self.unit.error(
+                        "`*` in a display of differentiable values is not supported", e
+                    )
                 if isinstance(e, A.Name) and e.id in self.active:
                     holes = {"key": A.const(i), "x": e}
                     contributions.append((e.id, self.fill(rule, "x", holes, gname, ans)))
@@ -181,7 +185,9 @@ class ShiftReset:
             rule = self.ctx.operator_rule(A.Tuple)
             for k, v in zip(value.keys, value.values):
                 if k is None:
-                    raise self.unit.error("`**` in a dict of differentiable values is not supported", v)
+                    raise self.unit.error(
+                        "`**` in a dict of differentiable values is not supported", v
+                    )
                 if isinstance(v, A.Name) and v.id in self.active:
                     holes = {"key": k, "x": v}
                     contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))

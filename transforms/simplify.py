@@ -247,7 +247,9 @@ class Simplify:
             for name in {n.id for n in A.walk(s) if isinstance(n, A.Name)} & set(writes):
                 g = nested.get(name)
                 definite = (
-                    self._definite_writes(g) if g is not None and anno.hasanno(g, anno.CONT) else set()
+                    self._definite_writes(g)
+                    if g is not None and anno.hasanno(g, anno.CONT)
+                    else set()
                 )
                 for w in writes[name]:
                     if w in definite:
@@ -270,7 +272,11 @@ class Simplify:
         """Remove copies ``a = b``; several per sweep, as long as they touch different names."""
         fa = self.facts[id(f)]
         counts, loads, params, borrowed, local = (
-            fa.assignments, fa.reads, fa.params, fa.declared, fa.local
+            fa.assignments,
+            fa.reads,
+            fa.params,
+            fa.declared,
+            fa.local,
         )
         touched: set[str] = set()
         changed = False
@@ -337,8 +343,10 @@ class Simplify:
 
     def _prefer(self, a: str, b: str) -> bool:
         """Keep the copy's target ``a`` rather than its source ``b``? (A user name over a temporary.)"""
-        return "_join" in b or b in self.namer.temps or (
-            _VERSIONED.search(b) is not None and _VERSIONED.search(a) is None
+        return (
+            "_join" in b
+            or b in self.namer.temps
+            or (_VERSIONED.search(b) is not None and _VERSIONED.search(a) is None)
         )
 
     def _can_rename(self, f, a: str, b: str) -> bool:
@@ -594,12 +602,12 @@ class _Peephole(A.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        l, r = node.left, node.right
-        if isinstance(l, A.Constant) and isinstance(r, A.Constant):
+        left, right = node.left, node.right
+        if isinstance(left, A.Constant) and isinstance(right, A.Constant):
             ops = {A.Add: lambda a, b: a + b, A.Sub: lambda a, b: a - b, A.Mult: lambda a, b: a * b}
             fn = ops.get(type(node.op))
-            if fn and all(type(v.value) in (int, float) for v in (l, r)):
-                return A.const(fn(l.value, r.value))
-        if isinstance(node.op, A.Pow) and isinstance(r, A.Constant) and r.value == 1:
-            return l
+            if fn and all(type(v.value) in (int, float) for v in (left, right)):
+                return A.const(fn(left.value, right.value))
+        if isinstance(node.op, A.Pow) and isinstance(right, A.Constant) and right.value == 1:
+            return left
         return node

@@ -21,7 +21,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import textwrap
-from typing import Callable
+from collections.abc import Callable
 
 from transforms import astlib as A
 from transforms.context import Template
@@ -65,7 +65,8 @@ def parsed(fn: Callable):
                         expr, free = None, {}
                         break
             if expr is not None and any(
-                isinstance(n, (A.Lambda, A.ListComp, A.GeneratorExp, A.NamedExpr)) for n in A.walk(expr)
+                isinstance(n, (A.Lambda, A.ListComp, A.GeneratorExp, A.NamedExpr))
+                for n in A.walk(expr)
             ):
                 expr, free = None, {}
     _PARSED[fn] = (expr, free)

@@ -23,7 +23,9 @@ from transforms.unit import Unit
 _DIR = os.path.join(tempfile.gettempdir(), "cpsad-source-snippets")
 
 
-def function_from_source(source: str, name: str | None = None, prelude: str = "import math\nimport numpy as np\n"):
+def function_from_source(
+    source: str, name: str | None = None, prelude: str = "import math\nimport numpy as np\n"
+):
     """The function ``name`` (default: the last ``def``) of ``source``, imported from a real file."""
     text = prelude + source
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]

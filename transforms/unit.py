@@ -9,8 +9,9 @@ nothing else in a unit is a pass's private state.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from transforms.errors import TransformError
 from transforms.naming import Namer

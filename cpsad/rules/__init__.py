@@ -4,4 +4,4 @@ Importing this package registers every family; ``defvjp`` adds a rule of your ow
 """
 
 from cpsad.rules import elementwise, linalg, nondiff, operators, reductions, shape  # noqa: F401
-from cpsad.rules.core import defvjp, defnondiff, lookup, is_nondiff  # noqa: F401
+from cpsad.rules.core import defnondiff, defvjp, is_nondiff, lookup  # noqa: F401

@@ -34,7 +34,9 @@ def make_rule(name: str, vjps, named=None) -> Rule:
     sig = inspect.signature(fns[0])
     head = list(sig.parameters)[:2]
     if head != ["g", "ans"]:
-        raise ValueError(f"{name}: an adjoint rule's parameters start with (g, ans, ...), got {head}")
+        raise ValueError(
+            f"{name}: an adjoint rule's parameters start with (g, ans, ...), got {head}"
+        )
     params = list(sig.parameters.values())[2:]
     prim_sig = sig.replace(parameters=params)
     adjoints: dict = {p.name: None for p in params}
@@ -51,9 +53,13 @@ def make_rule(name: str, vjps, named=None) -> Rule:
 
 
 def _label(primitive) -> str:
+    """How a user writes the primitive: ``np.sum``, ``np.linalg.inv``, ``math.exp``, ``abs``."""
     mod = getattr(primitive, "__module__", None) or ""
     name = getattr(primitive, "__name__", repr(primitive))
     if mod.startswith("numpy"):
+        for sub in ("random", "linalg", "fft"):
+            if mod.startswith(f"numpy.{sub}"):
+                return f"np.{sub}.{name}"
         return f"np.{name}"
     return f"{mod}.{name}" if mod and mod != "builtins" else name
 
@@ -102,3 +108,40 @@ def is_nondiff(obj) -> bool:
         return obj in NONDIFF
     except TypeError:
         return False
+
+
+def table() -> str:
+    """Markdown listing of every rule and non-differentiable function (for docs/reference.md)."""
+    fam: dict[str, list[str]] = {}
+    for prim, rule in FUNCTIONS.items():
+        if not any(
+            t is not None and t.fn.__module__.startswith("cpsad.rules")
+            for t in rule.adjoints.values()
+        ):
+            continue  # a user's own rule
+        mod = getattr(prim, "__module__", None) or ""
+        family = "math module" if mod == "math" else "builtins" if mod == "builtins" else "numpy"
+        if isinstance(prim, type) and prim.__module__ == "builtins":
+            family = "builtins"
+        params = ", ".join(
+            p if rule.adjoints.get(p) is not None else f"~~{p}~~" for p in rule.signature.parameters
+        )
+        fam.setdefault(family, []).append(f"`{rule.name}({params})`")
+    lines = ["| family | functions (struck-through parameters get no gradient) |", "|---|---|"]
+    for family in ("numpy", "math module", "builtins"):
+        if family in fam:
+            lines.append(f"| {family} | " + ", ".join(sorted(set(fam[family]))) + " |")
+    ops = ", ".join(f"`{n}`" for n in sorted(OPERATORS))
+    lines.append(f"| operators | {ops} |")
+    lines.append("| array methods | " + ", ".join(f"`.{n}()`" for n in sorted(METHODS)) + " |")
+    lines.append("| array attributes | " + ", ".join(f"`.{n}`" for n in sorted(ATTRIBUTES)) + " |")
+    nondiff = sorted({_label(o) for o in NONDIFF if not _label(o).startswith("np.random.")})
+    lines.append("")
+    lines.append(
+        "Non-differentiable (results pass through with no adjoint): "
+        + ", ".join(f"`{n}`" for n in nondiff)
+        + ", every function of `np.random`, and the attributes "
+        + ", ".join(f"`.{n}`" for n in sorted(NONDIFF_ATTRIBUTES))
+        + "."
+    )
+    return "\n".join(lines) + "\n"

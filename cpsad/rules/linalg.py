@@ -14,7 +14,11 @@ def dot_a(g, ans, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * b, a)
     if np.ndim(b) > 2:
-        return np.tensordot(g, np.moveaxis(b, -2, -1), axes=(range(np.ndim(a) - 1, np.ndim(g)), range(np.ndim(b) - 1)))
+        return np.tensordot(
+            g,
+            np.moveaxis(b, -2, -1),
+            axes=(range(np.ndim(a) - 1, np.ndim(g)), range(np.ndim(b) - 1)),
+        )
     return op.matmul_x(g, ans, a, b)
 
 
@@ -44,11 +48,17 @@ defvjp(np.outer, outer_a, outer_b)
 
 
 def inner_a(g, ans, a, b):
-    return unbroadcast(np.tensordot(g, b, axes=(range(np.ndim(a) - 1, np.ndim(g)), range(np.ndim(b) - 1))), a)
+    return unbroadcast(
+        np.tensordot(g, b, axes=(range(np.ndim(a) - 1, np.ndim(g)), range(np.ndim(b) - 1))), a
+    )
 
 
 def inner_b(g, ans, a, b):
-    return np.tensordot(a, g, axes=(range(np.ndim(a) - 1), range(np.ndim(a) - 1))).T if np.ndim(a) > 1 else np.multiply.outer(a, g) if np.ndim(g) else g * a
+    return (
+        np.tensordot(a, g, axes=(range(np.ndim(a) - 1), range(np.ndim(a) - 1))).T
+        if np.ndim(a) > 1
+        else np.multiply.outer(a, g) if np.ndim(g) else g * a
+    )
 
 
 defvjp(np.inner, inner_a, inner_b)

@@ -41,7 +41,7 @@ def prod_vjp(g, ans, a, axis=None, keepdims=False):
     ax = tuple(range(a.ndim)) if axis is None else ((axis,) if np.ndim(axis) == 0 else tuple(axis))
     ax = tuple(i % a.ndim for i in ax)
     moved = np.moveaxis(a, ax, tuple(range(len(ax))))
-    flat = moved.reshape((-1,) + moved.shape[len(ax):])
+    flat = moved.reshape((-1,) + moved.shape[len(ax) :])
     left = np.concatenate([np.ones_like(flat[:1]), np.cumprod(flat[:-1], axis=0)])
     right = np.concatenate([np.cumprod(flat[::-1][:-1], axis=0)[::-1], np.ones_like(flat[:1])])
     others = (left * right).reshape(moved.shape)
@@ -52,17 +52,23 @@ def prod_vjp(g, ans, a, axis=None, keepdims=False):
 def max_vjp(g, ans, a, axis=None, keepdims=False):
     """The adjoint goes to the maximal elements, split evenly between ties."""
     mask = a == expand(ans, a, axis=axis, keepdims=keepdims)
-    return expand(g, a, axis=axis, keepdims=keepdims) * mask / np.sum(mask, axis=axis, keepdims=True)
+    return (
+        expand(g, a, axis=axis, keepdims=keepdims) * mask / np.sum(mask, axis=axis, keepdims=True)
+    )
 
 
 def var_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return 2.0 * expand(g, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
+    return (
+        2.0 * expand(g, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
+    )
 
 
 def std_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return expand(g / ans, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
+    return (
+        expand(g / ans, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
+    )
 
 
 defvjp(np.sum, sum_vjp)

@@ -38,7 +38,11 @@ defvjp(np.transpose, transpose)
 
 
 def transpose_method(g, ans, a, *axes):
-    return np.transpose(g) if not axes else np.transpose(g, np.argsort(axes[0] if len(axes) == 1 else axes))
+    return (
+        np.transpose(g)
+        if not axes
+        else np.transpose(g, np.argsort(axes[0] if len(axes) == 1 else axes))
+    )
 
 
 defmethod("transpose", transpose_method)
@@ -75,7 +79,11 @@ defmethod("copy", copy)
 
 
 def astype(g, ans, a, dtype, copy=True):
-    return np.asarray(g).astype(np.result_type(a, np.float32), copy=False) if np.issubdtype(np.result_type(a), np.inexact) else g
+    return (
+        np.asarray(g).astype(np.result_type(a, np.float32), copy=False)
+        if np.issubdtype(np.result_type(a), np.inexact)
+        else g
+    )
 
 
 defmethod("astype", astype)

@@ -1,0 +1,356 @@
+"""Per pass: source in, source out, and the invariant each pass states."""
+
+import textwrap
+
+import pytest
+
+from cpsad.context import CONTEXT
+from transforms import anno
+from transforms import astlib as A
+from transforms.testing import function_from_source, run_source, stage_source
+
+
+def src(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def stage(text, upto, **kw):
+    return stage_source(src(text), upto, CONTEXT, **kw)
+
+
+# ----------------------------------------------------------------------------- parse
+
+
+def test_parse_keeps_the_users_lines_and_columns():
+    code = src("""
+        class Holder:
+            @staticmethod
+            def method(x):
+                y = x * 2
+                return y
+    """)
+    fn = function_from_source(code, "Holder").method
+    from transforms.parse import Parse
+    from transforms.unit import Unit
+
+    u = Unit(fn, ("x",), CONTEXT)
+    Parse().run(u)
+    assign = u.tree.body[0]
+    lines = u.source.lines
+    assert lines[assign.lineno - 1].strip() == "y = x * 2"
+    assert lines[assign.lineno - 1][assign.col_offset :].startswith("y = x * 2")
+    assert u.tree.decorator_list == []
+
+
+def test_parse_lambda_becomes_a_def():
+    fn = function_from_source("square = lambda x: x * x\n", name="square")
+    from transforms.parse import Parse
+    from transforms.unit import Unit
+
+    u = Unit(fn, ("x",), CONTEXT)
+    Parse().run(u)
+    assert isinstance(u.tree, A.FunctionDef) and isinstance(u.tree.body[0], A.Return)
+
+
+# ----------------------------------------------------------------------------- resolve
+
+
+def test_resolve_annotates_callee_kinds():
+    code = src("""
+        def helper(z):
+            return z
+        def f(x, g):
+            a = np.sin(x)
+            n = len(x)
+            b = helper(a)
+            c = x.sum()
+            d = g(x)
+            e = math.lgamma(x)
+            return a
+    """)
+    u = run_source(code, "resolve", CONTEXT, active=("x",))
+    kinds = {}
+    for n in A.walk(u.tree):
+        if isinstance(n, A.Call):
+            kinds[A.expr_source(n.func)] = anno.getanno(n.func, anno.CALLEE_KIND)
+    assert kinds == {
+        "np.sin": "primitive",
+        "len": "nondiff",
+        "helper": "user",
+        "x.sum": "method",
+        "g": "dynamic",
+        "math.lgamma": "unknown",
+    }
+    assert set(u.deps) == {"np", "len", "helper", "math"}
+
+
+# ----------------------------------------------------------------------------- normalize
+
+
+def test_normalize_a_normal_form():
+    out = stage(
+        """
+        def f(x, y):
+            return np.sum(np.tanh(x @ y + 1.0) ** 2)
+    """,
+        "normalize",
+    )
+    assert out == src("""
+        def f(x, y):
+            matmul = x @ y
+            add = matmul + 1.0
+            tanh = np.tanh(add)
+            power = tanh ** 2
+            sum_1 = np.sum(power)
+            return sum_1
+    """)
+
+
+def test_normalize_control_expressions_become_ifs():
+    out = stage(
+        """
+        def f(x):
+            y = x if x > 0 else -x
+            z = x > 0 and y < 1
+            w = 0 < x < 1
+            return y
+    """,
+        "normalize",
+    )
+    assert out == src("""
+        def f(x):
+            gt = x > 0
+            if gt:
+                ifexp = x
+            else:
+                ifexp = -x
+            y = ifexp
+            and_ = x > 0
+            if and_:
+                and_ = y < 1
+            z = and_
+            cmp = 0 < x
+            if cmp:
+                cmp = x < 1
+            w = cmp
+            return y
+    """)
+
+
+def test_normalize_assignments_and_dead_code():
+    out = stage(
+        '''
+        def f(x):
+            """A docstring."""
+            a = b = x * 2
+            (c, d), e = (a, b), x
+            c += d
+            return c
+            x = 3
+    ''',
+        "normalize",
+    )
+    assert out == src("""
+        def f(x):
+            mul = x * 2
+            a = mul
+            b = mul
+            tup = a, b
+            tup_1 = tup, x
+            item, e = tup_1
+            c, d = item
+            c = c + d
+            return c
+    """)
+
+
+def test_normalize_adds_the_final_return():
+    out = stage(
+        """
+        def f(x):
+            if x > 0:
+                return x
+    """,
+        "normalize",
+    )
+    assert out.rstrip().endswith("return None")
+
+
+# ----------------------------------------------------------------------------- activity
+
+
+def test_activity_marks_only_what_needs_an_adjoint():
+    u = run_source(
+        src("""
+        def f(x, w, data):
+            n = len(x)
+            i = np.argmax(x)
+            s = x * 2.0
+            t = data * 3.0
+            unused = w * 5.0
+            return s / n + t
+    """),
+        "activity",
+        CONTEXT,
+        active=("x", "w"),
+    )
+    assert u.active_names == {"x", "s", "div", "add"}
+
+
+# ----------------------------------------------------------------------------- shift/reset
+
+
+def test_shift_reset_makes_each_active_operation_a_shift():
+    out = stage(
+        """
+        def f(x, y):
+            z = x * y
+            n = len(z)
+            return np.sin(z) / n
+    """,
+        "shift/reset",
+    )
+    assert out == src("""
+        @reset
+        def f(x, y):
+            with shift('z') as k:
+                z = x * y
+                z_bar = k(z)
+                x_bar += unbroadcast(z_bar * y, x)
+                y_bar += unbroadcast(z_bar * x, y)
+            n = len(z)
+            with shift('sin_z') as k:
+                sin_z = np.sin(z)
+                sin_z_bar = k(sin_z)
+                z_bar += sin_z_bar * np.cos(z)
+            with shift('div') as k:
+                div = sin_z / n
+                div_bar = k(div)
+                sin_z_bar += unbroadcast(div_bar / n, sin_z)
+            return div
+    """)
+
+
+def test_shift_of_a_user_call_runs_the_callee_with_the_continuation():
+    out = stage(
+        """
+        def g(a):
+            return a * a
+        def f(x):
+            y = g(x)
+            return y
+    """,
+        "shift/reset",
+    )
+    assert "with shift('y') as k:\n        x_bar_g = g_bp(k, x)\n        x_bar += x_bar_g" in out
+
+
+# ----------------------------------------------------------------------------- cps
+
+
+def test_cps_turns_every_shift_into_a_continuation():
+    out = stage(
+        """
+        def f(x):
+            y = x * x
+            z = np.sin(y)
+            return z
+    """,
+        "cps",
+    )
+    assert "with shift" not in out
+    assert out.count("def k_") == 2
+    assert out.startswith("def f_bp(k, x):")
+
+
+def test_cps_if_gets_one_join_continuation():
+    out = stage(
+        """
+        def f(x):
+            if x > 0:
+                y = x * 2.0
+            else:
+                y = x * 3.0
+            return y * y
+    """,
+        "cps",
+    )
+    assert out.count("def after_if_L") == 1
+    assert out.count("after_if_L") == 3  # defined once, called from both branches
+
+
+def test_cps_adjoints_of_outer_values_are_borrowed_with_nonlocal():
+    out = stage(
+        """
+        def f(x):
+            y = x * 2.0
+            return y * x
+    """,
+        "cps",
+    )
+    assert "nonlocal x_bar" in out
+
+
+# ----------------------------------------------------------------------------- simplify
+
+
+def test_simplify_straight_line_code_is_flat():
+    out = stage(
+        """
+        def f(x, y):
+            z = x * y
+            w = np.sin(z)
+            return w + x
+    """,
+        "simplify",
+    )
+    assert out == src("""
+        def f_bp(k, x, y):
+            z = x * y
+            w = np.sin(z)
+            add_bar = k(w + x)
+            w_bar = unbroadcast(add_bar, w)
+            x_bar = unbroadcast(add_bar, x)
+            z_bar = w_bar * np.cos(z)
+            x_bar = x_bar + unbroadcast(z_bar * y, x)
+            y_bar = unbroadcast(z_bar * x, y)
+            return x_bar, y_bar
+    """)
+
+
+def test_simplify_keeps_the_join_and_nothing_else():
+    out = stage(
+        """
+        def f(x):
+            if x > 0:
+                y = np.exp(x)
+            else:
+                y = x * x
+            return y * 2.0
+    """,
+        "simplify",
+    )
+    assert out.count("def ") == 2 and "def after_if_L" in out
+    assert "acc(" not in out and "None" not in out
+
+
+# ----------------------------------------------------------------------------- emit
+
+
+def test_emit_comments_header_and_line_map():
+    code = src("""
+        def f(x):
+            y = x * x
+            return np.sin(y)
+    """)
+    u = run_source(code, "emit", CONTEXT)
+    text = u.text
+    assert text.startswith("# Generated by cpsad from ")
+    assert "    # y = x * x\n    y = x * x\n" in text
+    lines = text.splitlines()
+    for emitted, user in u.line_map.items():
+        if lines[emitted - 1].strip() == "y = x * x":
+            assert u.source.line(user).strip() == "y = x * x"
+            break
+    else:
+        pytest.fail("no line mapped back to the user's `y = x * x`")
