@@ -78,7 +78,11 @@ def _run(f, argnums, args, kwargs, k):
         i = i % len(args)
         call_args[i] = promote(args[i])
     with deep_recursion():
-        out = spec.bp(k, *call_args, **kwargs)
+        try:
+            out = spec.bp(k, *call_args, **kwargs)
+        except Exception as exc:
+            _locate(exc)
+            raise
     adjs = dict(zip(active, (out,) if len(active) == 1 else out))
     grads = []
     for i, (p, idx) in zip(nums, where):
@@ -87,6 +91,14 @@ def _run(f, argnums, args, kwargs, k):
             adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
         grads.append(densify(adj, args[i % len(args)]))
     return grads
+
+
+def _locate(exc: BaseException) -> None:
+    """Say where in the user's source an error raised inside emitted code comes from."""
+    lines = compiler.where_in_user_code(exc.__traceback__)
+    if lines and hasattr(exc, "add_note") and not getattr(exc, "_cpsad_located", False):
+        exc.add_note("in your code (innermost last):\n  " + "\n  ".join(lines))
+        exc._cpsad_located = True
 
 
 def value_and_grad(f: Callable, argnums=0) -> Callable:

@@ -35,6 +35,7 @@ from transforms.unit import Unit
 _MISSING = object()
 _lock = threading.RLock()
 _SPECS: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
+_BY_PATH: dict = {}  # emitted file -> its Spec, to map errors back to the user's lines
 
 
 @dataclass
@@ -151,6 +152,7 @@ def _build(fn, active, building) -> Spec:
         timings=dict(unit.timings),
     )
     spec.code = _compile(unit, path)
+    _BY_PATH[path] = spec
     spec.own_guards = _guards(unit)
     spec.callee_keys = {n: (c.fn, c.active) for n, c in unit.callees.items()}
     spec.seconds = time.perf_counter() - t0
@@ -257,6 +259,24 @@ def _guards(unit: Unit) -> list:
             out.append((cells[root], None, obj))
         elif root in fn.__globals__:
             out.append((fn.__globals__, root, obj))
+    return out
+
+
+def where_in_user_code(tb) -> list[str]:
+    """For each frame of a traceback in emitted code: the user's file, line and source."""
+    out = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        spec = _BY_PATH.get(code.co_filename)
+        if spec is not None:
+            user = spec.line_map.get(tb.tb_lineno)
+            if user is not None:
+                src = linecache.getline(spec.fn.__code__.co_filename, user).strip()
+                out.append(
+                    f"{spec.fn.__code__.co_filename}:{user}: {src}  "
+                    f"(backpropagator of `{spec.fn.__qualname__}`, {code.co_filename}:{tb.tb_lineno})"
+                )
+        tb = tb.tb_next
     return out
 
 

@@ -104,6 +104,18 @@ def as_adjoint(ct):
     return ct
 
 
+def as_sequence(x):
+    """What a ``for`` loop iterates, as something it can index (a list if it is not one)."""
+    if isinstance(x, (list, tuple, np.ndarray, range, str)):
+        return x
+    return list(x)
+
+
+def keys_of(mapping) -> list:
+    """The keys a ``for`` loop over ``d.items()`` visits, in order (no derivative)."""
+    return list(mapping)
+
+
 def item_adjoint(g, key, x):
     """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``."""
     if g is None:
@@ -112,6 +124,38 @@ def item_adjoint(g, key, x):
         v = g.get(key)
         return zeros_like(x) if v is None else v
     return g[key]
+
+
+def entries_adjoint(g, start, xs):
+    """The adjoint of ``xs`` in ``lst.extend(xs)``: the list's entries from ``start`` on."""
+    n = len(xs)
+    if isinstance(xs, np.ndarray):
+        rows = [item_adjoint(g, start + i, xs[i]) for i in range(n)]
+        return np.stack(rows) if rows else zeros_like(xs)
+    if g is None:
+        return Sparse()
+    return Sparse({i: g[start + i] for i in range(n) if isinstance(g, Sparse) and start + i in g})
+
+
+def store_item(container, key, value) -> None:
+    """``container[key] = value`` for a dict or list on the differentiated path (not an array:
+    changing an array in place would change every alias of it, which no gradient can follow)."""
+    if isinstance(container, np.ndarray):
+        raise TypeError(
+            "assigning into a differentiable numpy array (`y[i] = v`) is not supported: build a "
+            "new array instead (np.where, np.concatenate, or collect values in a list and call "
+            "np.stack / np.array)"
+        )
+    container[key] = value
+
+
+def without(g, key):
+    """A container's adjoint with the entry ``key`` removed (it was overwritten)."""
+    if isinstance(g, Sparse) and key in g:
+        out = Sparse(g)
+        del out[key]
+        return out
+    return g
 
 
 def unpack_adjoint(gs):
@@ -138,6 +182,8 @@ def getitem_adjoint(g, x, index):
         return Sparse({positions[i]: v for i, v in enumerate(g)})
     if isinstance(x, (np.generic, float, int)):
         raise TypeError(f"cannot index a scalar of type {type(x).__name__}")
+    if isinstance(x, (list, tuple)) and isinstance(index, (int, np.integer)) and index < 0:
+        index += len(x)  # one entry, one key: x[-1] and x[len(x) - 1] are the same entry
     return Sparse({index: g})
 
 
@@ -146,6 +192,49 @@ def _basic(index) -> bool:
     if isinstance(index, tuple):
         return all(_basic(i) for i in index)
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
+
+
+# --------------------------------------------------------------------------- functions as values
+
+
+class _Stop(BaseException):
+    """Raised by the continuation of ``call_primal`` to skip the backward pass."""
+
+
+def call_primal(bp, *args, **kwargs):
+    """The plain value of a function, from its backpropagator: run it forward, stop at ``k``."""
+    box = []
+
+    def k(result):
+        box.append(result)
+        raise _Stop
+
+    try:
+        bp(k, *args, **kwargs)
+    except _Stop:
+        return box[0]
+    raise RuntimeError(
+        "a backpropagator returned without calling its continuation"
+    )  # pragma: no cover
+
+
+class Closure:
+    """A function defined inside a differentiated one, used as a value.
+
+    Calling it computes the original function; ``.bp`` is its backpropagator, which calls made in
+    continuation-passing style use.
+    """
+
+    __slots__ = ("bp",)
+
+    def __init__(self, bp):
+        self.bp = bp
+
+    def __call__(self, *args, **kwargs):
+        return call_primal(self.bp, *args, **kwargs)
+
+    def __repr__(self):
+        return f"<cpsad closure {self.bp.__name__}>"
 
 
 # --------------------------------------------------------------------------- the reset side

@@ -55,6 +55,14 @@ def test_error_points_at_the_line(f):
     assert rest[-1].startswith("hint: ")
 
 
+def test_storing_into_an_active_array_is_refused_at_its_line():
+    with pytest.raises(TypeError, match="not supported: build a new array") as info:
+        cpsad.grad(corpus_errors.stores_into_active)(np.array([1.0, 2.0]))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    first = inspect.getsourcelines(corpus_errors.stores_into_active)[1]
+    assert f"corpus_errors.py:{first + 2}: y[0] = 3.0" in notes
+
+
 def test_zero_derivative_function_is_not_an_error():
     g = cpsad.grad(corpus_errors.indexed_nondiff)(1.7)
     assert g == pytest.approx(np.floor(1.7))

@@ -2,13 +2,17 @@
 
 A value is *active* when it depends on a differentiated parameter (forward) and can reach the
 function's result (backward): only active values get adjoint code, so ``n = len(x)`` or a loop
-counter costs nothing in the backward pass. The analysis is by name and flow-insensitive, which is
-conservative: a name is active if any of its assignments is. Statements that assign an active name
-get ``anno.ACTIVE``; ``unit.active_names`` is the set.
+counter costs nothing in the backward pass. The analysis is flow-insensitive and conservative: a
+variable is active if any of its assignments is. Variables are resolved as Python resolves them
+-- a name in a nested function may be its own or an enclosing function's -- and derivatives flow
+into a local function through its parameters and out through its returns; a local function
+passed around as a value may receive anything, so all its parameters count as active.
 
-Derivatives flow through an operation's *operands* as its rule says: not through comparisons,
-``//``, ``len``, ``x.shape`` or other non-differentiable functions; through every argument of a
-user function (which is analysed on its own when transformed).
+Results: statements assigning an active name get ``anno.ACTIVE``; ``unit.active_by_scope`` maps
+each function (root: ``""``, nested: its ``DEF_KEY``) to the names active *as seen from it*;
+``unit.locals`` records which local functions need a backpropagator and for which parameters.
+Derivatives flow through an operation's operands as its rule says: not through comparisons, ``//``,
+``len``, ``x.shape`` or other non-differentiable functions.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from __future__ import annotations
 from transforms import anno
 from transforms import astlib as A
 from transforms.context import Default
+from transforms.scoping import local_names, own_nodes
 from transforms.unit import Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
 NONDIFF_UNARY = (A.Not, A.Invert)
+MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add"}  # container mutation
+RET = "<return>"  # the pseudo-variable of a function's result
 
 
 def flow_operands(ctx, value) -> list[str]:
@@ -73,11 +80,13 @@ def _rule_operands(rule, args, keywords):
         bound = rule.bind(args, {k.arg: k.value for k in keywords})
     except TypeError:
         return None
-    return [
-        v.id
-        for p, v in bound.items()
-        if not isinstance(v, Default) and isinstance(v, A.Name) and rule.adjoints.get(p) is not None
-    ]
+    out = []
+    for p, v in bound.items():
+        if rule.adjoints.get(p) is None or isinstance(v, Default):
+            continue
+        values = v if isinstance(v, tuple) else v.values() if isinstance(v, dict) else [v]
+        out += [x.id for x in values if isinstance(x, A.Name)]
+    return out
 
 
 def _names(nodes) -> list[str]:
@@ -96,12 +105,49 @@ def assigned_names(stmt) -> list[str]:
 
 
 def statements(block):
-    """Every statement of a normalized block, depth first (branches included)."""
+    """Every statement of a normalized block, depth first (branches included, not nested defs)."""
     for s in block:
         yield s
         if isinstance(s, A.If):
             yield from statements(s.body)
             yield from statements(s.orelse)
+
+
+def scope_key(fdef, root) -> str:
+    return "" if fdef is root else anno.getanno(fdef, anno.DEF_KEY)
+
+
+class Scopes:
+    """The function tree: each function's local names, its parent, and Python's name resolution."""
+
+    def __init__(self, root):
+        self.root = root
+        self.node: dict[str, object] = {}
+        self.parent: dict[str, str | None] = {}
+        self.locals: dict[str, set[str]] = {}
+        self.defs: dict[tuple, str] = {}  # (owner key, name) -> DEF_KEY of the local def
+        stack = [(root, None)]
+        while stack:
+            fdef, parent = stack.pop()
+            key = scope_key(fdef, root)
+            self.node[key] = fdef
+            self.parent[key] = parent
+            self.locals[key] = local_names(fdef)
+            for s in statements(fdef.body):
+                if isinstance(s, A.FunctionDef):
+                    self.defs[(key, s.name)] = anno.getanno(s, anno.DEF_KEY)
+                    stack.append((s, key))
+
+    def resolve(self, key: str, name: str):
+        """The variable ``name`` means inside function ``key``: (owner key, name), or None (global)."""
+        while key is not None:
+            if name in self.locals[key]:
+                return (key, name)
+            key = self.parent[key]
+        return None
+
+    def functions(self):
+        return list(self.node.items())
 
 
 class Activity:
@@ -110,55 +156,90 @@ class Activity:
 
     def run(self, unit: Unit) -> None:
         ctx = unit.ctx
-        body = unit.tree.body
-        stmts = list(statements(body))
-        edges: list[tuple[list[str], list[str]]] = []  # (targets, operands carrying derivatives)
-        for s in stmts:
-            if isinstance(s, A.Assign):
-                t = s.targets[0]
-                if isinstance(t, (A.Name, A.Tuple, A.List)):
-                    edges.append((assigned_names(s), flow_operands(ctx, s.value)))
-                elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
-                    # x[i] = v: x now depends on v (and still on its old self)
-                    edges.append(([t.value.id], _names([s.value, t.value])))
+        scopes = Scopes(unit.tree)
+        edges: list[tuple[list, list]] = []  # (target variables, variables derivatives flow from)
+        sources: set = {("", p) for p in unit.active}
+        sinks: set = {("", RET)}
+        escaping: set[str] = set()
 
-        forward = set(unit.active)
-        changed = True
-        while changed:
-            changed = False
-            for targets, ops in edges:
-                if any(o in forward for o in ops):
-                    for t in targets:
-                        if t not in forward:
-                            forward.add(t)
-                            changed = True
+        for key, fdef in scopes.functions():
 
-        useful = set()
-        for s in stmts:
-            if isinstance(s, A.Return) and isinstance(s.value, A.Name):
-                useful.add(s.value.id)
-        changed = True
-        while changed:
-            changed = False
-            for targets, ops in edges:
-                if any(t in useful for t in targets):
-                    for o in ops:
-                        if o not in useful:
-                            useful.add(o)
-                            changed = True
+            def var(name, key=key):
+                return scopes.resolve(key, name)
 
+            def vars_(names, key=key):
+                return [v for v in (scopes.resolve(key, n) for n in names) if v is not None]
+
+            for s in statements(fdef.body):
+                if isinstance(s, A.Assign):
+                    t = s.targets[0]
+                    value = s.value
+                    if isinstance(t, (A.Name, A.Tuple, A.List)):
+                        targets = vars_(assigned_names(s))
+                        edges.append((targets, vars_(flow_operands(ctx, value))))
+                        edges += self.local_call(value, targets, scopes, key)
+                    elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
+                        # x[i] = v: x now depends on v (and still on its old self)
+                        edges.append((vars_([t.value.id]), vars_(_names([s.value, t.value]))))
+                elif isinstance(s, A.Expr) and isinstance(s.value, A.Call):
+                    call = s.value
+                    f = call.func
+                    if anno.getanno(f, anno.CALLEE_KIND) == "method" and f.attr in MUTATORS:
+                        if isinstance(f.value, A.Name):
+                            edges.append((vars_([f.value.id]), vars_(_names(call.args))))
+                    edges += self.local_call(call, [], scopes, key)
+                elif isinstance(s, A.Return) and isinstance(s.value, A.Name):
+                    edges.append(([(key, RET)], vars_([s.value.id])))
+            # functions used as values escape: anything may flow in, their results anywhere
+            calls = {
+                id(n.func)
+                for n in A.walk(fdef)
+                if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) == "local"
+            }
+            for n in own_nodes(fdef):
+                if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in calls:
+                    g = scopes.defs.get(scopes.resolve(key, n.id))
+                    if g is not None:
+                        escaping.add(g)
+        for g in escaping:
+            gdef = scopes.node[g]
+            sources |= {(g, p) for p in A.arg_names(gdef.args)}
+            sinks.add((g, RET))
+            unit.locals[g].escapes = True
+            # the function as a value carries its result's activity (for calls through it)
+            parent = scopes.parent[g]
+            edges.append(([(parent, gdef.name)], [(g, RET)]))
+
+        forward = _closure(sources, edges, forward=True)
+        useful = _closure(sinks, edges, forward=False)
         active = forward & useful
-        unit.active_names = active
-        for s in stmts:
-            if isinstance(s, A.Assign) and any(n in active for n in assigned_names(s)):
-                anno.setanno(s, anno.ACTIVE, True)
-            elif isinstance(s, A.Assign) and isinstance(s.targets[0], (A.Subscript, A.Attribute)):
-                base = s.targets[0].value
-                if isinstance(base, A.Name) and base.id in active:
-                    anno.setanno(s, anno.ACTIVE, True)
-        params = A.arg_names(unit.tree.args)
-        order = {n: i for i, n in enumerate(params)}
-        shown = sorted(active, key=lambda n: (order.get(n, len(order)), n))
+        unit.active_vars = active
+
+        unit.active_by_scope = {}
+        for key, fdef in scopes.functions():
+            names = {n.id for n in A.walk(fdef) if isinstance(n, A.Name)} | set(
+                A.arg_names(fdef.args)
+            )
+            view = {n for n in names if scopes.resolve(key, n) in active}
+            unit.active_by_scope[key] = view
+            for s in statements(fdef.body):
+                if isinstance(s, A.Assign):
+                    t = s.targets[0]
+                    if any(n in view for n in assigned_names(s)):
+                        anno.setanno(s, anno.ACTIVE, True)
+                    elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
+                        if t.value.id in view:
+                            anno.setanno(s, anno.ACTIVE, True)
+        for key, fdef in scopes.functions():
+            if key:
+                info = unit.locals[key]
+                params = A.arg_names(fdef.args)
+                info.active = tuple(p for p in params if (key, p) in active)
+                info.transformed = (key, RET) in active or _has_active_effects(fdef)
+        self.effects(unit, scopes, active)
+        unit.active_names = unit.active_by_scope[""]
+        order = {n: i for i, n in enumerate(A.arg_names(unit.tree.args))}
+        shown = sorted(unit.active_names, key=lambda n: (order.get(n, len(order)), n))
         unit.notes[self.name] = [
             "active (depend on "
             + ", ".join(unit.active)
@@ -167,5 +248,119 @@ class Activity:
         ]
 
     @staticmethod
+    def effects(unit, scopes, active) -> None:
+        """Which local functions change active state of an enclosing function when they run:
+        assign a nonlocal, or grow or store into a container they did not create. A call of
+        one must run in continuation-passing style even when its result is not needed."""
+        direct: dict[str, bool] = {}
+        calls: dict[str, set] = {}
+        for key, fdef in scopes.functions():
+            if not key:
+                continue
+            hit = False
+            for s in statements(fdef.body):
+                name, in_place = _mutated(s)
+                if name is not None:
+                    owner = scopes.resolve(key, name)
+                    if owner is not None and owner in active:
+                        if owner[0] != key:
+                            hit = True
+                        elif in_place and name in A.arg_names(fdef.args):
+                            raise unit.error(
+                                f"changing the list or dict `{name}` passed in as an argument is "
+                                "not supported",
+                                s,
+                                "return a new value, or build the container in the function "
+                                "that creates it",
+                            )
+            direct[key] = hit
+            calls[key] = {
+                anno.getanno(n.func, anno.CALLEE)
+                for n in A.walk(fdef)
+                if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) == "local"
+            }
+        changed = True
+        while changed:
+            changed = False
+            for key in direct:
+                if not direct[key] and any(direct.get(c) for c in calls[key]):
+                    direct[key] = changed = True
+        for key, value in direct.items():
+            unit.locals[key].effects = value
+            if value:
+                unit.locals[key].transformed = True
+
+    @staticmethod
+    def local_call(value, targets, scopes, key) -> list:
+        """Edges of a call of a local function: arguments into parameters, result out."""
+        if not (
+            isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local"
+        ):
+            return []
+        g = anno.getanno(value.func, anno.CALLEE)
+        gdef = scopes.node.get(g)
+        if gdef is None:
+            return []
+        params = A.arg_names(gdef.args)
+        edges = []
+        for p, a in zip(params, value.args):
+            if isinstance(a, A.Name):
+                v = scopes.resolve(key, a.id)
+                if v is not None:
+                    edges.append(([(g, p)], [v]))
+        for kw in value.keywords:
+            if kw.arg in params and isinstance(kw.value, A.Name):
+                v = scopes.resolve(key, kw.value.id)
+                if v is not None:
+                    edges.append(([(g, kw.arg)], [v]))
+        if targets:
+            edges.append((targets, [(g, RET)]))
+        return edges
+
+    @staticmethod
     def check(unit: Unit) -> None:
-        assert set(unit.active_names) <= set(A.names_in(unit.tree))
+        assert set(unit.active_names) <= set(A.names_in(unit.tree)) | set(
+            A.arg_names(unit.tree.args)
+        )
+
+
+def _mutated(s):
+    """(name, in place) for a statement that changes a value in place (``xs.append(v)``,
+    ``d[k] = v``) or binds a name (a change of outer state only if the name is not ours)."""
+    if isinstance(s, A.Expr) and isinstance(s.value, A.Call):
+        f = s.value.func
+        if (
+            anno.getanno(f, anno.CALLEE_KIND) == "method"
+            and f.attr in MUTATORS
+            and isinstance(f.value, A.Name)
+        ):
+            return f.value.id, True
+    if isinstance(s, A.Assign):
+        t = s.targets[0]
+        if isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
+            return t.value.id, True
+        if isinstance(t, A.Name):
+            return t.id, False
+    return None, False
+
+
+def _has_active_effects(fdef) -> bool:
+    return any(anno.getanno(s, anno.ACTIVE) for s in statements(fdef.body))
+
+
+def _closure(start: set, edges, forward: bool) -> set:
+    """Variables reachable from ``start`` along the edges (forward: operand -> target)."""
+    out = set(start)
+    index: dict = {}
+    for targets, ops in edges:
+        src, dst = (ops, targets) if forward else (targets, ops)
+        for s in src:
+            index.setdefault(s, []).extend(dst)
+    stack = list(out)
+    while stack:
+        v = stack.pop()
+        for w in index.get(v, ()):
+            if w not in out:
+                out.add(w)
+                stack.append(w)
+    return out

@@ -15,7 +15,10 @@ from __future__ import annotations
 _ATTR = "_cpsad"
 
 # Keys. Each is set by one pass and read by later ones.
-CALLEE = "callee"  # resolve: the object a call's func expression refers to (Call.func)
+CALLEE = "callee"  # resolve: the object a call's func refers to; for a local function, its DEF_KEY
+DEF_KEY = (
+    "def_key"  # resolve: a unique key of each nested FunctionDef (unit.locals[key] describes it)
+)
 CALLEE_KIND = "callee_kind"  # resolve: "primitive" | "nondiff" | "user" | "unknown" | "dynamic"
 TEMP = "temp"  # normalize: the name is a temporary the normalizer introduced
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)

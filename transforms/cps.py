@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from transforms import anno
 from transforms import astlib as A
+from transforms import scoping as S
 from transforms.shift_reset import is_shift, shift_info
 from transforms.unit import Unit
 
@@ -122,26 +123,62 @@ class LowerCPS:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         self.namer = unit.namer
-        self.active = unit.active_names
-        fdef = unit.tree
-        params = A.arg_names(fdef.args)
-        k = unit.cont_name  # chosen by ShiftReset: the continuation of the whole function
         self.acc = unit.inject(unit.ctx.runtime("acc"), "acc")
         self.zeros = unit.inject(unit.ctx.runtime("zeros_like"), "zeros_like")
-        root = Scope(None, [k, *params])
-        env = {p: p for p in params}
-        active_params = [p for p in unit.active if p in self.active]
-        body = self.inits(active_params, fdef)
-        body += self.block(fdef.body, root, env, tail=None)
-        body += self.epilogue(list(unit.active), fdef, known=active_params)
+        fdef = unit.tree
+        self.active = unit.active_by_scope[""]
+        known = [p for p in unit.active if p in self.active]
+        params = A.arg_names(fdef.args)
+        unit.tree = self.function(
+            fdef, unit.bp_name, None, {p: p for p in params}, unit.active, known
+        )
+
+    def function(self, fdef, bp_name, parent, env, wrt, known):
+        """``def bp_name(k, *params)``: the function's body in CPS, returning the adjoints of ``wrt``."""
+        k = self.unit.cont_name  # the continuation of the whole function (ShiftReset named it)
+        params = A.arg_names(fdef.args)
+        scope = Scope(parent, [k, *params])
+        body = self.inits(known, fdef)
+        body += self.block(fdef.body, scope, env, tail=None)
+        body += self.epilogue(list(wrt), fdef, known=known)
+        if scope.nonlocals:
+            body.insert(0, self.loc(A.nonlocal_(scope.nonlocals), fdef))
         args = A.deepcopy(fdef.args)
         args.args = [A.name(k, "param")] + args.args
         if args.posonlyargs:
             args.posonlyargs = [A.name(k, "param")] + args.posonlyargs
             args.args = args.args[1:]
-        new = A.function(unit.bp_name, args, body)
-        A.copy_location(new, fdef)
-        unit.tree = new
+        new = A.function(bp_name, args, body)
+        return A.copy_location(new, fdef)
+
+    def local_def(self, fdef, scope: Scope, env: dict) -> list:
+        """A function defined inside: its backpropagator, defined where it was (a closure)."""
+        key = anno.getanno(fdef, anno.DEF_KEY)
+        info = self.unit.locals[key]
+        d = A.deepcopy(fdef)
+        for default in d.args.defaults + [x for x in d.args.kw_defaults if x is not None]:
+            rename(default, self.env_map(env))
+        if not info.transformed:
+            S.rename_free(
+                d.body, {u: c for u, c in self.env_map(env).items() if u not in A.arg_names(d.args)}
+            )
+            scope.bound.add(d.name)
+            env[d.name] = d.name
+            return [d]
+        saved = self.active
+        self.active = self.unit.active_by_scope[key]
+        inner_env = dict(env)
+        inner_env.update({p: p for p in A.arg_names(d.args)})
+        bp = self.function(d, info.bp_name, scope, inner_env, info.active, list(info.active))
+        self.active = saved
+        scope.bound.add(info.bp_name)
+        out = [bp]
+        if info.escapes:  # used as a value: a callable that also carries its backpropagator
+            closure = self.unit.inject(self.unit.ctx.runtime("Closure"), "Closure")
+            out.append(self.loc(A.assign(d.name, A.call(closure, [A.name(info.bp_name)])), fdef))
+            scope.bound.add(d.name)
+            env[d.name] = d.name
+        return out
 
     # ------------------------------------------------------------------ pieces
 
@@ -210,6 +247,9 @@ class LowerCPS:
                 return out + self.if_(s, rest, scope, env, tail)
             if isinstance(s, A.Return):
                 return out + self.return_(s, scope, env)
+            if isinstance(s, A.FunctionDef):
+                out += self.local_def(s, scope, env)
+                continue
             out += self.plain(s, scope, env)
         if tail is not None:
             out += tail(scope, env)
@@ -277,7 +317,7 @@ class LowerCPS:
         cont_env.update({b: b for b in info.binds})
         cont_body = self.inits(info.binds, s)
         cont_body += self.block(rest, cont, cont_env, tail)
-        cont_body += self.epilogue(info.binds, s)
+        cont_body += self.epilogue([b for b in info.binds if b in self.active], s)
         if cont.nonlocals:
             cont_body.insert(0, self.loc(A.nonlocal_(cont.nonlocals), s))
         if not cont_body:
@@ -291,6 +331,17 @@ class LowerCPS:
             if isinstance(stmt, A.AugAssign):  # x_bar += e: accumulate into the owner's adjoint
                 primal = self.namer.primal(stmt.target.id)
                 out.append(self.accumulate(primal, stmt.value, scope, s))
+                continue
+            if (
+                isinstance(stmt, A.Assign)
+                and isinstance(stmt.targets[0], A.Name)
+                and self.namer.primal(stmt.targets[0].id) is not None
+                and placed
+            ):  # x_bar = e after the continuation: a write of the owner's adjoint
+                owner = scope.owner(self.namer.primal(stmt.targets[0].id))
+                if owner is not scope and owner is not None:
+                    scope.nonlocals.add(stmt.targets[0].id)
+                out.append(self.loc(stmt, s))
                 continue
             calls = [n for n in A.walk(stmt) if isinstance(n, A.Name) and n.id == info.k]
             if calls and not placed:
@@ -317,7 +368,7 @@ class LowerCPS:
         join_env.update({j: j for j in joins})
         jbody = self.inits(joins, s)
         jbody += self.block(rest, join, join_env, tail)
-        jbody += self.epilogue(joins, s)
+        jbody += self.epilogue([j for j in joins if j in self.active], s)
         if join.nonlocals:
             jbody.insert(0, self.loc(A.nonlocal_(join.nonlocals), s))
         if not jbody:

@@ -69,31 +69,7 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     A.NamedExpr: ("the walrus operator `:=` is not supported", "assign on a line of its own"),
     A.Match: ("`match` is not supported", "use `if` / `elif`"),
     A.Delete: ("`del` is not supported", "leave the name bound, or rebind it"),
-    A.For: (
-        "`for` loops are not supported yet",
-        "write the loop as a recursive helper function",
-    ),
-    A.While: (
-        "`while` loops are not supported yet",
-        "write the loop as a recursive helper function",
-    ),
-    A.Break: ("`break` is not supported yet", "write the loop as a recursive helper function"),
-    A.Continue: (
-        "`continue` is not supported yet",
-        "write the loop as a recursive helper function",
-    ),
-    A.FunctionDef: (
-        "functions defined inside a differentiated function are not supported yet",
-        "define the helper at module level and pass what it needs as arguments",
-    ),
-    A.Lambda: (
-        "`lambda` inside a differentiated function is not supported yet",
-        "define the helper with `def` at module level",
-    ),
-    A.ListComp: ("list comprehensions are not supported yet", "call a helper per element"),
     A.SetComp: ("set comprehensions are not supported", "build the set outside the function"),
-    A.DictComp: ("dict comprehensions are not supported yet", "build the dict with a literal"),
-    A.GeneratorExp: ("generator expressions are not supported yet", "call a helper per element"),
 }
 
 
@@ -114,6 +90,12 @@ class Fence:
                 entry = self.unsupported.get(type(node))
                 if entry is not None:
                     raise unit.error(entry[0], node, entry[1])
+                if isinstance(node, A.FunctionDef) and node.decorator_list:
+                    raise unit.error(
+                        "a decorated function inside a differentiated function is not supported",
+                        node.decorator_list[0],
+                        "define it without the decorator, or at module level",
+                    )
                 self._check_targets(unit, node)
 
     def _check_targets(self, unit: Unit, node) -> None:

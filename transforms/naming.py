@@ -82,6 +82,8 @@ class Namer:
         return self.fresh(f"k_{bound}")
 
     def call_continuation(self, callee: str, lineno: int) -> str:
+        if callee.endswith(f"_L{lineno}"):  # a loop's function is already named after its line
+            return self.fresh(f"after_{callee}")
         return self.fresh(f"after_{callee}_L{lineno}")
 
     def join_continuation(self, lineno: int) -> str:

@@ -79,7 +79,10 @@ class Normalize:
 
     def run(self, unit: Unit) -> None:
         self.unit = unit
-        fdef = unit.tree
+        self.function(unit.tree)
+
+    def function(self, fdef) -> None:
+        """Normalize a function's body in place; it ends in ``return`` on every path."""
         body = fdef.body
         if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
             body = body[1:]  # docstring
@@ -136,7 +139,15 @@ class Normalize:
         elif isinstance(s, A.Assert):
             test = self.atom(s.test, out)
             self.emit(out, A.Assert(test=test, msg=s.msg), s)
-        elif isinstance(s, (A.Raise, A.Pass)):
+        elif isinstance(s, A.FunctionDef):
+            # defaults are evaluated where the def runs; the body is a scope of its own
+            s.args.defaults = [self.atom(d, out) for d in s.args.defaults]
+            s.args.kw_defaults = [
+                None if d is None else self.atom(d, out) for d in s.args.kw_defaults
+            ]
+            self.function(s)
+            out.append(s)
+        elif isinstance(s, (A.Raise, A.Pass, A.Nonlocal)):
             out.append(s)
         else:  # pragma: no cover - the fence lets nothing else through
             raise self.unit.error(f"unsupported statement `{type(s).__name__}`", s)

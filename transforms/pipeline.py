@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from transforms.activity import Activity
 from transforms.cps import LowerCPS
+from transforms.desugar import Desugar
 from transforms.emit import Emit, render
 from transforms.errors import InternalError, TransformError
 from transforms.fence import Fence
@@ -27,6 +28,7 @@ from transforms.unit import Unit
 PIPELINE = [
     (Parse, "read the function's source; lines and columns are the user's"),
     (Fence, "reject unsupported syntax with a TransformError at the user's line"),
+    (Desugar, "loops, comprehensions and lambdas become local (recursive) functions"),
     (Resolve, "bind every called name to a real object: primitive, user function, ..."),
     (Normalize, "A-normal form: every operand a name or a constant, one operation a line"),
     (Activity, "mark what depends on the differentiated inputs and reaches the result"),

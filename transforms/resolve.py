@@ -8,6 +8,7 @@ object) and ``CALLEE_KIND``:
 * ``nondiff``   -- has no derivative and needs none (``len``, ``np.zeros_like``, ``np.argmax``);
 * ``user``      -- a Python function with source: transformed too, called in CPS;
 * ``unknown``   -- neither: fine on inactive values, an error on active ones;
+* ``local``     -- a function defined inside this one (``CALLEE`` is its ``def`` node);
 * ``method``    -- ``value.name(...)`` on a local value, resolved by the rule table by name;
 * ``dynamic``   -- known only at run time (a function passed in as an argument).
 
@@ -19,63 +20,97 @@ from __future__ import annotations
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.unit import Unit
+from transforms.scoping import local_names
+from transforms.unit import LocalFunction, Unit
 
 
-def local_names(fdef) -> set[str]:
-    """Names the function binds itself: parameters and assignment targets (not in nested defs)."""
-    out = set(A.arg_names(fdef.args))
-    for node in A.walk(fdef):
-        if isinstance(node, A.Name) and isinstance(node.ctx, (A.Store, A.Param)):
-            out.add(node.id)
-    return out
+def local_defs(fdef) -> dict[str, object]:
+    """The functions defined directly in ``fdef``'s scope, by name (None if also rebound)."""
+    defs: dict[str, object] = {}
+    stores: set[str] = set(A.arg_names(fdef.args))
+    stack = list(fdef.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, A.FunctionDef):
+            defs[node.name] = None if node.name in defs else node
+            continue
+        if isinstance(node, A.Name) and isinstance(node.ctx, A.Store):
+            stores.add(node.id)
+        stack.extend(A.iter_child_nodes(node))
+    return {n: (None if n in stores else d) for n, d in defs.items()}
 
 
 class Resolve:
     name = "resolve"
-    invariant = (
-        "every called name is bound to a real object (or marked as a method or dynamic call)"
-    )
+    invariant = "every called name is bound to a real object, a local function, or marked a method or dynamic"
 
     def run(self, unit: Unit) -> None:
-        fdef = unit.tree
-        local = local_names(fdef)
-        deps: dict[str, object] = {}
-        notes: list[str] = []
-        for node in A.walk(fdef):
-            if not isinstance(node, A.Call):
+        self.unit = unit
+        self.deps: dict[str, object] = {}
+        self.notes: list[str] = []
+        self.function(unit.tree, [])
+        unit.deps = self.deps
+        unit.notes[self.name] = self.notes
+
+    def function(self, fdef, outer: list) -> None:
+        """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
+        defs = local_defs(fdef)
+        for d in defs.values():
+            if d is not None and not anno.hasanno(d, anno.DEF_KEY):
+                anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(self.unit.locals)}")
+                self.unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
+        scopes = outer + [(local_names(fdef), defs)]
+        stack = list(fdef.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.FunctionDef):
+                if not anno.hasanno(node, anno.DEF_KEY):  # rebound name: reached only dynamically
+                    anno.setanno(node, anno.DEF_KEY, f"{node.name}@{len(self.unit.locals)}")
+                    self.unit.locals[anno.getanno(node, anno.DEF_KEY)] = LocalFunction(node.name)
+                self.function(node, scopes)
+                stack.extend(node.args.defaults + [d for d in node.args.kw_defaults if d])
                 continue
-            func = node.func
-            path = A.dotted(func)
-            root = path.split(".")[0] if path else None
-            if path is not None and root not in local:
-                found, obj = unit.lookup(root)
-                if not found:
+            if isinstance(node, A.Call):
+                self.call(node, scopes)
+            stack.extend(A.iter_child_nodes(node))
+
+    def call(self, node, scopes) -> None:
+        unit = self.unit
+        func = node.func
+        path = A.dotted(func)
+        root = path.split(".")[0] if path else None
+        binding = None
+        for names, defs in reversed(scopes):
+            if root is not None and root in names:
+                binding = (names, defs)
+                break
+        if path is not None and binding is None:
+            found, obj = unit.lookup(root)
+            if not found:
+                anno.setanno(func, anno.CALLEE_KIND, "unknown")
+                return
+            self.deps[root] = obj
+            for part in path.split(".")[1:]:
+                try:
+                    obj = getattr(obj, part)
+                except AttributeError:
                     anno.setanno(func, anno.CALLEE_KIND, "unknown")
-                    continue
-                deps[root] = obj
-                ok = True
-                for part in path.split(".")[1:]:
-                    try:
-                        obj = getattr(obj, part)
-                    except AttributeError:
-                        ok = False
-                        break
-                if not ok:
-                    anno.setanno(func, anno.CALLEE_KIND, "unknown")
-                    continue
-                kind = unit.ctx.classify(obj)
-                anno.setanno(func, anno.CALLEE, obj)
-                anno.setanno(func, anno.CALLEE_KIND, kind)
-                note = f"{path} -> {_describe(obj)} ({kind})"
-                if note not in notes:
-                    notes.append(note)
-            elif isinstance(func, A.Attribute):
-                anno.setanno(func, anno.CALLEE_KIND, "method")
-            else:
-                anno.setanno(func, anno.CALLEE_KIND, "dynamic")
-        unit.deps = deps
-        unit.notes[self.name] = notes
+                    return
+            kind = unit.ctx.classify(obj)
+            anno.setanno(func, anno.CALLEE, obj)
+            anno.setanno(func, anno.CALLEE_KIND, kind)
+            note = f"{path} -> {_describe(obj)} ({kind})"
+            if note not in self.notes:
+                self.notes.append(note)
+        elif (
+            isinstance(func, A.Name) and binding is not None and binding[1].get(func.id) is not None
+        ):
+            anno.setanno(func, anno.CALLEE, anno.getanno(binding[1][func.id], anno.DEF_KEY))
+            anno.setanno(func, anno.CALLEE_KIND, "local")
+        elif isinstance(func, A.Attribute):
+            anno.setanno(func, anno.CALLEE_KIND, "method")
+        else:
+            anno.setanno(func, anno.CALLEE_KIND, "dynamic")
 
     @staticmethod
     def check(unit: Unit) -> None:

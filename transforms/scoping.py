@@ -61,7 +61,7 @@ def _facts(fdef, out) -> Facts:
             counts = f.loads if isinstance(n.ctx, A.Load) else f.stores
             counts[n.id] = counts.get(n.id, 0) + 1
             continue
-        if isinstance(n, A.Nonlocal):
+        if isinstance(n, (A.Nonlocal, A.Global)):
             f.declared.update(n.names)
             continue
         if isinstance(n, A.Return):

@@ -59,10 +59,12 @@ class ShiftReset:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         self.ctx = unit.ctx
-        self.active = unit.active_names
+        self.active = unit.active_by_scope[""]
         fdef = unit.tree
-        self.params = set(A.arg_names(fdef.args))
         self.k = unit.cont_name = unit.namer.fresh("k")
+        for info in unit.locals.values():
+            if info.transformed:
+                info.bp_name = unit.namer.backpropagator(info.name)
         fdef.body = self.block(fdef.body)
         if getattr(unit, "is_entry", False):
             fdef.decorator_list = [A.name("reset")]
@@ -76,14 +78,69 @@ class ShiftReset:
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
                 out.append(s)
+            elif isinstance(s, A.FunctionDef):
+                out.append(self.local_function(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out.append(self.shift(s))
+            elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
+                out.append(self.local_call_statement(s, s.targets[0]))
+            elif isinstance(s, A.Expr) and self.local_call(s.value) is not None:
+                out.append(self.local_call_statement(s, None))
+            elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
+                out.append(self.container_growth(s))
             elif isinstance(s, A.Expr):
                 self.check_effect(s)
                 out.append(s)
             else:
                 out.append(s)
         return out
+
+    def local_function(self, fdef):
+        """A function defined inside: its body gets shifts when it has a backpropagator."""
+        info = self.unit.locals[anno.getanno(fdef, anno.DEF_KEY)]
+        if not info.transformed:
+            return fdef
+        saved = self.active
+        self.active = self.unit.active_by_scope[anno.getanno(fdef, anno.DEF_KEY)]
+        fdef.body = self.block(fdef.body)
+        self.active = saved
+        return fdef
+
+    def local_call(self, value):
+        """The LocalFunction a call statement calls, if it is a transformed local function."""
+        if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local":
+            info = self.unit.locals.get(anno.getanno(value.func, anno.CALLEE))
+            if info is not None and info.transformed:
+                return info
+        return None
+
+    def local_call_statement(self, s, target):
+        """A call of a transformed local function whose result is not active here.
+
+        If the function changes active values (through nonlocal or a container) the call must run
+        in continuation-passing style like any other; otherwise its plain value is all that is
+        needed, and ``call_primal`` runs its backpropagator forward only.
+        """
+        info = self.local_call(s.value)
+        if info.effects:
+            name = target.id if isinstance(target, A.Name) else self.unit.namer.fresh("unused")
+            if target is not None and not isinstance(target, A.Name):
+                raise self.unit.error("unpack the result of this call on a line of its own", s)
+            body, shift_info_ = self.call_shift(s, name, s.value)
+            node = A.with_(A.call("shift", [A.const(name)]), self.k, body)
+            for n in [node, *body]:
+                A.copy_location(n, s)
+                n.lineno = s.lineno
+            anno.setanno(node, anno.SHIFT, shift_info_)
+            return node
+        primal = A.call(
+            self.unit.inject(self.ctx.runtime("call_primal"), "call_primal"),
+            [A.name(info.bp_name), *s.value.args],
+        )
+        primal.keywords = s.value.keywords
+        A.copy_location(primal, s.value)
+        s.value = primal
+        return s
 
     def check_effect(self, s) -> None:
         call = s.value
@@ -100,9 +157,82 @@ class ShiftReset:
                 "compute a new value instead, e.g. `y = np.sort(x)`",
             )
 
+    # ------------------------------------------------------------------ containers
+
+    def container_growth(self, s):
+        """``xs.append(v)`` / ``xs.extend(vs)`` on an active list: a shift that binds nothing.
+
+        Forward it records where the new entries go; backward it hands their adjoints (entries of
+        the list's adjoint, which everything that read the list has filled by then) to ``v``.
+        """
+        call = s.value
+        if not (
+            isinstance(call, A.Call)
+            and anno.getanno(call.func, anno.CALLEE_KIND) == "method"
+            and call.func.attr in ("append", "extend")
+            and isinstance(call.func.value, A.Name)
+            and call.func.value.id in self.active
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            return None
+        lst = call.func.value.id
+        v = call.args[0]
+        namer = self.unit.namer
+        where = namer.fresh("position")
+        length = A.call("len", [A.name(lst)])
+        anno.setanno(length.func, anno.CALLEE_KIND, "nondiff")
+        body = [A.assign(where, length), A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
+        if isinstance(v, A.Name) and v.id in self.active:
+            helper = "item_adjoint" if call.func.attr == "append" else "entries_adjoint"
+            fn = self.unit.inject(self.ctx.runtime(helper), helper)
+            contribution = A.call(fn, [A.name(namer.adjoint(lst)), A.name(where), v])
+            body.append(
+                A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=contribution)
+            )
+        return self.make_shift(s, body, ShiftInfo([], [], "primitive", call.func.attr, self.k))
+
+    def store(self, s):
+        """``d[key] = v`` into an active dict or list: the entry's old value gets no adjoint from
+        what follows, ``v`` gets the entry's adjoint. Arrays are refused when it runs."""
+        target = s.targets[0]
+        if not isinstance(target, A.Subscript) or isinstance(target.slice, (A.Slice, A.Tuple)):
+            raise self.unit.error(
+                "assigning into part of a differentiable value (`x[i] = v`, `x.a = v`) is not "
+                "supported",
+                s,
+                "build a new value instead: `np.where(mask, v, x)`, `np.concatenate(...)`, or "
+                "collect the parts in a list and call `np.stack`",
+            )
+        d, key, v = target.value.id, target.slice, s.value
+        namer = self.unit.namer
+        store_item = self.unit.inject(self.ctx.runtime("store_item"), "store_item")
+        call = A.call(store_item, [A.name(d), key, v])
+        body = [A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
+        d_bar = namer.adjoint(d)
+        if isinstance(v, A.Name) and v.id in self.active:
+            fn = self.unit.inject(self.ctx.runtime("item_adjoint"), "item_adjoint")
+            contribution = A.call(fn, [A.name(d_bar), A.deepcopy(key), v])
+            body.append(
+                A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=contribution)
+            )
+        without = self.unit.inject(self.ctx.runtime("without"), "without")
+        body.append(A.assign(d_bar, A.call(without, [A.name(d_bar), A.deepcopy(key)])))
+        return self.make_shift(s, body, ShiftInfo([], [], "primitive", "store", self.k))
+
+    def make_shift(self, s, body, info) -> A.With:
+        node = A.with_(A.call("shift", [A.const(", ".join(info.binds))]), self.k, body)
+        for n in [node, *body]:
+            A.copy_location(n, s)
+            n.lineno = s.lineno
+        anno.setanno(node, anno.SHIFT, info)
+        return node
+
     def shift(self, s) -> A.With:
         target = s.targets[0]
         value = s.value
+        if isinstance(target, A.Subscript) and isinstance(target.value, A.Name):
+            return self.store(s)
         if isinstance(target, (A.Subscript, A.Attribute)):
             raise self.unit.error(
                 "assigning into part of a differentiable value (`x[i] = v`, `x.a = v`) is not "
@@ -115,7 +245,10 @@ class ShiftReset:
             targets = [target.id]
         else:
             targets = [e.id for e in target.elts]
-        if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "user":
+        kind = anno.getanno(value.func, anno.CALLEE_KIND) if isinstance(value, A.Call) else None
+        if kind == "user" or (kind == "local" and self.local_call(value) is not None):
+            if len(targets) != 1:  # pragma: no cover - normalize unpacks results on their own line
+                raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.call_shift(s, targets[0], value)
         else:
             body, info = self.primitive_shift(s, targets, value)
@@ -304,7 +437,13 @@ class ShiftReset:
 
     def call_shift(self, s, target: str, value):
         unit = self.unit
-        fn = anno.getanno(value.func, anno.CALLEE)
+        local = self.local_call(value)
+        if local is not None:
+            fdef_args = self.local_signature(anno.getanno(value.func, anno.CALLEE))
+            sig, label = fdef_args, local.name
+        else:
+            fn = anno.getanno(value.func, anno.CALLEE)
+            label = getattr(fn, "__name__", "f").replace("<lambda>", "lambda")
         if any(isinstance(a, A.Starred) for a in value.args):
             raise unit.error(
                 "`*args` in a call of a differentiated function is not supported",
@@ -312,10 +451,11 @@ class ShiftReset:
                 "pass the arguments one by one",
             )
         try:
-            sig = inspect.signature(fn)
+            if local is None:
+                sig = inspect.signature(fn)
             bound = sig.bind(*value.args, **{k.arg: k.value for k in value.keywords})
         except (TypeError, ValueError) as exc:
-            raise unit.error(f"this call does not match `{fn.__name__}`: {exc}", value) from None
+            raise unit.error(f"this call does not match `{label}`: {exc}", value) from None
         active_params = []
         flows: list[tuple[str, str, object]] = []  # (param, operand, position or key or None)
         for p, v in bound.arguments.items():
@@ -335,17 +475,21 @@ class ShiftReset:
                 active_params.append(p)
         order = list(sig.parameters)
         active_params.sort(key=order.index)
-        bp = unit.inject_callee(fn, tuple(active_params))
+        if local is not None:  # its backpropagator has one set of active parameters
+            active_params = list(local.active)
+            flows = [f for f in flows if f[0] in local.active]
+            bp = local.bp_name
+        else:
+            bp = unit.inject_callee(fn, tuple(active_params))
         call = A.call(bp, [A.name(self.k), *value.args])
         call.keywords = value.keywords
         A.copy_location(call, value)
-        label = getattr(fn, "__name__", "f").replace("<lambda>", "lambda")
         info = ShiftInfo([target], [], "call", label=label, k=self.k)
         if not active_params:
             return [A.expr_stmt(call)], info
         namer = unit.namer
         operand_of = {p: operand for p, operand, _ in flows}
-        returned = [namer.fresh(f"{operand_of[p]}_bar_{label}") for p in active_params]
+        returned = [namer.fresh(f"{operand_of.get(p, p)}_bar_{label}") for p in active_params]
         if len(returned) == 1:
             body = [A.assign(returned[0], call)]
         else:
@@ -362,11 +506,43 @@ class ShiftReset:
             )
         return body, info
 
+    def local_signature(self, key):
+        """An ``inspect.Signature`` for a local function (defaults stand in as placeholders)."""
+        fdef = self._defs()[key]
+        return signature_of(fdef.args)
+
+    def _defs(self):
+        if not hasattr(self, "_def_nodes"):
+            self._def_nodes = {
+                anno.getanno(n, anno.DEF_KEY): n
+                for n in A.walk(self.unit.tree)
+                if isinstance(n, A.FunctionDef) and anno.hasanno(n, anno.DEF_KEY)
+            }
+        return self._def_nodes
+
     @staticmethod
     def check(unit: Unit) -> None:
         for node in A.walk(unit.tree):
             if isinstance(node, A.Assign) and anno.getanno(node, anno.ACTIVE):
                 raise AssertionError("active assignment outside a shift: " + A.to_source(node))
+
+
+def signature_of(args) -> inspect.Signature:
+    """The signature a gast ``arguments`` node describes (defaults as placeholders)."""
+    P = inspect.Parameter
+    params = []
+    positional = [(a.id, P.POSITIONAL_ONLY) for a in args.posonlyargs]
+    positional += [(a.id, P.POSITIONAL_OR_KEYWORD) for a in args.args]
+    first_default = len(positional) - len(args.defaults)
+    for i, (name, kind) in enumerate(positional):
+        params.append(P(name, kind, default=None if i >= first_default else P.empty))
+    if args.vararg is not None:
+        params.append(P(args.vararg.id, P.VAR_POSITIONAL))
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        params.append(P(a.id, P.KEYWORD_ONLY, default=P.empty if d is None else None))
+    if args.kwarg is not None:
+        params.append(P(args.kwarg.id, P.VAR_KEYWORD))
+    return inspect.Signature(params)
 
 
 def _hole(value):

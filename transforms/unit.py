@@ -40,6 +40,18 @@ class Callee:
 
 
 @dataclass
+class LocalFunction:
+    """What the passes learn about a function defined inside the transformed one."""
+
+    name: str
+    transformed: bool = False  # has a backpropagator (its result or its effects are active)
+    active: tuple[str, ...] = ()  # its parameters that get adjoints
+    bp_name: str = ""
+    escapes: bool = False  # used as a value, not only called
+    effects: bool = False  # changes active values of enclosing functions (nonlocal, list.append)
+
+
+@dataclass
 class Unit:
     fn: Callable
     active: tuple[str, ...]
@@ -50,6 +62,7 @@ class Unit:
     injected: dict[str, Any] = field(default_factory=dict)  # name in emitted code -> object
     callees: dict[str, Callee] = field(default_factory=dict)
     deps: dict[str, Any] = field(default_factory=dict)  # root names resolution depended on
+    locals: dict[str, LocalFunction] = field(default_factory=dict)  # nested defs, by DEF_KEY
     notes: dict[str, list[str]] = field(default_factory=dict)  # stage -> header comment lines
     bp_name: str = ""
     cont_name: str = "k"
@@ -77,7 +90,10 @@ class Unit:
         return out
 
     def lookup(self, ident: str):
-        """The object a free name of the function refers to now: closure, globals, builtins."""
+        """The object a free name of the function refers to now: closure, globals, builtins
+        (or a name the pipeline itself introduced, such as a runtime helper)."""
+        if ident in self.injected and not isinstance(self.injected[ident], Callee):
+            return True, self.injected[ident]
         closure = self.closure_vars()
         if ident in closure:
             return True, closure[ident]

@@ -11,6 +11,7 @@ import builtins
 import numpy as np
 
 from cpsad.rules.core import defnondiff, defnondiff_attributes
+from cpsad.runtime import keys_of
 
 defnondiff(
     builtins.len,
@@ -88,6 +89,7 @@ defnondiff(
     np.unique,
     np.bincount,
     np.histogram,
+    keys_of,
 )
 for _name in dir(np.random):
     _obj = getattr(np.random, _name)

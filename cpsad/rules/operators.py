@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import defoperator
-from cpsad.runtime import getitem_adjoint, item_adjoint, unbroadcast, unpack_adjoint
+from cpsad.rules.core import defoperator, defvjp
+from cpsad.runtime import as_sequence, getitem_adjoint, item_adjoint, unbroadcast, unpack_adjoint
 
 # --------------------------------------------------------------------------- binary, broadcasting
 
@@ -146,3 +146,11 @@ def unpack(g, ans, x):
 
 
 defoperator("unpack", unpack)
+
+
+def sequence(g, ans, x):
+    """``for v in xs`` reads ``xs`` through ``as_sequence``: the same elements."""
+    return g
+
+
+defvjp(as_sequence, sequence)

@@ -11,18 +11,12 @@ def huber_bp(k, r, delta=1.0):
     # a = abs(r)
     a = abs(r)
     a_bar = None
-
-    def after_if_L15(loss):
-        # return loss
-        loss_bar = k(loss)
-        return loss_bar
-
     # if a <= delta:
     if a <= delta:
         # loss = 0.5 * r * r
         mul = 0.5 * r
         loss = mul * r
-        loss_bar = after_if_L15(loss)
+        loss_bar = k(loss)
         mul_bar = unbroadcast(loss_bar * r, mul)
         r_bar = unbroadcast(loss_bar * mul, r)
         r_bar = r_bar + unbroadcast(mul_bar * 0.5, r)
@@ -30,7 +24,7 @@ def huber_bp(k, r, delta=1.0):
         # loss = delta * (a - 0.5 * delta)
         sub = a - 0.5 * delta
         loss_1 = delta * sub
-        loss_bar_1 = after_if_L15(loss_1)
+        loss_bar_1 = k(loss_1)
         sub_bar = unbroadcast(loss_bar_1 * delta, sub)
         a_bar = unbroadcast(sub_bar, a)
     # a = abs(r)

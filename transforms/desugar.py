@@ -1,0 +1,505 @@
+"""After Desugar, there are no loops, comprehensions or lambdas: each is a local function.
+
+A loop becomes a local recursive function whose parameters are the loop-carried variables, named
+after its line; calling it runs the loop, and what it returns is the carried state after it::
+
+    acc = 0.0                           acc = 0.0
+    for i in range(n):                  def loop_L2(i, acc):
+        acc = acc + x * i        ->         if i < n:
+    return acc                                  acc = acc + x * i
+                                                return loop_L2(i + 1, acc)
+                                            return acc
+                                        acc = loop_L2(0, acc)
+                                        return acc
+
+``continue`` is the recursive call, ``break`` returns the state, and a ``return v`` inside a loop
+returns ``(True, v, *state)`` so the code after the loop can return ``v`` in turn (the loop then
+returns ``(False, None, *state)`` when it ends normally). ``for ... else`` runs the ``else`` block on
+the normal exit. A ``for`` over ``range``, ``enumerate``, ``zip``, ``reversed``, ``dict.items()`` /
+``.keys()`` / ``.values()`` or any sequence indexes it, so every element read is a subscript
+(which has a derivative). A comprehension is a local function that builds its list (or dict) in a
+loop; a lambda is a local ``def``. The continuation-passing transform then handles all of them as
+it handles any local function -- a loop's recursion is the user's own recursion in CPS.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from transforms import astlib as A
+from transforms.normalize import falls_through
+from transforms.unit import Unit
+
+
+def _assigned(stmts) -> list[str]:
+    """Names bound by ``stmts`` (not inside nested functions), in order of first binding."""
+    out: list[str] = []
+    stack = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, A.Name) and isinstance(node.ctx, A.Store) and node.id not in out:
+            out.append(node.id)
+        if isinstance(node, (A.FunctionDef, A.Lambda)):
+            if isinstance(node, A.FunctionDef) and node.name not in out:
+                out.append(node.name)
+            continue
+        stack.extend(reversed(list(A.iter_child_nodes(node))))
+    return out
+
+
+def _loads(node) -> set[str]:
+    nodes = node if isinstance(node, list) else [node]
+    return {n.id for x in nodes for n in A.walk(x) if isinstance(n, A.Name)}
+
+
+def _state(names):
+    """The loop state as an expression: one name, a tuple of names, or None."""
+    if not names:
+        return A.const(None)
+    if len(names) == 1:
+        return A.name(names[0])
+    return A.tuple_([A.name(n) for n in names])
+
+
+def _state_target(names):
+    if len(names) == 1:
+        return A.store(names[0])
+    return A.tuple_([A.store(n) for n in names], "store")
+
+
+class Desugar:
+    name = "desugar"
+    invariant = "no loops, comprehensions or lambdas: each is a local function"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        self.function(unit.tree)
+
+    def function(self, fdef) -> None:
+        self.fdef_stack = getattr(self, "fdef_stack", []) + [fdef]
+        fdef.body = self.block(fdef.body)
+        self.fdef_stack.pop()
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, stmts) -> list:
+        out: list = []
+        for i, s in enumerate(stmts):
+            rest = stmts[i + 1 :]
+            pre, s = self.expressions(s)
+            out += pre
+            if isinstance(s, (A.For, A.While)):
+                out += self.loop(s, rest)
+            elif isinstance(s, A.If):
+                s.body = self.block(s.body)
+                s.orelse = self.block(s.orelse)
+                out.append(s)
+            elif isinstance(s, A.FunctionDef):
+                self.function(s)
+                out.append(s)
+            else:
+                out.append(s)
+        return out
+
+    # ------------------------------------------------------------------ lambdas, comprehensions
+
+    def expressions(self, s):
+        """Hoist lambdas and comprehensions of statement ``s`` into local defs placed before it."""
+        if isinstance(s, A.FunctionDef):
+            return [], s
+        pre: list = []
+        if (
+            isinstance(s, A.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], A.Name)
+            and isinstance(s.value, A.Lambda)
+        ):  # f = lambda x: ...  is  def f(x): ...
+            return [], self.lambda_def(s.value, s.targets[0].id, s)
+        if isinstance(s, (A.For, A.While, A.If)):
+            # only the iterable / test belong to this statement; bodies are blocks of their own
+            field = "iter" if isinstance(s, A.For) else "test"
+            setattr(s, field, _Hoist(self, pre, s).visit(getattr(s, field)))
+            return pre, s
+        s = _Hoist(self, pre, s).visit(s)
+        return pre, s
+
+    def lambda_def(self, lam, name, origin):
+        ret = A.copy_location(A.return_(lam.body), lam.body)
+        fdef = A.copy_location(A.function(name, lam.args, [ret]), origin)
+        self.function(fdef)
+        return fdef
+
+    def comprehension(self, node, origin):
+        """``[elt for t in it if c ...]`` -> ``def listcomp_L3(seq): ...`` and its call."""
+        line = getattr(node, "lineno", origin.lineno)
+        kind = "dictcomp" if isinstance(node, A.DictComp) else "listcomp"
+        name = self.unit.namer.fresh(f"{kind}_L{line}")
+        result = self.unit.namer.fresh("result")
+        first = self.unit.namer.fresh("iterable")
+        if isinstance(node, A.DictComp):
+            init = A.Dict(keys=[], values=[])
+            sub = A.Subscript(value=A.name(result), slice=node.key, ctx=A.Store())
+            innermost = A.assign(sub, node.value)
+        else:
+            init = A.List(elts=[], ctx=A.Load())
+            append = A.attr(result, "append")
+            innermost = A.expr_stmt(A.call(append, [node.elt]))
+        body = [innermost]
+        gens = node.generators
+        for j, gen in reversed(list(enumerate(gens))):
+            for cond in reversed(gen.ifs):
+                body = [A.if_(cond, body)]
+            it = A.name(first) if j == 0 else gen.iter
+            body = [A.For(target=gen.target, iter=it, body=body, orelse=[], type_comment=None)]
+        fbody = [A.assign(result, init), *body, A.return_(A.name(result))]
+        fdef = A.function(name, A.params([first]), fbody)
+        for n in A.walk(fdef):
+            A.copy_location(n, origin)
+        self.function(fdef)
+        return fdef, A.call(name, [gens[0].iter])
+
+    # ------------------------------------------------------------------ loops
+
+    def loop(self, s, rest) -> list:
+        namer = self.unit.namer
+        s.body = self.block(s.body)
+        s.orelse = self.block(s.orelse)
+        name = namer.loop(s.lineno)
+        setup: list = []
+        counter = None
+        start = None
+        fdef = self.fdef_stack[-1]
+        outside = _loads(rest) | self._loads_elsewhere(fdef, s)
+        if isinstance(s, A.For):
+            counter, start, setup, test, element, step = self.iteration(s, outside)
+        else:
+            test = None if _is_true(s.test) else s.test
+        body_assigned = _assigned(s.body + s.orelse)
+        target_names = (
+            _assigned([A.assign(s.target, A.const(None))]) if isinstance(s, A.For) else []
+        )
+        # read in an iteration before it is assigned there: the value comes from the last one
+        first = [A.assign(s.target, A.const(None))] if isinstance(s, A.For) else []
+        inside = _exposed(first + s.body + s.orelse, set())
+        if isinstance(s, A.While):
+            inside |= _loads(s.test)
+        carried = [
+            n
+            for n in target_names + body_assigned
+            if (n in outside or n in inside) and n != counter and n != name
+        ]
+        carried = list(dict.fromkeys(carried))
+        returns = any(isinstance(n, A.Return) for n in _own(s.body + s.orelse))
+        params = ([counter] if counter else []) + carried
+
+        def state(flag=None, value=None):
+            names = _state(carried)
+            if not returns:
+                return names
+            elts = [A.const(flag), value or A.const(None)] + (
+                [names] if len(carried) == 1 else list(names.elts) if carried else []
+            )
+            return A.tuple_(elts)
+
+        def again():
+            args = [A.name(p) for p in params]
+            if counter:
+                args[0] = step(A.name(counter))
+            return A.return_(A.call(name, args))
+
+        body = []
+        if isinstance(s, A.For) and not A.is_name(s.target, counter):
+            body.append(A.copy_location(A.assign(s.target, element(A.name(counter))), s))
+        body += _rewrite_jumps(s.body, again, state, returns)
+        if falls_through(body):
+            body.append(again())
+        exit_ = (
+            list(s.orelse) + [A.return_(state(False))]
+            if falls_through(s.orelse)
+            else list(s.orelse)
+        )
+        if test is None:
+            loop_body = body
+        else:
+            loop_body = [A.if_(test, body)] + exit_
+        loop_def = A.function(name, A.params(params), loop_body)
+        first = [A.name(p) for p in carried]
+        if counter:
+            first = [start] + first
+        call = A.call(name, first)
+        after: list = []
+        if returns:
+            flag = namer.fresh("returned")
+            value = namer.fresh("value")
+            names = [flag, value] + carried
+            after.append(A.assign(A.tuple_([A.store(n) for n in names], "store"), call))
+            after.append(A.if_(A.name(flag), [A.return_(A.name(value))]))
+        elif carried:
+            after.append(A.assign(_state_target(carried), call))
+        else:
+            after.append(A.expr_stmt(call))
+        # a carried name the loop may bind first must exist before it (Python leaves it unbound)
+        bound_before = self._bound_before(fdef, s)
+        init = [A.assign(n, A.const(None)) for n in carried if n not in bound_before]
+        out = setup + init + [loop_def] + after
+        for (
+            stmt
+        ) in out:  # generated statements point at the loop's header; the body keeps its lines
+            A.copy_location(stmt, s)
+            stmt.lineno = s.lineno
+        return out
+
+    def iteration(self, s, outside):
+        """For a ``for`` loop: (counter, start, setup statements, test, element(i), step(i))."""
+        namer = self.unit.namer
+        it = s.iter
+        fname = it.func.id if isinstance(it, A.Call) and isinstance(it.func, A.Name) else None
+        setup: list = []
+        target_is_counter = (
+            isinstance(s.target, A.Name)
+            and s.target.id not in _assigned(s.body + s.orelse)
+            and s.target.id not in outside  # Python keeps the last value: then carry it apart
+        )
+
+        def counter_name():
+            return s.target.id if target_is_counter else namer.fresh("index")
+
+        if (
+            fname == "range"
+            and self._builtin("range")
+            and not it.keywords
+            and 1 <= len(it.args) <= 3
+        ):
+            a = it.args
+            start = a[0] if len(a) > 1 else A.const(0)
+            stop = a[1] if len(a) > 1 else a[0]
+            step = a[2] if len(a) == 3 else A.const(1)
+            if isinstance(step, A.Constant) and isinstance(step.value, int) and step.value != 0:
+                counter = counter_name()
+                stop_name = self.hoist(setup, stop, "stop")
+                start_name = self.hoist(setup, start, "start")
+                op = A.Lt() if step.value > 0 else A.Gt()
+                test = A.Compare(left=A.name(counter), ops=[op], comparators=[stop_name])
+                return (
+                    counter,
+                    start_name,
+                    setup,
+                    test,
+                    lambda i: i,
+                    lambda i: A.binop(i, A.Add(), A.const(step.value)),
+                )
+        counter = namer.fresh("index")
+        element, length = self.elements(it, setup)
+        test = A.Compare(left=A.name(counter), ops=[A.Lt()], comparators=[length])
+        return counter, A.const(0), setup, test, element, lambda i: A.binop(i, A.Add(), A.const(1))
+
+    def elements(self, it, setup):
+        """(element(i), length) of an iterable, reading each element by indexing."""
+        fname = it.func.id if isinstance(it, A.Call) and isinstance(it.func, A.Name) else None
+        if fname == "enumerate" and self._builtin("enumerate") and it.args:
+            inner, length = self.elements(it.args[0], setup)
+            start = it.args[1] if len(it.args) > 1 else None
+            for kw in it.keywords:
+                if kw.arg == "start":
+                    start = kw.value
+            offset = A.const(0) if start is None else self.hoist(setup, start, "start")
+            return (
+                lambda i: A.tuple_([A.binop(i, A.Add(), offset), inner(i)]),
+                length,
+            )
+        if fname == "zip" and self._builtin("zip") and it.args and not it.keywords:
+            parts = [self.elements(a, setup) for a in it.args]
+            lengths = [p[1] for p in parts]
+            length = (
+                lengths[0]
+                if len(lengths) == 1
+                else self.hoist(setup, A.call("min", lengths), "length")
+            )
+            return lambda i: A.tuple_([p[0](i) for p in parts]), length
+        if fname == "reversed" and self._builtin("reversed") and len(it.args) == 1:
+            inner, length = self.elements(it.args[0], setup)
+            return (
+                lambda i: inner(A.binop(A.binop(length, A.Sub(), A.const(1)), A.Sub(), i)),
+                length,
+            )
+        if (
+            isinstance(it, A.Call)
+            and isinstance(it.func, A.Attribute)
+            and it.func.attr in ("items", "keys", "values")
+            and not it.args
+        ):
+            mapping = self.hoist(setup, it.func.value, "mapping")
+            keys_of = self.unit.inject(self.unit.ctx.runtime("keys_of"), "keys_of")
+            keys = self.hoist(setup, A.call(keys_of, [mapping]), "keys")
+            length = self.hoist(setup, A.call("len", [keys]), "length")
+
+            def key(i):
+                return A.Subscript(value=keys, slice=i, ctx=A.Load())
+
+            def value(i):
+                return A.Subscript(value=mapping, slice=key(i), ctx=A.Load())
+
+            pick = {
+                "items": lambda i: A.tuple_([key(i), value(i)]),
+                "keys": key,
+                "values": value,
+            }[it.func.attr]
+            return pick, length
+        seq = self.hoist(setup, A.call(self.as_sequence(), [it]), "seq")
+        length = self.hoist(setup, A.call("len", [seq]), "length")
+        return lambda i: A.Subscript(value=seq, slice=i, ctx=A.Load()), length
+
+    def hoist(self, setup, expr, stem):
+        if isinstance(expr, (A.Constant, A.Name)):
+            return expr
+        name = self.unit.namer.fresh(stem)
+        setup.append(A.assign(name, expr))
+        return A.name(name)
+
+    def as_sequence(self):
+        return self.unit.inject(self.unit.ctx.runtime("as_sequence"), "as_sequence")
+
+    def _builtin(self, name) -> bool:
+        """Does ``name`` mean the builtin of that name here (not shadowed by the user)?"""
+        for f in self.fdef_stack:
+            if name in _assigned(f.body) or name in A.arg_names(f.args):
+                return False
+        found, obj = self.unit.lookup(name)
+        return found and obj is getattr(builtins, name)
+
+    def _loads_elsewhere(self, fdef, loop) -> set[str]:
+        """Names mentioned in ``fdef`` outside ``loop`` (a later iteration of an enclosing loop
+        or code after it may read what this loop leaves behind)."""
+        out: set[str] = set()
+        stack = list(fdef.body)
+        while stack:
+            n = stack.pop()
+            if n is loop:
+                continue
+            if isinstance(n, A.Name):
+                out.add(n.id)
+            stack.extend(A.iter_child_nodes(n))
+        return out
+
+    def _bound_before(self, fdef, loop) -> set[str]:
+        """Names bound before ``loop`` in textual order in ``fdef`` (parameters included)."""
+        out = set(A.arg_names(fdef.args))
+        for f in self.fdef_stack[:-1]:  # names of enclosing functions are visible, hence bound
+            out |= set(A.arg_names(f.args)) | set(_assigned(f.body))
+        found = False
+
+        def visit(block):
+            nonlocal found
+            for st in block:
+                if found:
+                    return
+                if st is loop:
+                    found = True
+                    return
+                if isinstance(st, A.If):
+                    visit(st.body)
+                    visit(st.orelse)
+                elif isinstance(st, (A.For, A.While)):
+                    out.update(_assigned(st.body))
+                    visit(st.body)
+                else:
+                    out.update(_assigned([st]))
+
+        visit(fdef.body)
+        return out
+
+
+def _exposed(stmts, assigned: set) -> set[str]:
+    """Names read in ``stmts`` before any assignment to them on the way there (upward exposed)."""
+    out: set[str] = set()
+    assigned = set(assigned)
+    for st in stmts:
+        if isinstance(st, A.If):
+            out |= _loads(st.test) - assigned
+            out |= _exposed(st.body, assigned) | _exposed(st.orelse, assigned)
+            both = set(_assigned(st.body)) & set(_assigned(st.orelse))
+            assigned |= both
+            continue
+        if isinstance(st, A.FunctionDef):
+            assigned.add(st.name)  # bound before its body can run
+            out |= {n for n in _free_loads(st) if n not in assigned}
+            continue
+        if isinstance(st, (A.For, A.While)):
+            out |= _loads(st) - assigned
+            continue
+        value = st.value if isinstance(st, (A.Assign, A.AugAssign, A.AnnAssign)) else st
+        reads = _loads(value) if value is not None else set()
+        if isinstance(st, A.AugAssign):
+            reads |= _loads(st.target)
+        out |= reads - assigned
+        assigned |= set(_assigned([st]))
+    return out
+
+
+def _free_loads(fdef) -> set[str]:
+    local = set(A.arg_names(fdef.args)) | set(_assigned(fdef.body))
+    return _loads(fdef.body) - local
+
+
+def _is_true(test) -> bool:
+    return isinstance(test, A.Constant) and test.value is True
+
+
+def _own(stmts):
+    """Nodes of ``stmts`` outside nested functions."""
+    for s in stmts:
+        stack = [s]
+        while stack:
+            n = stack.pop()
+            yield n
+            if isinstance(n, (A.FunctionDef, A.Lambda)):
+                continue
+            stack.extend(A.iter_child_nodes(n))
+
+
+def _rewrite_jumps(stmts, again, state, returns) -> list:
+    """``continue`` -> the next iteration, ``break`` -> return the state, ``return v`` -> flagged."""
+    out = []
+    for s in stmts:
+        if isinstance(s, A.Continue):
+            out.append(A.copy_location(again(), s))
+            break
+        if isinstance(s, A.Break):
+            out.append(A.copy_location(A.return_(state(False)), s))
+            break
+        if isinstance(s, A.Return) and returns:
+            value = s.value if s.value is not None else A.const(None)
+            out.append(A.copy_location(A.return_(state(True, value)), s))
+            break
+        if isinstance(s, A.If):
+            s.body = _rewrite_jumps(s.body, again, state, returns) or [A.Pass()]
+            s.orelse = _rewrite_jumps(s.orelse, again, state, returns)
+        out.append(s)
+    return out
+
+
+class _Hoist(A.NodeTransformer):
+    """Replace lambdas and comprehensions in an expression by names of local defs (put in ``pre``)."""
+
+    def __init__(self, desugar: Desugar, pre: list, origin):
+        self.d = desugar
+        self.pre = pre
+        self.origin = origin
+
+    def visit_Lambda(self, node):
+        name = self.d.unit.namer.fresh(f"lambda_L{getattr(node, 'lineno', self.origin.lineno)}")
+        self.pre.append(self.d.lambda_def(node, name, self.origin))
+        return A.copy_location(A.name(name), node)
+
+    def _comprehension(self, node):
+        self.generic_visit(node)
+        fdef, call = self.d.comprehension(node, self.origin)
+        self.pre.append(fdef)
+        return A.copy_location(call, node)
+
+    visit_ListComp = _comprehension
+    visit_GeneratorExp = _comprehension
+    visit_DictComp = _comprehension
+
+    def visit_FunctionDef(self, node):
+        return node
