@@ -5,6 +5,6 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _doctest_context(doctest_namespace):
-    from cpsad.context import CONTEXT
+    from cpsad.compiler import CONTEXT
 
     doctest_namespace["ctx"] = CONTEXT

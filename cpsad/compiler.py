@@ -15,6 +15,7 @@ against what it resolved (``np``, a helper function, ...): if a name now refers 
 from __future__ import annotations
 
 import ast
+import inspect
 import hashlib
 import linecache
 import os
@@ -28,8 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cpsad.context import CONTEXT
+from cpsad.context import Context
+from cpsad.rules import core
+from cpsad.runtime import Closure, item_adjoint, zeros_like
 from transforms import pipeline
+from transforms.context import Default
 from transforms.unit import Unit
 
 _MISSING = object()
@@ -307,3 +311,72 @@ def _all_guards(spec: Spec) -> list:
         out += s.own_guards
         stack.extend(s.callee_specs.values())
     return out
+
+
+# --------------------------------------------------------------------------- the runtime dispatch
+#
+# Emitted code calls ``call_bp(f, k, *args)`` where the source called ``f(*args)`` with ``f`` a
+# value -- a parameter, a function in a variable or a container. It returns one adjoint per
+# positional argument (zeros where nothing flowed back), whatever ``f`` turns out to be: a local
+# function used as a value (a ``Closure``), a Python function (transformed on first use, with
+# respect to every argument), a primitive with a rule (``np.tanh`` passed as an activation), or a
+# function with no derivative.
+
+
+def call_bp(f, k, *args, **kwargs):
+    """Call ``f(*args, **kwargs)`` in continuation-passing style; the adjoints of ``args``."""
+    if isinstance(f, Closure):  # its backpropagator differentiates every parameter
+        params = list(inspect.signature(f.bp).parameters.values())[1:]
+        return _positional(params, [p.name for p in params], f.bp(k, *args, **kwargs), args)
+    rule = core.lookup(f)
+    if rule is not None:
+        return _primitive(rule, f, k, args, kwargs)
+    if core.is_nondiff(f) or f in (int, bool, str):
+        k(f(*args, **kwargs))
+        return tuple(zeros_like(a) for a in args)
+    if isinstance(f, types.FunctionType):
+        sig = inspect.signature(f)
+        bound = sig.bind(*args, **kwargs)
+        active = tuple(p for p in sig.parameters if p in bound.arguments)
+        spec = compiler.specialize(f, active)
+        return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
+    name = getattr(f, "__qualname__", None) or repr(f)
+    raise TypeError(
+        f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
+        "no Python source; register one with cpsad.defvjp (see docs/rules.md)"
+    )
+
+
+def _positional(params, names, out, args):
+    """Adjoints of the parameters ``names`` (as a backpropagator returns them) -> one per
+    positional argument, ``*args`` spread out."""
+    adjoints = dict(zip(names, out if len(names) != 1 else (out,)))
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p.name for p in params if p.kind in kinds]
+    star = next((p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL), None)
+    result = []
+    for i, a in enumerate(args):
+        if i < len(positional):
+            adj = adjoints.get(positional[i])
+        elif star is not None and adjoints.get(star) is not None:
+            adj = item_adjoint(adjoints[star], i - len(positional), a)
+        else:
+            adj = None
+        result.append(zeros_like(a) if adj is None else adj)
+    return tuple(result)
+
+
+def _primitive(rule, f, k, args, kwargs):
+    ans = f(*args, **kwargs)
+    g = k(ans)
+    bound = rule.bind(args, kwargs)
+    values = {p: (v.value if isinstance(v, Default) else v) for p, v in bound.items()}
+    params = list(rule.signature.parameters)
+    result = []
+    for i, a in enumerate(args):
+        t = rule.adjoints.get(params[i]) if i < len(params) else None
+        result.append(zeros_like(a) if t is None else t.fn(g, ans, **values))
+    return tuple(result)
+
+
+CONTEXT = Context(helpers={"call_bp": call_bp})

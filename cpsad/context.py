@@ -29,6 +29,11 @@ OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins")
 
 
 class Context:
+    """Rules from ``cpsad.rules``; runtime helpers from ``cpsad.runtime`` and ``helpers``."""
+
+    def __init__(self, helpers: dict | None = None):
+        self.helpers = dict(helpers or {})
+
     def classify(self, obj) -> str:
         if core.lookup(obj) is not None:
             return "primitive"
@@ -59,7 +64,6 @@ class Context:
         return attr in core.NONDIFF_ATTRIBUTES
 
     def runtime(self, name: str):
+        if name in self.helpers:
+            return self.helpers[name]
         return getattr(runtime, name)
-
-
-CONTEXT = Context()

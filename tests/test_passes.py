@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from cpsad.context import CONTEXT
+from cpsad.compiler import CONTEXT
 from transforms import anno
 from transforms import astlib as A
 from transforms.testing import function_from_source, run_source, stage_source

@@ -205,6 +205,7 @@ class Activity:
             gdef = scopes.node[g]
             sources |= {(g, p) for p in A.arg_names(gdef.args)}
             sinks.add((g, RET))
+            sinks |= {(g, p) for p in A.arg_names(gdef.args)}  # called with anything, by anyone
             unit.locals[g].escapes = True
             # the function as a value carries its result's activity (for calls through it)
             parent = scopes.parent[g]
@@ -234,7 +235,7 @@ class Activity:
             if key:
                 info = unit.locals[key]
                 params = A.arg_names(fdef.args)
-                info.active = tuple(p for p in params if (key, p) in active)
+                info.active = tuple(p for p in params if (key, p) in active or info.escapes)
                 info.transformed = (key, RET) in active or _has_active_effects(fdef)
         self.effects(unit, scopes, active)
         unit.active_names = unit.active_by_scope[""]

@@ -110,6 +110,7 @@ from gast import (  # noqa: F401  (re-exported)
     Yield,
     YieldFrom,
     arguments,
+    comprehension,
     iter_child_nodes,
     keyword,
     walk,

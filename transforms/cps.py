@@ -169,7 +169,8 @@ class LowerCPS:
         self.active = self.unit.active_by_scope[key]
         inner_env = dict(env)
         inner_env.update({p: p for p in A.arg_names(d.args)})
-        bp = self.function(d, info.bp_name, scope, inner_env, info.active, list(info.active))
+        known = [p for p in info.active if p in self.active]  # an escaping function may have more
+        bp = self.function(d, info.bp_name, scope, inner_env, info.active, known)
         self.active = saved
         scope.bound.add(info.bp_name)
         out = [bp]
@@ -411,7 +412,12 @@ class LowerCPS:
     # ------------------------------------------------------------------ return
 
     def return_(self, s, scope: Scope, env: dict) -> list:
-        active = isinstance(s.value, A.Name) and s.value.id in self.active
+        functions = {info.name for info in self.unit.locals.values()}
+        active = (
+            isinstance(s.value, A.Name)
+            and s.value.id in self.active
+            and s.value.id not in functions
+        )  # a function returned as a value has no adjoint: what it closes over gets them
         value = rename(A.deepcopy(s.value), self.env_map(env))
         call = A.call(self.unit.cont_name, [value])
         if active:

@@ -25,6 +25,7 @@ it handles any local function -- a loop's recursion is the user's own recursion 
 from __future__ import annotations
 
 import builtins
+import functools
 
 from transforms import astlib as A
 from transforms.normalize import falls_through
@@ -496,6 +497,69 @@ class _Hoist(A.NodeTransformer):
         fdef, call = self.d.comprehension(node, self.origin)
         self.pre.append(fdef)
         return A.copy_location(call, node)
+
+    def visit_Call(self, node):
+        """``map(f, xs, ...)`` is ``[f(x, ...) for x, ... in zip(xs, ...)]``;
+        ``functools.reduce(f, xs[, init])`` is a loop that folds ``f`` over ``xs``."""
+        self.generic_visit(node)
+        d = self.d
+        if A.is_name(node.func, "map") and d._builtin("map") and len(node.args) >= 2:
+            f, iterables = node.args[0], node.args[1:]
+            names = [d.unit.namer.fresh("item") for _ in iterables]
+            call = A.call(f, [A.name(n) for n in names])
+            if len(iterables) == 1:
+                target, it = A.store(names[0]), iterables[0]
+            else:
+                target = A.tuple_([A.store(n) for n in names], "store")
+                it = A.call("zip", iterables)
+            comp = A.ListComp(
+                elt=call,
+                generators=[A.comprehension(target=target, iter=it, ifs=[], is_async=0)],
+            )
+            return self._comprehension(A.copy_location(comp, node))
+        if self.is_reduce(node.func) and 2 <= len(node.args) <= 3 and not node.keywords:
+            return self.reduce(node)
+        return node
+
+    def is_reduce(self, func) -> bool:
+        path = A.dotted(func)
+        if path is None:
+            return False
+        root, *rest = path.split(".")
+        found, obj = self.d.unit.lookup(root)
+        for part in rest:
+            obj = getattr(obj, part, None)
+        return found and obj is functools.reduce
+
+    def reduce(self, node):
+        d = self.d
+        line = getattr(node, "lineno", self.origin.lineno)
+        name = d.unit.namer.fresh(f"reduce_L{line}")
+        fn, seq, acc, item = (
+            d.unit.namer.fresh(s) for s in ("function", "sequence", "acc", "item")
+        )
+        params = [fn, seq] + ([acc] if len(node.args) == 3 else [])
+        body = []
+        if len(node.args) == 2:  # no initial value: start from the first item
+            body.append(
+                A.assign(acc, A.Subscript(value=A.name(seq), slice=A.const(0), ctx=A.Load()))
+            )
+            it = A.Subscript(
+                value=A.name(seq),
+                slice=A.Slice(lower=A.const(1), upper=None, step=None),
+                ctx=A.Load(),
+            )
+        else:
+            it = A.name(seq)
+        step = A.assign(acc, A.call(fn, [A.name(acc), A.name(item)]))
+        body.append(A.For(target=A.store(item), iter=it, body=[step], orelse=[], type_comment=None))
+        body.append(A.return_(A.name(acc)))
+        fdef = A.function(name, A.params(params), body)
+        for n in A.walk(fdef):
+            A.copy_location(n, self.origin)
+        d.function(fdef)
+        self.pre.append(fdef)
+        return A.copy_location(A.call(name, node.args), node)
 
     visit_ListComp = _comprehension
     visit_GeneratorExp = _comprehension

@@ -86,6 +86,10 @@ class ShiftReset:
                 out.append(self.local_call_statement(s, s.targets[0]))
             elif isinstance(s, A.Expr) and self.local_call(s.value) is not None:
                 out.append(self.local_call_statement(s, None))
+            elif isinstance(s, A.Expr) and self.dynamic_effect(s):
+                name = self.unit.namer.fresh("unused")
+                body, info = self.dynamic_shift(s, name, s.value)
+                out.append(self.make_shift(s, body, info))
             elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
                 out.append(self.container_growth(s))
             elif isinstance(s, A.Expr):
@@ -156,6 +160,70 @@ class ShiftReset:
                 call,
                 "compute a new value instead, e.g. `y = np.sort(x)`",
             )
+
+    # ------------------------------------------------------------------ calls known at run time
+
+    def dynamic_effect(self, s) -> bool:
+        """``f(x)`` as a statement, with ``f`` or ``x`` active: ``f`` may change active state."""
+        call = s.value
+        if not (
+            isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "dynamic"
+        ):
+            return False
+        names = [call.func] + [a.value if isinstance(a, A.Starred) else a for a in call.args]
+        return any(isinstance(n, A.Name) and n.id in self.active for n in names)
+
+    def dynamic_shift(self, s, target: str, value):
+        """``y = f(a, b)`` with ``f`` a value: ``a_r, b_r = call_bp(f, k, a, b)``.
+
+        The runtime dispatch finds out what ``f`` is and returns one adjoint per positional
+        argument; what ``f`` closes over gets its adjoint inside ``f``'s own backpropagator.
+        """
+        unit = self.unit
+        if any(isinstance(a, A.Starred) for a in value.args):
+            raise unit.error(
+                "`*args` in a call of a function value on differentiable values is not supported",
+                value,
+                "pass the arguments one by one",
+            )
+        for kw in value.keywords:
+            if isinstance(kw.value, A.Name) and kw.value.id in self.active:
+                raise unit.error(
+                    "a differentiable keyword argument in a call of a function value is not "
+                    "supported",
+                    kw.value,
+                    "pass it by position",
+                )
+        dispatch = unit.inject(self.ctx.runtime("call_bp"), "call_bp")
+        call = A.call(dispatch, [value.func, A.name(self.k), *value.args])
+        call.keywords = value.keywords
+        A.copy_location(call, value)
+        label = value.func.id if isinstance(value.func, A.Name) else "call"
+        info = ShiftInfo([target], [], "call", label=label, k=self.k)
+        flows = [
+            (i, a.id)
+            for i, a in enumerate(value.args)
+            if isinstance(a, A.Name) and a.id in self.active and a.id not in self.functions
+        ]
+        if not flows:
+            return [A.expr_stmt(call)], info
+        namer = unit.namer
+        got = {i: namer.fresh(f"{name}_bar_{label}") for i, name in flows}
+        names = [got.get(i, "_") for i in range(len(value.args))]
+        if "_" in names:
+            names = [n if n != "_" else namer.fresh("unused") for n in names]
+        target_node = A.tuple_([A.store(n) for n in names], "store")
+        body = [A.assign(target_node, call)]
+        for i, name in flows:
+            body.append(
+                A.AugAssign(target=A.store(namer.adjoint(name)), op=A.Add(), value=A.name(got[i]))
+            )
+        return body, info
+
+    @property
+    def functions(self) -> set[str]:
+        """Names of local functions: values with no adjoint of their own."""
+        return {info.name for info in self.unit.locals.values()}
 
     # ------------------------------------------------------------------ containers
 
@@ -250,6 +318,10 @@ class ShiftReset:
             if len(targets) != 1:  # pragma: no cover - normalize unpacks results on their own line
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.call_shift(s, targets[0], value)
+        elif kind == "dynamic":
+            if len(targets) != 1:  # pragma: no cover
+                raise self.unit.error("unpack the result of this call on a line of its own", s)
+            body, info = self.dynamic_shift(s, targets[0], value)
         else:
             body, info = self.primitive_shift(s, targets, value)
         node = A.with_(A.call("shift", [A.const(", ".join(info.binds))]), self.k, body)
@@ -336,7 +408,11 @@ class ShiftReset:
                 ) from None
             holes = {p: _hole(v) for p, v in bound.items()}
             for p, v in bound.items():
-                if isinstance(v, A.Name) and v.id in self.active:
+                # *items: the rule returns one adjoint per item
+                items = list(enumerate(v)) if isinstance(v, tuple) else [(None, v)]
+                for j, item in items:
+                    if not (isinstance(item, A.Name) and item.id in self.active):
+                        continue
                     if rule.adjoints.get(p) is None:
                         raise self.unit.error(
                             f"{what} has no derivative with respect to its argument `{p}`",
@@ -344,7 +420,10 @@ class ShiftReset:
                             f"make `{p}` a constant, or stop the gradient with a non-differentiable "
                             "value",
                         )
-                    contributions.append((v.id, self.fill(rule, p, holes, gname, ans)))
+                    e = self.fill(rule, p, holes, gname, ans)
+                    if j is not None:
+                        e = A.Subscript(value=e, slice=A.const(j), ctx=A.Load())
+                    contributions.append((item.id, e))
         return [
             A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
             for n, e in contributions
@@ -416,13 +495,6 @@ class ShiftReset:
                         "with cpsad.defvjp",
                     )
                 return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
-            if kind == "dynamic":
-                raise unit.error(
-                    "calling a function that is only known at run time (a parameter or a local "
-                    "value) on differentiable values is not supported yet",
-                    value,
-                    "call a module-level function by its name",
-                )
             raise unit.error(
                 f"`{shown}` has no derivative rule and cpsad cannot read its source",
                 value,
@@ -497,6 +569,8 @@ class ShiftReset:
         by_param = dict(zip(active_params, returned))
         rule = self.ctx.operator_rule(A.Tuple)
         for p, operand, key in flows:
+            if operand in self.functions:
+                continue  # a local function passed along: what it closes over gets its adjoint
             contribution = A.name(by_param[p])
             if key is not None:
                 holes = {"key": A.const(key), "x": A.name(operand)}

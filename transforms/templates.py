@@ -86,7 +86,11 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
         args, keywords = [], {}
         for p in sig.parameters.values():
             hole = holes[p.name]
-            if p.default is inspect.Parameter.empty:
+            if p.kind == inspect.Parameter.VAR_POSITIONAL:
+                args.append(A.Starred(value=A.deepcopy(hole), ctx=A.Load()))
+            elif p.kind == inspect.Parameter.VAR_KEYWORD:
+                keywords[None] = A.deepcopy(hole)
+            elif p.default is inspect.Parameter.empty:
                 args.append(A.deepcopy(hole))
             elif not (isinstance(hole, A.Constant) and _same_constant(hole.value, p.default)):
                 keywords[p.name] = A.deepcopy(hole)

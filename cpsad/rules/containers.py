@@ -1,0 +1,60 @@
+"""Rules of Python's builtins over sequences: ``sum``, ``max``, ``min``, ``list``, ``tuple``, ``len``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsad.rules.core import defvjp
+from cpsad.runtime import Sparse, unbroadcast, zeros_like
+
+
+def spread(g, seq):
+    """The adjoint of every entry of ``seq`` when each went into the result unchanged (a sum)."""
+    if isinstance(seq, np.ndarray):
+        return np.broadcast_to(g, seq.shape[:1] + np.shape(g)) + np.zeros(seq.shape)
+    return Sparse({i: unbroadcast(g, v) for i, v in enumerate(seq)})
+
+
+def sum_builtin(g, ans, iterable, start=0):
+    """``sum(xs)``: each entry gets the adjoint of the total."""
+    return spread(g, iterable)
+
+
+def sum_builtin_start(g, ans, iterable, start=0):
+    return unbroadcast(g, start)
+
+
+defvjp(sum, sum_builtin, sum_builtin_start)
+
+
+def max_builtin(g, ans, *items):
+    """``max(a, b, ...)`` or ``max(xs)``: the adjoint goes to the entry that was chosen (the first
+    one, on ties); one adjoint per positional argument."""
+    if len(items) > 1:
+        i = next(j for j, v in enumerate(items) if v is ans or np.array_equal(v, ans))
+        return tuple(g if j == i else zeros_like(v) for j, v in enumerate(items))
+    seq = items[0]
+    i = next(j for j, v in enumerate(seq) if v is ans or np.array_equal(v, ans))
+    if isinstance(seq, np.ndarray):
+        out = np.zeros(seq.shape)
+        out[i] = g
+        return (out,)
+    return (Sparse({i: g}),)
+
+
+defvjp(max, items=max_builtin)
+defvjp(min, items=max_builtin)
+
+
+def list_builtin(g, ans, iterable=()):
+    """``list(xs)`` / ``tuple(xs)``: the same entries."""
+    if isinstance(iterable, np.ndarray) and isinstance(g, Sparse):
+        out = np.zeros(iterable.shape)
+        for i, v in g.items():
+            out[i] = v
+        return out
+    return g
+
+
+defvjp(list, list_builtin)
+defvjp(tuple, list_builtin)
