@@ -15,8 +15,8 @@ against what it resolved (``np``, a helper function, ...): if a name now refers 
 from __future__ import annotations
 
 import ast
-import inspect
 import hashlib
+import inspect
 import linecache
 import os
 import re
@@ -338,7 +338,7 @@ def call_bp(f, k, *args, **kwargs):
         sig = inspect.signature(f)
         bound = sig.bind(*args, **kwargs)
         active = tuple(p for p in sig.parameters if p in bound.arguments)
-        spec = compiler.specialize(f, active)
+        spec = specialize(f, active)
         return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
     name = getattr(f, "__qualname__", None) or repr(f)
     raise TypeError(

@@ -76,10 +76,6 @@ def method_without_rule(x):
     return x.cumsum().sum()  # E: the method `.cumsum()`
 
 
-def dynamic_call(f, x):
-    return f(x)  # E: only known at run time
-
-
 def inplace_method(x):
     y = x * 2.0
     y.sort()  # E: for its effect on a differentiable value
@@ -107,7 +103,6 @@ CASES = [
     uses_star_target,
     unknown_function,
     method_without_rule,
-    dynamic_call,
     inplace_method,
     bad_kwarg,
 ]

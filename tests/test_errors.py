@@ -20,8 +20,6 @@ def expected(f):
 
 
 def args_for(f):
-    if f is corpus_errors.dynamic_call:
-        return (np.sin, 0.5), 1
     if f in (
         corpus_errors.stores_into_active,
         corpus_errors.method_without_rule,
