@@ -21,6 +21,8 @@ DEF_KEY = (
 )
 CALLEE_KIND = "callee_kind"  # resolve: "primitive" | "nondiff" | "user" | "unknown" | "dynamic"
 TEMP = "temp"  # normalize: the name is a temporary the normalizer introduced
+CELLS = "cells"  # resolve: names of a FunctionDef shared with nested functions that rebind them
+CELL_WRITE = "cell_write"  # normalize: the Assign stores into a cell variable
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation

@@ -44,10 +44,21 @@ def _bookkeeping(stmt):
 class Scope:
     """One Python function of the output: what it binds, and the adjoints it borrows."""
 
-    def __init__(self, parent: Scope | None, params):
+    def __init__(self, parent: Scope | None, params, cells=()):
         self.parent = parent
-        self.bound: set[str] = set(params)
+        self.bound: set[str] = set(params) | set(cells)
         self.nonlocals: set[str] = set()
+        self.cells: set[str] = set(cells)  # shared variables this function owns
+
+    def is_cell(self, name: str) -> bool:
+        owner = self.owner(name)
+        return owner is not None and name in owner.cells
+
+    def write(self, name: str) -> None:
+        """Assigning a cell variable from a function that does not own it: declare it nonlocal."""
+        owner = self.owner(name)
+        if owner is not None and owner is not self:
+            self.nonlocals.add(name)
 
     def owner(self, name: str) -> Scope | None:
         s = self
@@ -137,8 +148,13 @@ class LowerCPS:
         """``def bp_name(k, *params)``: the function's body in CPS, returning the adjoints of ``wrt``."""
         k = self.unit.cont_name  # the continuation of the whole function (ShiftReset named it)
         params = A.arg_names(fdef.args)
-        scope = Scope(parent, [k, *params])
-        body = self.inits(known, fdef)
+        cells = anno.getanno(fdef, anno.CELLS, set())
+        scope = Scope(parent, [k, *params], cells)
+        body = []
+        for c in sorted(cells):  # bound here, so every closure below shares the one variable
+            if c not in params:
+                body.append(_bookkeeping(self.loc(A.assign(c, A.const(None)), fdef)))
+        body += self.inits(sorted(set(known) | (cells & self.active)), fdef)
         body += self.block(fdef.body, scope, env, tail=None)
         body += self.epilogue(list(wrt), fdef, known=known)
         if scope.nonlocals:
@@ -251,6 +267,8 @@ class LowerCPS:
             if isinstance(s, A.FunctionDef):
                 out += self.local_def(s, scope, env)
                 continue
+            if isinstance(s, A.Nonlocal):
+                continue  # declared where needed, for the functions the lowering creates
             out += self.plain(s, scope, env)
         if tail is not None:
             out += tail(scope, env)
@@ -264,6 +282,9 @@ class LowerCPS:
         if isinstance(s, A.If):
             # Its branches bind in this scope: copy outer values in first, so both agree on names.
             for n in targets:
+                if scope.is_cell(n):
+                    scope.write(n)
+                    continue
                 cur = env.get(n)
                 if cur is not None and scope.owner(cur) is not scope:
                     new = self.namer.version(n)
@@ -277,6 +298,9 @@ class LowerCPS:
             return out + [s]
         rename(s, self.env_map(env), loads_only=True)
         for n in targets:
+            if scope.is_cell(n):  # one shared variable: never renamed
+                scope.write(n)
+                continue
             cur = env.get(n)
             if cur is None:
                 new = n
@@ -329,6 +353,12 @@ class LowerCPS:
         out = []
         placed = False
         for stmt in body:
+            if (
+                isinstance(stmt, A.Assign)
+                and isinstance(stmt.targets[0], A.Name)
+                and scope.is_cell(stmt.targets[0].id)
+            ):  # the forward store of a cell write
+                scope.write(stmt.targets[0].id)
             if isinstance(stmt, A.AugAssign):  # x_bar += e: accumulate into the owner's adjoint
                 primal = self.namer.primal(stmt.target.id)
                 out.append(self.accumulate(primal, stmt.value, scope, s))
@@ -362,7 +392,7 @@ class LowerCPS:
             return [self.loc(A.if_(test, body, orelse), s)]
 
         needed = read_in(rest) | getattr(tail, "uses", set())
-        joins = [n for n in assigned_in([s]) if n in needed]
+        joins = [n for n in assigned_in([s]) if n in needed and not scope.is_cell(n)]
         jname = self.namer.join_continuation(s.lineno)
         join = Scope(scope, joins)
         join_env = dict(env)

@@ -38,10 +38,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
         "`global` is not supported",
         "pass the value in as an argument and return the new value",
     ),
-    A.Nonlocal: (
-        "`nonlocal` is not supported yet",
-        "pass the value in as an argument and return the new value",
-    ),
     A.Try: (
         "`try` is not supported",
         "move the try/except outside the differentiated function, or check the condition with `if`",

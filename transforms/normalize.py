@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from transforms import anno
 from transforms import astlib as A
+from transforms.scoping import local_names
 from transforms.unit import Unit
 
 BINOP_STEMS = {
@@ -79,10 +80,25 @@ class Normalize:
 
     def run(self, unit: Unit) -> None:
         self.unit = unit
+        self.cells: set[str] = set()
         self.function(unit.tree)
 
     def function(self, fdef) -> None:
-        """Normalize a function's body in place; it ends in ``return`` on every path."""
+        """Normalize a function's body in place; it ends in ``return`` on every path.
+
+        A cell variable (shared with nested functions that change it) is read into a temporary
+        before each use -- a snapshot the backward pass can rely on -- and written from an atom.
+        """
+        outer = self.cells
+        own_locals = local_names(fdef)
+        declared = {n for st in fdef.body if isinstance(st, A.Nonlocal) for n in st.names}
+        self.cells = (outer - own_locals) | declared | anno.getanno(fdef, anno.CELLS, set())
+        try:
+            self._function(fdef)
+        finally:
+            self.cells = outer
+
+    def _function(self, fdef) -> None:
         body = fdef.body
         if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
             body = body[1:]  # docstring
@@ -154,6 +170,9 @@ class Normalize:
 
     def assign(self, targets, value, out: list) -> None:
         if len(targets) == 1 and isinstance(targets[0], A.Name):
+            if targets[0].id in self.cells:
+                self.store(targets[0], self.atom(value, out), out)
+                return
             self.emit(out, A.assign(targets[0].id, self.op(value, out)), self.origin)
             return
         v = self.atom(value, out)
@@ -164,6 +183,8 @@ class Normalize:
         """Assign the atom ``value`` to an arbitrary target."""
         if isinstance(target, A.Name):
             self.emit(out, A.assign(target.id, value), self.origin)
+            if target.id in self.cells:
+                anno.setanno(out[-1], anno.CELL_WRITE, True)
         elif isinstance(target, (A.Tuple, A.List)):
             if isinstance(value, A.Constant):
                 value = self.temp_for(value, "value", out)
@@ -193,7 +214,10 @@ class Normalize:
     def aug_assign(self, s, out: list) -> None:
         target = s.target
         if isinstance(target, A.Name):
-            rhs = A.binop(A.name(target.id), s.op, self.atom(s.value, out))
+            rhs = A.binop(self.atom(A.name(target.id), out), s.op, self.atom(s.value, out))
+            if target.id in self.cells:
+                self.store(target, self.atom(rhs, out), out)
+                return
             self.emit(out, A.assign(target.id, rhs), s)
             return
         # x[i] += v  ->  old = x[i]; new = old + v; x[i] = new
@@ -219,6 +243,8 @@ class Normalize:
     def atom(self, e, out: list):
         """An operand: the expression itself if it is a name or constant, else a temporary."""
         if isinstance(e, A.Name):
+            if e.id in self.cells:  # a snapshot: the cell may change before the backward pass
+                return self.temp_for(A.name(e.id), e.id, out)
             return A.name(e.id)
         if isinstance(e, A.Constant):
             return e

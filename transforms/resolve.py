@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.scoping import local_names
+from transforms.scoping import analyze, local_names
 from transforms.unit import LocalFunction, Unit
 
 
@@ -60,6 +60,7 @@ class Resolve:
                 anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(self.unit.locals)}")
                 self.unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
         scopes = outer + [(local_names(fdef), defs)]
+        self.cells(fdef)
         stack = list(fdef.body)
         while stack:
             node = stack.pop()
@@ -73,6 +74,23 @@ class Resolve:
             if isinstance(node, A.Call):
                 self.call(node, scopes)
             stack.extend(A.iter_child_nodes(node))
+
+    def cells(self, fdef) -> None:
+        """Names of ``fdef`` that nested functions share and that change: a nested function
+        declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once. Such a
+        variable is one cell everyone reads and writes (it cannot be renamed per assignment)."""
+        facts = analyze(fdef)
+        own = facts[id(fdef)]
+        cells = set()
+        for g in own.nested:
+            gf = facts[id(g)]
+            for n in gf.free & own.local:
+                stores = own.stores.get(n, 0) + (n in own.params)
+                if n in _declared_nonlocal_anywhere(g) or stores > 1:
+                    cells.add(n)
+        if cells:
+            anno.setanno(fdef, anno.CELLS, cells)
+            self.unit.cells |= cells
 
     def call(self, node, scopes) -> None:
         unit = self.unit
@@ -117,6 +135,10 @@ class Resolve:
         for node in A.walk(unit.tree):
             if isinstance(node, A.Call):
                 assert anno.hasanno(node.func, anno.CALLEE_KIND), A.expr_source(node)
+
+
+def _declared_nonlocal_anywhere(fdef) -> set[str]:
+    return {n for node in A.walk(fdef) if isinstance(node, A.Nonlocal) for n in node.names}
 
 
 def _describe(obj) -> str:

@@ -80,6 +80,8 @@ class ShiftReset:
                 out.append(s)
             elif isinstance(s, A.FunctionDef):
                 out.append(self.local_function(s))
+            elif isinstance(s, A.Assign) and anno.getanno(s, anno.CELL_WRITE):
+                out.append(self.cell_write(s) if anno.getanno(s, anno.ACTIVE) else s)
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out.append(self.shift(s))
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
@@ -224,6 +226,26 @@ class ShiftReset:
     def functions(self) -> set[str]:
         """Names of local functions: values with no adjoint of their own."""
         return {info.name for info in self.unit.locals.values()}
+
+    # ------------------------------------------------------------------ cells
+
+    def cell_write(self, s):
+        """``c = v`` into a cell variable: a shift that binds nothing (the cell holds the value).
+
+        Backward, the cell's adjoint so far belongs to this value; from here back it belongs to
+        the value the cell held before, so it starts again from nothing.
+        """
+        c, v = s.targets[0].id, s.value
+        namer = self.unit.namer
+        c_bar = namer.adjoint(c)
+        body = [A.assign(c, v), A.expr_stmt(A.call(self.k, []))]
+        if isinstance(v, A.Name) and v.id in self.active:
+            zeros = self.unit.inject(self.ctx.runtime("zeros_like"), "zeros_like")
+            test = A.Compare(left=A.name(c_bar), ops=[A.IsNot()], comparators=[A.const(None)])
+            value = A.IfExp(test=test, body=A.name(c_bar), orelse=A.call(zeros, [A.name(v.id)]))
+            body.append(A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=value))
+        body.append(A.assign(c_bar, A.const(None)))
+        return self.make_shift(s, body, ShiftInfo([], [], "primitive", c, self.k))
 
     # ------------------------------------------------------------------ containers
 

@@ -63,6 +63,7 @@ class Unit:
     callees: dict[str, Callee] = field(default_factory=dict)
     deps: dict[str, Any] = field(default_factory=dict)  # root names resolution depended on
     locals: dict[str, LocalFunction] = field(default_factory=dict)  # nested defs, by DEF_KEY
+    cells: set[str] = field(default_factory=set)  # every cell variable's name (see Resolve)
     notes: dict[str, list[str]] = field(default_factory=dict)  # stage -> header comment lines
     bp_name: str = ""
     cont_name: str = "k"
