@@ -9,15 +9,18 @@ from cpsad.api import _params_for
 from cpsad.pytree import densify
 from cpsad.runtime import scalar_seed
 from cpsad.testing import check_grads, leaves
-from tests import corpus_core
+from tests import corpus_control, corpus_core
 from tests.oracles import autograd_grad
 
-IDS = [f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(corpus_core.CASES)]
+CASES = corpus_core.CASES + corpus_control.CASES
+IDS = [f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(CASES)]
 
 # what autograd itself cannot run
 NO_AUTOGRAD = {
     "math_functions": "the math module calls float() on autograd's boxes",
     "operators": "autograd's ArrayBox has no unary +",
+    "math_in_loop": "the math module calls float() on autograd's boxes",
+    "tree_sum": "autograd's boxes are not tuples, lists or dicts to isinstance",
 }
 
 
@@ -29,12 +32,12 @@ def assert_tree_close(a, b, rtol=1e-6, atol=1e-9):
         np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=atol)
 
 
-@pytest.mark.parametrize("f,args,argnums", corpus_core.CASES, ids=IDS)
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
 def test_finite_differences(f, args, argnums):
     check_grads(f, *args, argnums=argnums)
 
 
-@pytest.mark.parametrize("f,args,argnums", corpus_core.CASES, ids=IDS)
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
 def test_autograd(f, args, argnums):
     if f.__name__ in NO_AUTOGRAD:
         pytest.skip(NO_AUTOGRAD[f.__name__])
@@ -43,13 +46,13 @@ def test_autograd(f, args, argnums):
     assert_tree_close(ours, theirs)
 
 
-@pytest.mark.parametrize("f,args,argnums", corpus_core.CASES, ids=IDS)
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
 def test_value_is_the_function_value(f, args, argnums):
     value, _ = cpsad.value_and_grad(f, argnums=argnums)(*args)
     np.testing.assert_allclose(value, f(*args))
 
 
-@pytest.mark.parametrize("f,args,argnums", corpus_core.CASES, ids=IDS)
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
 def test_simplify_changes_no_gradient(f, args, argnums):
     """The CPS stage, run as it is (closures everywhere, acc and None checks), agrees."""
     nums = (argnums,) if isinstance(argnums, int) else argnums
@@ -71,7 +74,7 @@ def test_simplify_changes_no_gradient(f, args, argnums):
         assert_tree_close(got, e)
 
 
-@pytest.mark.parametrize("f,args,argnums", corpus_core.CASES, ids=IDS)
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
 def test_pipeline_invariants(f, args, argnums):
     nums = (argnums,) if isinstance(argnums, int) else argnums
     active, _ = _params_for(f.__code__, nums, len(args))

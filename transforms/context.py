@@ -30,6 +30,7 @@ class Rule:
     name: str  # for messages: "np.sum", "operator *"
     signature: inspect.Signature  # the primitive's parameters (those the rule understands)
     adjoints: dict[str, Template | None]  # parameter -> template (None: not differentiable)
+    discrete: frozenset = frozenset()  # parameters whose values are discrete (an index, a shape)
 
     def bind(self, args, keywords) -> dict[str, Any]:
         """Map a call's argument nodes to parameter names; defaults fill the rest (as values)."""

@@ -136,7 +136,7 @@ class Desugar:
         kind = "dictcomp" if isinstance(node, A.DictComp) else "listcomp"
         name = self.unit.namer.fresh(f"{kind}_L{line}")
         result = self.unit.namer.fresh("result")
-        first = self.unit.namer.fresh("iterable")
+        first = "iterable"
         if isinstance(node, A.DictComp):
             init = A.Dict(keys=[], values=[])
             sub = A.Subscript(value=A.name(result), slice=node.key, ctx=A.Store())
@@ -147,17 +147,49 @@ class Desugar:
             innermost = A.expr_stmt(A.call(append, [node.elt]))
         body = [innermost]
         gens = node.generators
+        # The first iterable is evaluated where the comprehension is; what range, enumerate,
+        # zip, reversed or .items() iterate is passed in, and the call rebuilt inside so the
+        # loop still reads each element by indexing.
+        outer_args, inner_first = self.first_iterable(gens[0].iter, first)
         for j, gen in reversed(list(enumerate(gens))):
             for cond in reversed(gen.ifs):
                 body = [A.if_(cond, body)]
-            it = A.name(first) if j == 0 else gen.iter
+            it = inner_first if j == 0 else gen.iter
             body = [A.For(target=gen.target, iter=it, body=body, orelse=[], type_comment=None)]
         fbody = [A.assign(result, init), *body, A.return_(A.name(result))]
-        fdef = A.function(name, A.params([first]), fbody)
+        params = [p for p, _ in outer_args]
+        fdef = A.function(name, A.params(params), fbody)
         for n in A.walk(fdef):
             A.copy_location(n, origin)
         self.function(fdef)
-        return fdef, A.call(name, [gens[0].iter])
+        return fdef, A.call(name, [a for _, a in outer_args])
+
+    def first_iterable(self, it, stem):
+        """(parameters with the expressions passed for them, the iterable rebuilt from them)."""
+        namer = self.unit.namer
+        if (
+            isinstance(it, A.Call)
+            and isinstance(it.func, A.Name)
+            and it.func.id in ("range", "enumerate", "zip", "reversed")
+            and self._builtin(it.func.id)
+        ):
+            params = [(namer.fresh(stem), a) for a in it.args]
+            kws = [(namer.fresh(kw.arg), kw.value) for kw in it.keywords]
+            rebuilt = A.call(it.func.id, [A.name(p) for p, _ in params])
+            rebuilt.keywords = [
+                A.keyword(arg=kw.arg, value=A.name(p)) for kw, (p, _) in zip(it.keywords, kws)
+            ]
+            return params + kws, rebuilt
+        if (
+            isinstance(it, A.Call)
+            and isinstance(it.func, A.Attribute)
+            and it.func.attr in ("items", "keys", "values")
+            and not it.args
+        ):
+            p = namer.fresh(stem)
+            return [(p, it.func.value)], A.call(A.attr(p, it.func.attr), [])
+        p = namer.fresh(stem)
+        return [(p, it)], A.name(p)
 
     # ------------------------------------------------------------------ loops
 

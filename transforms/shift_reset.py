@@ -435,6 +435,8 @@ class ShiftReset:
                 for j, item in items:
                     if not (isinstance(item, A.Name) and item.id in self.active):
                         continue
+                    if p in rule.discrete:
+                        continue  # an index or a shape: no derivative, and none is lost
                     if rule.adjoints.get(p) is None:
                         raise self.unit.error(
                             f"{what} has no derivative with respect to its argument `{p}`",

@@ -27,8 +27,33 @@ NONDIFF: set = set()  # objects with no derivative (by identity)
 NONDIFF_ATTRIBUTES: set[str] = set()  # x.shape, x.ndim, ...
 
 
+class _Discrete:
+    """Marks a parameter whose values are discrete -- an index, an axis, a shape: it has no
+    derivative, and a value that merely looks differentiable to the analysis is fine there."""
+
+    def __repr__(self):
+        return "DISCRETE"
+
+
+DISCRETE = _Discrete()
+
+
 def make_rule(name: str, vjps, named=None) -> Rule:
-    fns = [f for f in list(vjps) + list((named or {}).values()) if f is not None]
+    vjps = list(vjps)
+    named = dict(named or {})
+    discrete = set()
+    sig_fns = [f for f in vjps + list(named.values()) if f is not None and f is not DISCRETE]
+    if sig_fns:
+        params0 = list(inspect.signature(sig_fns[0]).parameters)[2:]
+        for i, f in enumerate(vjps):
+            if f is DISCRETE:
+                discrete.add(params0[i])
+                vjps[i] = None
+        for p, f in list(named.items()):
+            if f is DISCRETE:
+                discrete.add(p)
+                named[p] = None
+    fns = [f for f in vjps + list(named.values()) if f is not None]
     if not fns:
         raise ValueError(f"{name}: give at least one adjoint function")
     sig = inspect.signature(fns[0])
@@ -49,7 +74,7 @@ def make_rule(name: str, vjps, named=None) -> Rule:
     for f in fns:
         if list(inspect.signature(f).parameters)[2:] != [p.name for p in params]:
             raise ValueError(f"{name}: every adjoint function takes the same parameters")
-    return Rule(name=name, signature=prim_sig, adjoints=adjoints)
+    return Rule(name=name, signature=prim_sig, adjoints=adjoints, discrete=frozenset(discrete))
 
 
 def _label(primitive) -> str:

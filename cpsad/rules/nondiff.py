@@ -26,7 +26,6 @@ defnondiff(
     builtins.repr,
     builtins.id,
     builtins.hash,
-    builtins.enumerate,
     builtins.callable,
     builtins.hasattr,
     builtins.getattr,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import defoperator, defvjp
+from cpsad.rules.core import DISCRETE, defoperator, defvjp
 from cpsad.runtime import as_sequence, getitem_adjoint, item_adjoint, unbroadcast, unpack_adjoint
 
 # --------------------------------------------------------------------------- binary, broadcasting
@@ -129,7 +129,7 @@ def getitem(g, ans, x, index):
     return getitem_adjoint(g, x, index)
 
 
-defoperator("getitem", getitem, None)
+defoperator("getitem", getitem, DISCRETE)
 
 
 def item(g, ans, key, x):
