@@ -125,7 +125,7 @@ def loop_for_else(x, n):
 
 
 def loop_last_value(x):
-    for v in [x, x * 2.0, x * 3.0]:
+    for v in [x, x * 2.0, x * 3.0]:  # noqa: B007  (Python keeps the last value)
         pass
     return v * v
 
