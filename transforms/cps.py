@@ -154,7 +154,8 @@ class LowerCPS:
         for c in sorted(cells):  # bound here, so every closure below shares the one variable
             if c not in params:
                 body.append(_bookkeeping(self.loc(A.assign(c, A.const(None)), fdef)))
-        body += self.inits(sorted(set(known) | (cells & self.active)), fdef)
+        # every active parameter has an adjoint (a closure may add to it), not only those returned
+        body += self.inits([p for p in params if p in self.active] + sorted(cells & self.active), fdef)
         body += self.block(fdef.body, scope, env, tail=None)
         body += self.epilogue(list(wrt), fdef, known=known)
         if scope.nonlocals:

@@ -18,6 +18,7 @@ import types
 
 from transforms import anno
 from transforms import astlib as A
+from transforms.scoping import analyze
 from transforms.shift_reset import is_shift
 from transforms.unit import Unit
 
@@ -115,8 +116,30 @@ def describe(obj) -> str:
     return f"{mod}.{qn}" if mod and qn else repr(obj)
 
 
-def import_line(name: str, obj) -> str:
+def _user_globals(unit: Unit, taken) -> dict:
+    """The globals of the user's module the emitted code uses (documented as imports; the
+    compiled code reads them live from the module)."""
+    free = analyze(unit.tree)[id(unit.tree)].free
+    out = {}
+    closure = set(unit.fn.__code__.co_freevars)
+    g = unit.fn.__globals__
+    for n in sorted(free - set(taken) - set(unit.callees) - closure - {unit.bp_name}):
+        if n in g:
+            out[n] = _UserGlobal(g[n]) if not isinstance(g[n], types.ModuleType) else g[n]
+    return out
+
+
+class _UserGlobal:
+    """A non-module global of the user's module: imported from that module in the text."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+
+def import_line(name: str, obj, user_module: str = "") -> str:
     """How the emitted module's text says where ``name`` comes from."""
+    if isinstance(obj, _UserGlobal):
+        return f"from {user_module} import {name}"
     if isinstance(obj, types.ModuleType):
         mod = obj.__name__
         if "." in mod:
@@ -148,7 +171,9 @@ class Emit:
             + (wrt if len(unit.active) < 2 else "(" + wrt + ")")
             + ". Do not edit.",
         ]
-        imports = _merge_imports(import_line(n, unit.injected[n]) for n in sorted(unit.injected))
+        names = dict(unit.injected)
+        names.update(_user_globals(unit, names))
+        imports = _merge_imports(import_line(n, names[n], fn.__module__) for n in sorted(names))
         callees = []
         for name in sorted(unit.callees):
             c = unit.callees[name]

@@ -414,6 +414,12 @@ class Simplify:
                         block.remove(s)
                         changed[0] = True
                         continue
+                    if all(t in self.namer.generated and t not in self.namer.temps for t in targets):
+                        # a call that must run, whose result nothing needs: a plain call
+                        block[block.index(s)] = A.copy_location(A.expr_stmt(s.value), s)
+                        changed[0] = True
+                        live = live | self._reads(f, s)
+                        continue
                 if isinstance(s.targets[0], (A.Name, A.Tuple)):
                     live = live - targets
                 live = live | self._reads(f, s)
@@ -537,14 +543,33 @@ def closure_effects(root, facts):
     reads = {n: set(facts[id(f)].free) for n, f in defs.items()}
     writes = {n: set(facts[id(f)].writes) for n, f in defs.items()}
     calls = {n: (A.names_in(f) & set(defs)) - {n} for n, f in defs.items()}
+    parent: dict[str, str | None] = {}
+    for f in functions(root):
+        for g in facts[id(f)].nested:
+            parent[g.name] = None if f is root else f.name
+
+    def hidden(n, m) -> set[str]:
+        """Names local to ``n`` (or to functions between ``n`` and ``m``) when ``m`` is nested in
+        ``n``: what ``m`` reads of them is not what ``n``'s callers see."""
+        out: set[str] = set()
+        p = parent.get(m)
+        while p is not None:
+            out |= facts[id(defs[p])].local
+            if p == n:
+                return out
+            p = parent.get(p)
+        return set()
+
     changed = True
     while changed:
         changed = False
         for n in defs:
             for m in calls[n]:
-                if not (reads[m] <= reads[n] and writes[m] <= writes[n]):
-                    reads[n] |= reads[m]
-                    writes[n] |= writes[m]
+                h = hidden(n, m)
+                r, w = reads[m] - h, writes[m] - h
+                if not (r <= reads[n] and w <= writes[n]):
+                    reads[n] |= r
+                    writes[n] |= w
                     changed = True
     return reads, writes
 

@@ -2,6 +2,7 @@
 # with respect to params. loss_bp(k, params, X, Y) runs `loss`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of params. Do not edit.
+import numpy as np
 from cpsad.rules.reductions import count, expand, max_vjp
 from cpsad.runtime import unbroadcast
 
@@ -49,6 +50,7 @@ def loss_bp(k, params, X, Y):
 # with respect to params. predict_bp(k, params, X) runs `predict`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of params. Do not edit.
+import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
 from cpsad.runtime import getitem_adjoint, unbroadcast
 

@@ -20,11 +20,13 @@ def smooth_step_bp(k, x):
     if x <= 0.0:
         # y = 0.0
         y = 0.0
-        y_bar_1 = after_if_L24(y)
+        # if x <= 0.0:
+        after_if_L24(y)
     elif x >= 1.0:
         # y = 1.0
         y = 1.0
-        y_bar_2 = after_if_L24(y)
+        # if x <= 0.0:
+        after_if_L24(y)
     else:
         # y = x * x * (3.0 - 2.0 * x)
         mul = x * x

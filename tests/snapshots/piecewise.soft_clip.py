@@ -2,6 +2,7 @@
 # with respect to x. soft_clip_bp(k, x, lo, hi) runs `soft_clip`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
+import numpy as np
 from cpsad.rules.reductions import expand
 from cpsad.runtime import unbroadcast
 

@@ -2,6 +2,7 @@
 # with respect to w. loss_bp(k, w, x, y) runs `loss`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of w. Do not edit.
+import numpy as np
 from cpsad.rules.operators import matmul_y
 from cpsad.rules.reductions import count, expand
 from cpsad.runtime import unbroadcast
