@@ -138,6 +138,8 @@ def getitem_adjoint(g, x, index):
         return Sparse({positions[i]: v for i, v in enumerate(g)})
     if isinstance(x, (np.generic, float, int)):
         raise TypeError(f"cannot index a scalar of type {type(x).__name__}")
+    if isinstance(x, (list, tuple)):  # xs[-1] is the entry len(xs) - 1
+        index = range(len(x))[index]
     return Sparse({index: g})
 
 
