@@ -63,7 +63,9 @@ def pow_x(g, ans, x, y):
 
 
 def pow_y(g, ans, x, y):
-    return unbroadcast(g * ans * np.log(np.where(x == 0, 1.0, x)), y)
+    """``d(x**y)/dy = x**y log(x)``, zero where ``x`` is (the log in the result's float type:
+    ``np.log(2.0)`` alone is a float64 scalar, which would make a float32 adjoint float64)."""
+    return unbroadcast(g * ans * np.log(np.where(x == 0, 1, x), dtype=np.result_type(ans)), y)
 
 
 defoperator("pow", pow_x, pow_y)
