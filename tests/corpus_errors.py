@@ -79,7 +79,7 @@ def stores_into_active(x):
 
 
 def method_without_rule(x):
-    return x.cumsum().sum()  # E: the method `.cumsum()`
+    return x.compress([True, False]).sum()  # E: the method `.compress()`
 
 
 def dynamic_call(f, x):
