@@ -3,5 +3,13 @@
 Importing this package registers every family; ``defvjp`` adds a rule of your own.
 """
 
-from cpsad.rules import elementwise, linalg, nondiff, operators, reductions, shape  # noqa: F401
+from cpsad.rules import (  # noqa: F401
+    elementwise,
+    joining,
+    linalg,
+    nondiff,
+    operators,
+    reductions,
+    shape,
+)
 from cpsad.rules.core import defnondiff, defvjp, is_nondiff, lookup  # noqa: F401
