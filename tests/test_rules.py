@@ -1,0 +1,137 @@
+"""Every derivative rule, against central finite differences with random cotangents: the rule
+function on its own, and end to end through ``cpsad.vjp`` of a wrapper in tests/corpus_rules.py;
+against autograd where it has the same function; and in float32."""
+
+import numpy as np
+import pytest
+
+import cpsad
+from cpsad.pytree import densify
+from cpsad.runtime import as_adjoint
+from cpsad.testing import _random_like, check_rule, check_vjp, leaves
+from tests import corpus_rules as C
+from tests.oracles import autograd, autograd_version
+
+RULE_CASES = [c for c in C.CASES if c.prim is not None]
+
+
+def ids(cases):
+    return [c.id for c in cases]
+
+
+def pipeline(cases):
+    """The cases, those that run into a known bug of the pipeline marked as expected to fail."""
+    return [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c.xfail)) if c.xfail else c
+        for c in cases
+    ]
+
+
+def assert_tree_close(a, b, rtol=1e-6, atol=1e-9):
+    la, _ = leaves(a)
+    lb, _ = leaves(b)
+    assert len(la) == len(lb), f"{a!r} and {b!r} differ in structure"
+    for x, y in zip(la, lb):
+        np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
+def test_rule(case):
+    """The rule function called directly: <rule(c), v> == <c, directional finite difference>."""
+    check_rule(
+        case.prim,
+        *case.args,
+        wrt=case.wrt,
+        rule=case.rule,
+        direction=case.direction,
+        rtol=case.rtol,
+        atol=case.atol,
+        **case.kwargs,
+    )
+
+
+@pytest.mark.parametrize("case", pipeline(C.CASES), ids=ids(C.CASES))
+def test_end_to_end(case):
+    """The same through the pipeline: the vjp of the wrapper, whose emitted code inlines or calls
+    the rule."""
+    check_vjp(
+        case.fn,
+        *case.diff_args(),
+        direction=case.direction,
+        rtol=case.rtol,
+        atol=case.atol,
+        **case.fn_kwargs,
+    )
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
+def test_wrapper_computes_the_primitive(case):
+    """Each case's wrapper computes what its rule is checked on."""
+    ours = case.fn(*case.diff_args(), **case.fn_kwargs)
+    theirs = case.prim(*case.args, **case.kwargs)
+    assert_tree_close(ours, theirs, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("case", pipeline(C.CASES), ids=ids(C.CASES))
+def test_autograd(case):
+    """A second opinion: autograd's vjp of the same wrapper, with the same random cotangent."""
+    if case.autograd:
+        pytest.skip(case.autograd)
+    args = case.diff_args()
+    value, pullback = cpsad.vjp(case.fn, *args, **case.fn_kwargs)
+    c = _random_like(value, np.random.default_rng(1))
+    ours = pullback(c)
+    theirs_vjp, _ = autograd.make_vjp(autograd_version(case.fn), tuple(range(len(args))))(
+        *args, **case.fn_kwargs
+    )
+    theirs = theirs_vjp(c)
+    assert_tree_close(list(ours), list(theirs))
+
+
+def float32(x):
+    """``x`` with its float64 arrays and numpy scalars in float32 (Python floats stay)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(float32(v) for v in x)
+    if isinstance(x, (np.ndarray, np.float64)) and x.dtype == np.float64:
+        return x.astype(np.float32)
+    return x
+
+
+F32_CASES = [
+    c
+    for c in RULE_CASES
+    if any(isinstance(v, (np.ndarray, np.floating)) for a in c.diff_args() for v in leaves(a)[0])
+]
+
+
+@pytest.mark.parametrize("case", F32_CASES, ids=ids(F32_CASES))
+def test_float32_stays_float32(case):
+    """float32 in, float32 out: no float64 constant in a rule turns the adjoint into float64."""
+    if case.float64:
+        pytest.skip(case.float64)
+    args = float32(case.args)
+    kwargs = {k: float32(v) for k, v in case.kwargs.items()}
+    ans = case.prim(*args, **kwargs)
+    c = float32(_random_like(ans, np.random.default_rng(2)))
+    params = list(case.rule.signature.bind(*args, **kwargs).arguments)
+    for i in case.wrt:
+        rule = case.rule.adjoints[params[i]].fn
+        raw = rule(as_adjoint(c), ans, *args, **kwargs)  # (densify would cast)
+        got = densify(raw, args[i])
+        raw = raw if isinstance(raw, dict) else {0: raw}
+        x = args[i] if isinstance(args[i], (list, tuple)) else [args[i]]
+        for k, leaf in raw.items():
+            if isinstance(x[k], (np.ndarray, np.floating)) and x[k].dtype == np.float32:
+                assert np.result_type(leaf) == np.float32, f"argument {i}: {np.result_type(leaf)}"
+        # and the same numbers as in float64, roughly
+        c64 = as_adjoint(float64(c))
+        want = rule(c64, case.prim(*case.args, **case.kwargs), *case.args, **case.kwargs)
+        assert_tree_close(got, densify(want, case.args[i]), rtol=2e-3, atol=2e-4)
+
+
+def float64(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(float64(v) for v in x)
+    if isinstance(x, (np.ndarray, np.floating)):
+        return np.asarray(x, np.float64)
+    return x
