@@ -1601,3 +1601,65 @@ case(sort, np.sort, u(5))
 case(sort, np.sort, u(3, 4), autograd=NO_SORT)
 case(sort, np.sort, u(3, 4), 0, autograd=NO_SORT)
 case(sort, np.sort, u(3, 4), None, autograd=NO_SORT)
+
+
+def full(fill_value, shape):
+    return np.full(shape, fill_value)
+
+
+def full_like(fill_value, a):
+    return np.full_like(a, fill_value)
+
+
+def linspace(start, stop, num=50, endpoint=True):
+    return np.linspace(start, stop, num, endpoint)
+
+
+def unique(ar):
+    return np.unique(ar)
+
+
+def bincount(weights, x, minlength=0):
+    return np.bincount(x, weights, minlength)
+
+
+NO_FULL = "autograd's full and full_like do not unbroadcast the fill value"
+case(full, np.full, (2, 3), 0.4, wrt=1)
+case(full, np.full, (2, 3), u(3), wrt=1, autograd=NO_FULL)
+case(full_like, np.full_like, u(2, 3), 0.4, wrt=1, autograd=NO_FULL)
+case(full_like, np.full_like, u(2, 3), u(2, 1), wrt=1, autograd=NO_FULL)
+NO_LINSPACE = "autograd's linspace takes other arguments"
+case(linspace, np.linspace, 0.3, 1.7, 5, wrt=(0, 1), autograd=NO_LINSPACE)
+case(linspace, np.linspace, -0.3, 0.7, 4, False, wrt=(0, 1), autograd=NO_LINSPACE)
+case(linspace, np.linspace, u(3), u(2, 3), 4, wrt=(0, 1), autograd=NO_LINSPACE)
+# distinct values: with repeated ones, any change of them changes the result's length
+case(unique, np.unique, np.array([0.3, -0.2, 0.9, 0.1, 0.5]), autograd="autograd has no unique")
+NO_BINCOUNT = "autograd has no rule for np.bincount"
+case(bincount, np.bincount, np.array([0, 2, 2, 5]), u(4), wrt=1, autograd=NO_BINCOUNT)
+case(bincount, np.bincount, np.array([1, 1, 0]), u(3), 4, wrt=1, autograd=NO_BINCOUNT)
+
+# ============================================================================= no derivative
+
+
+def floordiv_and_comparisons(x):
+    """``//`` and comparisons are steps: only the other factors carry the derivative."""
+    return (x // 0.7) * x + (x > 0.1) * x**2 + (x <= -0.2) * 3.0 * x
+
+
+def nondiff_functions(x):
+    n = len(x)
+    i = np.argmax(x)
+    steps = np.floor(x) + np.sign(x) + np.round(x) + np.isfinite(x)
+    shape_only = np.zeros_like(x) + np.ones_like(x) * n + np.full_like(x, 2.0)
+    return x[i] * n + np.sum(steps * x) + np.sum(shape_only * x) + x.shape[0] * x[0]
+
+
+def math_steps(x):
+    return math.floor(x) * x + math.ceil(x) * x**2 + math.trunc(x)
+
+
+NO_FLOORDIV = "autograd's boxes have no //"
+end_to_end(floordiv_and_comparisons, np.array([0.35, -0.45, 1.6, 2.2, -1.3]), autograd=NO_FLOORDIV)
+end_to_end(floordiv_and_comparisons, 1.6, autograd=NO_FLOORDIV)
+end_to_end(nondiff_functions, np.array([0.35, -0.45, 1.6, 2.2, -1.3]))
+end_to_end(math_steps, 1.3, autograd=NO_MATH)

@@ -7,6 +7,7 @@ import pytest
 
 import cpsad
 from cpsad.pytree import densify
+from cpsad.rules import core
 from cpsad.runtime import as_adjoint
 from cpsad.testing import _random_like, check_rule, check_vjp, leaves
 from tests import corpus_rules as C
@@ -135,3 +136,16 @@ def float64(x):
     if isinstance(x, (np.ndarray, np.floating)):
         return np.asarray(x, np.float64)
     return x
+
+
+# ----------------------------------------------------------------------------- no derivative
+
+
+def test_nondiff_functions_have_no_rule():
+    assert not core.NONDIFF & set(core.FUNCTIONS)
+
+
+def test_nondiff_results_get_no_adjoint_code():
+    text = cpsad.show(C.nondiff_functions)
+    for name in ("n_bar", "i_bar", "steps_bar", "shape_only_bar"):
+        assert name not in text

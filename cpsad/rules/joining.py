@@ -1,5 +1,5 @@
 """Rules of functions that build arrays from parts, or parts from arrays: ``np.array`` of a list,
-concatenate, stack, split, tile, repeat, pad, take, sort.
+concatenate, stack, split, tile, repeat, pad, full, linspace, take, sort, unique, bincount.
 
 The adjoint of a list or tuple of parts is a ``Sparse`` of the parts' adjoints, the form the
 ``item`` rule (``[a, b]``) and the API read container adjoints in.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defmethod, defvjp
-from cpsad.runtime import Sparse, as_adjoint, zeros_like
+from cpsad.runtime import Sparse, as_adjoint, unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- parts joined
 
@@ -167,6 +167,41 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
 
 defvjp(np.pad, pad_vjp, None)
 
+# --------------------------------------------------------------------------- filled arrays
+
+
+def full_value(g, ans, shape, fill_value, dtype=None):
+    """Every element is the fill value (or its broadcast)."""
+    return unbroadcast(g, fill_value)
+
+
+defvjp(np.full, None, full_value)
+
+
+def full_like_value(g, ans, a, fill_value, dtype=None):
+    """Only the fill value: ``a`` gives the shape and type, and cannot be differentiated here."""
+    return unbroadcast(g, fill_value)
+
+
+defvjp(np.full_like, None, full_like_value)
+
+
+def linspace_weights(num, endpoint, like):
+    """Where each point lies between ``start`` (0) and ``stop`` (1), as a column for arrays."""
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint, dtype=np.result_type(like, np.float32))
+    return np.reshape(t, (-1,) + (1,) * np.ndim(like))
+
+
+def linspace_start(g, ans, start, stop, num=50, endpoint=True):
+    return unbroadcast(np.sum(g * (1 - linspace_weights(num, endpoint, g[0])), axis=0), start)
+
+
+def linspace_stop(g, ans, start, stop, num=50, endpoint=True):
+    return unbroadcast(np.sum(g * linspace_weights(num, endpoint, g[0]), axis=0), stop)
+
+
+defvjp(np.linspace, linspace_start, linspace_stop)
+
 # --------------------------------------------------------------------------- gathering
 
 
@@ -222,3 +257,22 @@ def sort_vjp(g, ans, a, axis=-1):
 
 
 defvjp(np.sort, sort_vjp)
+
+
+def unique_vjp(g, ans, ar):
+    """``np.unique(x)``: each value's adjoint goes to its first occurrence."""
+    _, first = np.unique(ar, return_index=True)
+    out = np.zeros(np.size(ar), np.result_type(ar, g))
+    out[first] = g
+    return np.reshape(out, np.shape(ar))
+
+
+defvjp(np.unique, unique_vjp)
+
+
+def bincount_weights(g, ans, x, weights=None, minlength=0):
+    """``np.bincount(x, weights)`` sums the weights of each bin: each weight gets its bin's."""
+    return g[x]
+
+
+defvjp(np.bincount, None, bincount_weights)
