@@ -1663,3 +1663,45 @@ end_to_end(floordiv_and_comparisons, np.array([0.35, -0.45, 1.6, 2.2, -1.3]), au
 end_to_end(floordiv_and_comparisons, 1.6, autograd=NO_FLOORDIV)
 end_to_end(nondiff_functions, np.array([0.35, -0.45, 1.6, 2.2, -1.3]))
 end_to_end(math_steps, 1.3, autograd=NO_MATH)
+
+# ============================================================================= in-place changes
+
+
+def aug_assign_rebinds(x):
+    """``y += x`` on a name rebinds it (``y = y + x``): ``y`` is a new array, ``x`` unchanged."""
+    y = x * 2.0
+    y += x
+    y *= x
+    return y
+
+
+end_to_end(aug_assign_rebinds, u(3))
+end_to_end(aug_assign_rebinds, 0.7)
+
+
+def store_into_active(x):
+    y = x * 2.0
+    y[0] = 1.0
+    return np.sum(y)
+
+
+def aug_store_into_active(x):
+    y = x * 2.0
+    y[1:] += 1.0
+    return np.sum(y)
+
+
+def alias_then_aug_assign(x):
+    """In Python ``y += 1.0`` changes the array ``x`` names too; cpsad rebinds ``y`` alone."""
+    y = x
+    y += 1.0
+    return np.sum(x * y)
+
+
+# ============================================================================= container adjoints
+
+
+def list_to_sum_and_item(a, b):
+    """One list reaches ``np.sum`` (an array adjoint) and ``lst[0]`` (a Sparse adjoint)."""
+    lst = [a, b * 2.0]
+    return np.sum(lst) + lst[0] * 3.0

@@ -9,7 +9,7 @@ import cpsad
 from cpsad.pytree import densify
 from cpsad.rules import core
 from cpsad.runtime import as_adjoint
-from cpsad.testing import _random_like, check_rule, check_vjp, leaves
+from cpsad.testing import _random_like, check_grads, check_rule, check_vjp, leaves
 from tests import corpus_rules as C
 from tests.oracles import autograd, autograd_version
 
@@ -149,3 +149,73 @@ def test_nondiff_results_get_no_adjoint_code():
     text = cpsad.show(C.nondiff_functions)
     for name in ("n_bar", "i_bar", "steps_bar", "shape_only_bar"):
         assert name not in text
+
+
+# ----------------------------------------------------------------------------- in-place changes
+
+
+@pytest.mark.parametrize("f", [C.store_into_active, C.aug_store_into_active])
+def test_storing_into_a_differentiable_array_is_an_error(f):
+    with pytest.raises(cpsad.TransformError, match="assigning into part of a differentiable"):
+        cpsad.grad(f)(np.array([0.3, 0.5, 0.7]))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pipeline: `y = x; y += 1.0` rebinds y in emitted code but changes x in Python, so "
+    "cpsad differentiates another function than the one Python runs",
+)
+def test_aug_assign_through_an_alias_is_what_python_computes():
+    value, _ = cpsad.value_and_grad(C.alias_then_aug_assign)(np.array([1.0, 2.0]))
+    assert value == C.alias_then_aug_assign(np.array([1.0, 2.0]))
+
+
+# ----------------------------------------------------------------------------- containers
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AttributeError,
+    reason="runtime: a list's adjoint from np.sum is an array, from lst[0] a Sparse; "
+    "Sparse + ndarray fails",
+)
+def test_list_adjoints_of_two_kinds_add_up():
+    check_vjp(C.list_to_sum_and_item, 0.5, 0.7)
+
+
+# ----------------------------------------------------------------------------- user rules
+
+
+def test_user_rule_of_several_parameters_none_and_keyword():
+    from tests import corpus_custom as M
+
+    x, scale, shift = np.array([-1.0, 0.1, 0.3, 2.0]), 1.5, np.array([0.2, -0.1, 0.0, 0.1])
+    check_rule(M.affine_clip, x, scale, shift, wrt=(0, 2), limit=0.8)
+    check_vjp(M.layer, x, shift=shift, scale=scale)
+    gx, gshift = cpsad.grad(M.layer, argnums=(0, 2))(x, scale, shift)
+    check_grads(M.layer, x, scale, shift, argnums=(0, 2), gradient=(gx, gshift))
+    assert gx[0] == 0.0 and gx[-1] == 0.0  # clipped
+    text = cpsad.show(M.layer, argnums=(0, 2))
+    assert "affine_clip_shift(" in text  # several statements: called by name
+    assert "(np.abs(affine_clip" in text  # one return: inlined
+
+
+def test_user_rule_without_a_derivative_for_an_argument():
+    from tests import corpus_custom as M
+
+    with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
+        cpsad.grad(M.layer_scaled, argnums=(0, 1))(np.ones(3), 0.5, np.zeros(3))
+    with pytest.raises(ValueError, match="no parameter 'offset'"):
+        cpsad.defvjp(M.affine_clip, offset=M.affine_clip_shift)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pipeline: an argument whose rule is None is an error only when it also reaches the "
+    "result another way; otherwise activity drops it and its gradient is silently 0",
+)
+def test_user_rule_without_a_derivative_alone():
+    from tests import corpus_custom as M
+
+    with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
+        cpsad.grad(M.layer_wrt_scale, argnums=1)(np.ones(3), 0.5, np.zeros(3))
