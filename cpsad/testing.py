@@ -3,6 +3,10 @@
 ``check_grads(f, *args, argnums=0)`` compares ``cpsad.grad(f)`` with
 ``(f(x + eps v) - f(x - eps v)) / (2 eps)`` for a few random directions ``v`` (of the arguments'
 pytree structure) and raises ``AssertionError`` with the numbers when they disagree.
+
+For functions of any output, with a random cotangent ``c``: ``check_rule(primitive, *args,
+wrt=...)`` checks a primitive's registered adjoint rules, called directly, and ``check_vjp(f,
+*args)`` checks ``cpsad.vjp(f, *args)``, both as ``<adjoint, v> == <c, directional difference>``.
 """
 
 from __future__ import annotations
