@@ -960,6 +960,8 @@ for kw in [dict(), dict(axis=0), dict(axis=-1), dict(axis=1)]:
     case(cumprod_method, Method("cumprod"), X234, kw=kw, autograd=NO_CUMPROD)
 for kw in [dict(), dict(axis=0), dict(axis=1)]:
     case(cumprod, np.cumprod, WITH_ZERO, kw=kw, autograd=NO_CUMPROD)
+case(cumprod, np.cumprod, np.array([0.5, 1.2, 0.0, 0.8, 0.0, 1.1]), autograd=NO_CUMPROD)
+case(cumprod, np.cumprod, np.array([0.0, 1.2, 0.7]), autograd=NO_CUMPROD)
 
 # ============================================================================= linear algebra
 
@@ -1061,6 +1063,7 @@ for subscripts, shapes in [
     ("i...,i...->...", [(3, 2), (3, 1)]),
     ("ii,i->i", [(3, 3), (3,)]),  # a diagonal
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ij,jk->ik", [(40, 60), (60, 30)]),  # large enough for an optimized contraction order
     ("i,ij,j", [(2,), (2, 3), (3,)]),
 ]:
     ops = [u(*s) for s in shapes]

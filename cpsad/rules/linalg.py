@@ -44,12 +44,14 @@ def explicit(subscripts: str, shapes) -> tuple[list[str], str]:
     return spelled, output.replace("...", extra)
 
 
-def contraction_adjoint(g, subscripts, operands, i):
+def contraction_adjoint(g, subscripts, operands, i, optimize=False):
     """The adjoint of ``operands[i]`` in ``np.einsum(subscripts, *operands)``, given ``g``.
 
     It is an einsum of ``g`` and the other operands. A letter the operand repeats (a diagonal,
     ``"ii"``) gets a new letter tied to it by an identity matrix; a letter only the operand has (a
     sum over it, ``"ij->i"``) gets a row of ones; dimensions the operand broadcast are summed.
+    Of three operands or more, or large ones, einsum finds a contraction order (``optimize``):
+    unoptimized, a chain of three 300-wide matrices takes a second instead of half a millisecond.
     """
     if not isinstance(subscripts, str):
         raise NotImplementedError("cpsad: the derivative of np.einsum needs its subscripts string")
@@ -75,25 +77,26 @@ def contraction_adjoint(g, subscripts, operands, i):
         if c not in present:
             subs.append(c)
             args.append(np.ones(shape[axis], dtype=dtype))
-    adjoint = np.einsum(",".join(subs) + "->" + target, *args)
+    optimize = optimize or len(args) > 2 or sum(np.size(a) for a in args) > 10_000
+    adjoint = np.einsum(",".join(subs) + "->" + target, *args, optimize=optimize)
     return unbroadcast(adjoint, x)
 
 
 def einsum_a(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
     """``np.einsum(subscripts, a, b, ...)``, up to four operands: the adjoint of ``a``."""
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 0)
+    return contraction_adjoint(g, subscripts, [a, b, c, d], 0, optimize=optimize)
 
 
 def einsum_b(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 1)
+    return contraction_adjoint(g, subscripts, [a, b, c, d], 1, optimize=optimize)
 
 
 def einsum_c(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 2)
+    return contraction_adjoint(g, subscripts, [a, b, c, d], 2, optimize=optimize)
 
 
 def einsum_d(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 3)
+    return contraction_adjoint(g, subscripts, [a, b, c, d], 3, optimize=optimize)
 
 
 defvjp(np.einsum, None, einsum_a, einsum_b, einsum_c, einsum_d)

@@ -105,22 +105,29 @@ def cumsum(g, ans, a, axis=None):
 
 
 def cumprod(g, ans, a, axis=None):
-    """Partial products, zeros included: element ``j`` scales every partial product from ``j`` on."""
-    a = np.asarray(a)
-    shape = a.shape
+    """Partial products, zeros included. Element ``j`` scales every partial product from ``j``
+    on, so its adjoint is a cumulative sum from the end of ``g * ans``, over ``a[j]`` -- except at
+    the first zero of a row, where dividing is impossible: there it is the same sum of ``g`` times
+    the partial products with that zero taken out (every later element's products hold the zero,
+    their adjoints are 0)."""
+    shape = np.shape(a)
     if axis is None:
         a, g, ans, axis = np.ravel(a), np.ravel(g), np.ravel(ans), 0
-    if np.all(a != 0):
-        out = np.flip(np.cumsum(np.flip(g * ans, axis), axis), axis) / a
-        return np.reshape(out, shape)
-    a, g = np.moveaxis(a, axis, -1), np.moveaxis(g, axis, -1)
-    out = np.zeros(np.broadcast_shapes(a.shape, np.shape(g)), np.result_type(a, g))
-    for j in range(a.shape[-1]):
-        left = np.prod(a[..., :j], axis=-1, keepdims=True)  # the product before j
-        right = np.cumprod(a[..., j + 1 :], axis=-1)  # the products after j, up to each later i
-        partial = np.concatenate([np.ones_like(left), right], axis=-1) * left
-        out[..., j] = np.sum(g[..., j:] * partial, axis=-1)
-    return np.reshape(np.moveaxis(out, -1, axis), shape)
+    zero = a == 0
+    if not np.any(zero):
+        return np.reshape(reverse_cumsum(g * ans, axis) / a, shape)
+    first = zero & (np.cumsum(zero, axis=axis) == 1)  # the first zero of each row
+    without = np.cumprod(np.where(first, 1, a), axis=axis)
+    out = np.where(
+        first,
+        reverse_cumsum(g * without, axis),
+        reverse_cumsum(g * ans, axis) / np.where(zero, 1, a),
+    )
+    return np.reshape(out, shape)
+
+
+def reverse_cumsum(x, axis):
+    return np.flip(np.cumsum(np.flip(x, axis), axis), axis)
 
 
 defvjp(np.cumsum, cumsum)
