@@ -219,3 +219,41 @@ def test_user_rule_without_a_derivative_alone():
 
     with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
         cpsad.grad(M.layer_wrt_scale, argnums=1)(np.ones(3), 0.5, np.zeros(3))
+
+
+# ----------------------------------------------------------------------------- kinks and NaNs
+
+
+def test_fmax_fmin_send_the_adjoint_to_the_number_not_the_nan():
+    """fmax and fmin return the operand that is not NaN: it gets the whole adjoint."""
+    x, y = np.array([np.nan, 1.0, 2.0]), np.array([2.0, np.nan, 1.0])
+    g = np.array([1.0, 10.0, 100.0])
+    for f in (np.fmax, np.fmin):
+        rule = core.lookup(f)
+        gx = rule.adjoints["x"].fn(g, f(x, y), x, y)
+        gy = rule.adjoints["y"].fn(g, f(x, y), x, y)
+        took_x = f(x, y) == x
+        np.testing.assert_array_equal(gx, np.where(took_x, g, 0.0))
+        np.testing.assert_array_equal(gy, np.where(took_x, 0.0, g))
+
+
+def test_ties_split_the_adjoint_evenly():
+    """At a kink every split is a subgradient; the rules take the symmetric one."""
+    x = np.array([1.0, 3.0, 3.0, 2.0])
+    np.testing.assert_allclose(cpsad.grad(C.max_)(x), [0.0, 0.5, 0.5, 0.0])
+    np.testing.assert_allclose(cpsad.grad(C.min_)(-x), [0.0, 0.5, 0.5, 0.0])
+    gx, gy = cpsad.vjp(C.maximum, x, x)[1](np.ones(4))
+    np.testing.assert_allclose(gx + gy, np.ones(4))  # maximum(x, x) is x
+    np.testing.assert_allclose(gx, gy)
+
+
+# ----------------------------------------------------------------------------- the checks can fail
+
+
+def test_check_rule_catches_a_wrong_rule():
+    rule = core.make_rule("wrong sin", [lambda g, ans, x: g * np.cos(x) * 1.001])
+    with pytest.raises(AssertionError, match="finite difference"):
+        check_rule(np.sin, np.linspace(0.1, 1.0, 5), rule=rule)
+    rule = core.make_rule("no unbroadcast", [lambda g, ans, x, y: g * y, None])
+    with pytest.raises(AssertionError, match="shape"):
+        check_rule(np.multiply, np.ones(3), np.ones((2, 3)), rule=rule)
