@@ -1708,3 +1708,11 @@ def list_to_sum_and_item(a, b):
     """One list reaches ``np.sum`` (an array adjoint) and ``lst[0]`` (a Sparse adjoint)."""
     lst = [a, b * 2.0]
     return np.sum(lst) + lst[0] * 3.0
+
+# ============================================================================= float32 end to end
+
+
+def float32_model(W, b, x):
+    h = np.tanh(x @ W + b)
+    z = np.maximum(h, 0.0) ** 2 + np.exp2(h) * np.clip(h, -0.5, 0.5)
+    return np.mean(z, axis=0).sum() + 1e-3 * np.linalg.norm(W) + np.log(np.sum(np.exp(h)))

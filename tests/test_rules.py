@@ -257,3 +257,16 @@ def test_check_rule_catches_a_wrong_rule():
     rule = core.make_rule("no unbroadcast", [lambda g, ans, x, y: g * y, None])
     with pytest.raises(AssertionError, match="shape"):
         check_rule(np.multiply, np.ones(3), np.ones((2, 3)), rule=rule)
+
+
+def test_float32_end_to_end_without_densify():
+    """The emitted code itself keeps float32: the raw adjoints, before the API casts them."""
+    from cpsad import compiler
+    from cpsad.runtime import scalar_seed
+
+    rng = np.random.default_rng(3)
+    W, b, x = (rng.standard_normal(s).astype(np.float32) for s in [(4, 3), (3,), (5, 4)])
+    spec = compiler.specialize(C.float32_model, ("W", "b", "x"))
+    outs = spec.bp(scalar_seed, W, b, x)
+    assert [np.result_type(o) for o in outs] == [np.float32] * 3
+    check_grads(C.float32_model, W, b, x, argnums=(0, 1, 2), eps=1e-3, rtol=2e-2, atol=1e-3)
