@@ -758,14 +758,6 @@ def pow_builtin(base, exp):
     return pow(base, exp)
 
 
-def max_builtin(x, y):
-    return max(x, y)
-
-
-def min_builtin(x, y):
-    return min(x, y)
-
-
 for f, p, x in [
     (math_exp, math.exp, 0.3),
     (math_log, math.log, 1.7),
@@ -807,10 +799,6 @@ case(
 )
 case(pow_builtin, pow, 1.3, 0.6, wrt=(0, 1))
 case(pow_builtin, pow, u(3, lo=0.5, hi=1.5), 2.5, wrt=(0, 1))
-case(max_builtin, max, 0.3, -0.6, wrt=(0, 1), autograd="autograd's boxes have no order")
-case(max_builtin, max, -0.8, -0.6, wrt=(0, 1), autograd="autograd's boxes have no order")
-case(min_builtin, min, 0.3, -0.6, wrt=(0, 1), autograd="autograd's boxes have no order")
-case(min_builtin, min, -0.8, -0.6, wrt=(0, 1), autograd="autograd's boxes have no order")
 
 # ============================================================================= reductions
 

@@ -464,29 +464,6 @@ def builtin_abs(g, ans, x):
 defvjp(abs, builtin_abs)
 
 
-def builtin_max_x(g, ans, x, y):
-    """``max(x, y)`` of two numbers: Python returns ``x`` on a tie, and so gets the adjoint."""
-    return g * (x >= y)
-
-
-def builtin_max_y(g, ans, x, y):
-    return g * (y > x)
-
-
-defvjp(max, builtin_max_x, builtin_max_y)
-
-
-def builtin_min_x(g, ans, x, y):
-    return g * (x <= y)
-
-
-def builtin_min_y(g, ans, x, y):
-    return g * (y < x)
-
-
-defvjp(min, builtin_min_x, builtin_min_y)
-
-
 def builtin_float(g, ans, x=0.0):
     return g
 
