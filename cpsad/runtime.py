@@ -76,10 +76,16 @@ class Sparse(dict):
     """
 
     __slots__ = ()
+    __array_ufunc__ = None  # ndarray + Sparse: numpy defers to Sparse.__radd__
 
     def __add__(self, other):
         if other is None:
             return self
+        if isinstance(other, np.ndarray):  # the list also went into an array (np.sum(xs)): dense
+            out = np.array(other, dtype=np.result_type(other, float), copy=True)
+            for k, v in self.items():
+                out[k] = out[k] + v
+            return out
         if not isinstance(other, Sparse):
             other = as_adjoint(other)
         out = Sparse(self)
@@ -182,8 +188,8 @@ def getitem_adjoint(g, x, index):
         return Sparse({positions[i]: v for i, v in enumerate(g)})
     if isinstance(x, (np.generic, float, int)):
         raise TypeError(f"cannot index a scalar of type {type(x).__name__}")
-    if isinstance(x, (list, tuple)) and isinstance(index, (int, np.integer)) and index < 0:
-        index += len(x)  # one entry, one key: x[-1] and x[len(x) - 1] are the same entry
+    if isinstance(x, (list, tuple)):  # xs[-1] is the entry len(xs) - 1
+        index = range(len(x))[index]
     return Sparse({index: g})
 
 
@@ -192,6 +198,44 @@ def _basic(index) -> bool:
     if isinstance(index, tuple):
         return all(_basic(i) for i in index)
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
+
+
+# --------------------------------------------------------------------------- augmented assignment
+
+
+def _unshared(x, op: str):
+    if isinstance(x, np.ndarray):
+        raise TypeError(
+            f"`{op}=` would change in place an array that another name shares (it was copied, "
+            f"sliced, stored or passed along): cpsad cannot follow a gradient through that. Write "
+            f"`y = y {op} v` to make a new array"
+        )
+
+
+def inplace_add(x, y):
+    """``x += y`` where ``x`` may share its value: a new number, or an error for an array."""
+    _unshared(x, "+")
+    return x + y
+
+
+def inplace_sub(x, y):
+    _unshared(x, "-")
+    return x - y
+
+
+def inplace_mul(x, y):
+    _unshared(x, "*")
+    return x * y
+
+
+def inplace_div(x, y):
+    _unshared(x, "/")
+    return x / y
+
+
+def inplace_pow(x, y):
+    _unshared(x, "**")
+    return x**y
 
 
 # --------------------------------------------------------------------------- functions as values

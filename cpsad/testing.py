@@ -3,6 +3,10 @@
 ``check_grads(f, *args, argnums=0)`` compares ``cpsad.grad(f)`` with
 ``(f(x + eps v) - f(x - eps v)) / (2 eps)`` for a few random directions ``v`` (of the arguments'
 pytree structure) and raises ``AssertionError`` with the numbers when they disagree.
+
+For functions of any output, with a random cotangent ``c``: ``check_rule(primitive, *args,
+wrt=...)`` checks a primitive's registered adjoint rules, called directly, and ``check_vjp(f,
+*args)`` checks ``cpsad.vjp(f, *args)``, both as ``<adjoint, v> == <c, directional difference>``.
 """
 
 from __future__ import annotations
@@ -94,3 +98,136 @@ def check_grads(
                 f"direction {d}: <grad, v> = {ad!r}, finite difference = {fd!r}"
             )
     return g
+
+
+# --------------------------------------------------------------------------- one rule at a time
+
+
+def _random_like(x, rng):
+    """A random value of ``x``'s structure: a cotangent of an output, or a direction of an input."""
+    if isinstance(x, (list, tuple)):
+        return (
+            type(x)(_random_like(v, rng) for v in x)
+            if not hasattr(x, "_fields")
+            else tuple(_random_like(v, rng) for v in x)
+        )
+    if isinstance(x, np.ndarray):
+        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+        return rng.standard_normal(x.shape).astype(dtype)
+    if isinstance(x, np.generic):
+        return x.dtype.type(rng.standard_normal()) if np.issubdtype(x.dtype, np.inexact) else 0.0
+    return float(rng.standard_normal())
+
+
+def _inner(a, b) -> float:
+    """``<a, b>``: the sum of the products of the leaves of two values of the same structure."""
+    la, _ = leaves(a)
+    lb, _ = leaves(b)
+    assert len(la) == len(lb), f"structures differ: {a!r} and {b!r}"
+    return sum(
+        float(np.sum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
+        for x, y in zip(la, lb)
+    )
+
+
+def _shift(x, v, eps):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_shift(a, b, eps) for a, b in zip(x, v))
+    if isinstance(x, np.ndarray):
+        return _as_float(x) + eps * np.asarray(v, dtype=np.float64)
+    return float(x) + eps * float(v)
+
+
+def check_rule(
+    primitive,
+    *args,
+    wrt=0,
+    rule=None,
+    seed=0,
+    eps=1e-6,
+    rtol=1e-5,
+    atol=1e-7,
+    directions=2,
+    direction=None,
+    **kwargs,
+):
+    """Check the adjoint rules of ``primitive`` at ``primitive(*args, **kwargs)`` against central
+    finite differences, with a random cotangent ``c`` and random directions ``v``::
+
+        <rule(c), v>  ==  <c, (primitive(x + eps v) - primitive(x - eps v)) / (2 eps)>
+
+    ``wrt`` is the position (or tuple of positions) in ``args`` of the arguments to check; the rule
+    is the one registered for ``primitive`` unless ``rule`` (a ``Rule`` of ``cpsad.rules.core``,
+    e.g. of a method) is given. ``direction(i, v)`` may constrain the direction of argument ``i``
+    (to symmetric matrices, say). Each contribution must have its argument's shape (broadcasting
+    undone). Returns the contributions, in the order of ``wrt``.
+    """
+    from cpsad.pytree import densify
+    from cpsad.rules import core
+    from cpsad.runtime import as_adjoint
+
+    rule = core.lookup(primitive) if rule is None else rule
+    if rule is None:
+        raise ValueError(f"{primitive!r} has no registered rule")
+    nums = (wrt,) if isinstance(wrt, int) else tuple(wrt)
+    bound = rule.signature.bind(*args, **kwargs).arguments
+    params = list(bound)
+    rng = np.random.default_rng(seed)
+    ans = primitive(*args, **kwargs)
+    c = _random_like(ans, rng)
+    g = as_adjoint(c)
+    out = []
+    for i in nums:
+        template = rule.adjoints.get(params[i])
+        if template is None:
+            raise AssertionError(f"{rule.name} has no rule for its argument {params[i]!r}")
+        contribution = template.fn(g, ans, *args, **kwargs)
+        x = args[i]
+        if not isinstance(x, (list, tuple)) and np.shape(contribution) != np.shape(x):
+            raise AssertionError(
+                f"{rule.name}: the adjoint of argument {i} has shape {np.shape(contribution)}, "
+                f"the argument {np.shape(x)}"
+            )
+        out.append(densify(contribution, x))
+    _agree(primitive, args, kwargs, nums, c, out, rng, eps, rtol, atol, directions, direction)
+    return out
+
+
+def check_vjp(
+    f, *args, seed=0, eps=1e-6, rtol=1e-5, atol=1e-7, directions=2, direction=None, **kwargs
+):
+    """Check ``cpsad.vjp(f, *args, **kwargs)`` against central finite differences, like
+    ``check_rule``: a random cotangent, random directions of every positional argument. Returns
+    the gradients."""
+    from cpsad.api import vjp
+
+    rng = np.random.default_rng(seed)
+    ans, pullback = vjp(f, *args, **kwargs)
+    c = _random_like(ans, rng)
+    grads = pullback(c)
+    nums = tuple(range(len(args)))
+    for i in nums:
+        la, _ = leaves(args[i])
+        lg, _ = leaves(grads[i])
+        shapes = [np.shape(x) for x in la], [np.shape(x) for x in lg]
+        assert shapes[0] == shapes[1], f"gradient {i} has shapes {shapes[1]}, not {shapes[0]}"
+    _agree(f, args, kwargs, nums, c, grads, rng, eps, rtol, atol, directions, direction)
+    return grads
+
+
+def _agree(f, args, kwargs, nums, c, grads, rng, eps, rtol, atol, directions, direction):
+    """``<grads, v> == <c, (f(x + eps v) - f(x - eps v)) / (2 eps)>`` along random directions."""
+    name = getattr(f, "__name__", repr(f))
+    for d in range(directions):
+        vs = {i: _random_like(args[i], rng) for i in nums}
+        if direction is not None:
+            vs = {i: direction(i, v) for i, v in vs.items()}
+        plus = [_shift(a, vs[i], eps) if i in vs else a for i, a in enumerate(args)]
+        minus = [_shift(a, vs[i], -eps) if i in vs else a for i, a in enumerate(args)]
+        fd = (_inner(c, f(*plus, **kwargs)) - _inner(c, f(*minus, **kwargs))) / (2 * eps)
+        ad = sum(_inner(g, vs[i]) for g, i in zip(grads, nums))
+        if not np.isclose(ad, fd, rtol=rtol, atol=atol):
+            raise AssertionError(
+                f"{name}: <adjoint, v> = {ad!r} but the finite difference is {fd!r} "
+                f"(direction {d}, arguments {nums})"
+            )

@@ -92,13 +92,17 @@ def train(steps=600, window=25, lr=0.1, seed=0, log=print):
         smooth = 0.99 * smooth + 0.01 * value
         pos += window
         if n % 200 == 0 or n == steps:
-            log(f"step {n:4d}  loss {smooth:.3f}  "
-                f"sample: {sample(params, np.zeros(hidden), data[0], 40, chars, rng)!r}")
+            log(
+                f"step {n:4d}  loss {smooth:.3f}  "
+                f"sample: {sample(params, np.zeros(hidden), data[0], 40, chars, rng)!r}"
+            )
     return params, smooth
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--steps", type=int, default=1000)
     args = p.parse_args()
     train(steps=args.steps)

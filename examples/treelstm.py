@@ -129,7 +129,9 @@ def train(epochs=8, n_train=400, n_test=200, lr=0.05, seed=0, log=print):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--epochs", type=int, default=8)
     args = p.parse_args()
     train(epochs=args.epochs)

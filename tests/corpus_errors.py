@@ -73,7 +73,7 @@ def unknown_function(x):
 
 
 def method_without_rule(x):
-    return x.cumsum().sum()  # E: the method `.cumsum()`
+    return x.compress([True, False]).sum()  # E: the method `.compress()`
 
 
 def inplace_method(x):

@@ -30,14 +30,29 @@ def test_emitted_modules_are_lint_clean(tmp_path):
             path.write_text(s.text)
             callees[path.name] = set(s.callee_specs)
     r = subprocess.run(
-        [ruff, "check", "--isolated", "--no-cache", "--select", "F", "--output-format", "json",
-         str(tmp_path)],
-        capture_output=True, text=True, check=False,
+        [
+            ruff,
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--select",
+            "F",
+            "--output-format",
+            "json",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     problems = [
-        p for p in json.loads(r.stdout or "[]")
+        p
+        for p in json.loads(r.stdout or "[]")
         # backpropagators of called functions are linked in (the header names each one)
-        if not (p["code"] == "F821" and p["message"].split("`")[1] in callees[os.path.basename(p["filename"])])
+        if not (
+            p["code"] == "F821"
+            and p["message"].split("`")[1] in callees[os.path.basename(p["filename"])]
+        )
     ]
     assert not problems, "\n".join(
         f"{os.path.basename(p['filename'])}:{p['location']['row']}: {p['code']} {p['message']}"

@@ -159,7 +159,7 @@ def test_normalize_assignments_and_dead_code():
             tup_1 = tup, x
             item, e = tup_1
             c, d = item
-            c = c + d
+            c = inplace_add(c, d)
             return c
     """)
 

@@ -82,7 +82,9 @@ def _rule_operands(rule, args, keywords):
         return None
     out = []
     for p, v in bound.items():
-        if rule.adjoints.get(p) is None or isinstance(v, Default):
+        # a parameter without a rule still carries the dependence (then it is an error), unless
+        # its values are discrete
+        if p in rule.discrete or isinstance(v, Default):
             continue
         values = v if isinstance(v, tuple) else v.values() if isinstance(v, dict) else [v]
         out += [x.id for x in values if isinstance(x, A.Name)]

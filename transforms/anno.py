@@ -23,6 +23,7 @@ CALLEE_KIND = "callee_kind"  # resolve: "primitive" | "nondiff" | "user" | "unkn
 TEMP = "temp"  # normalize: the name is a temporary the normalizer introduced
 CELLS = "cells"  # resolve: names of a FunctionDef shared with nested functions that rebind them
 CELL_WRITE = "cell_write"  # normalize: the Assign stores into a cell variable
+ALIASED_AUG = "aliased_aug"  # normalize: `y op= v` on a name that may share its value (op name)
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation

@@ -155,7 +155,9 @@ class LowerCPS:
             if c not in params:
                 body.append(_bookkeeping(self.loc(A.assign(c, A.const(None)), fdef)))
         # every active parameter has an adjoint (a closure may add to it), not only those returned
-        body += self.inits([p for p in params if p in self.active] + sorted(cells & self.active), fdef)
+        body += self.inits(
+            [p for p in params if p in self.active] + sorted(cells & self.active), fdef
+        )
         body += self.block(fdef.body, scope, env, tail=None)
         body += self.epilogue(list(wrt), fdef, known=known)
         if scope.nonlocals:

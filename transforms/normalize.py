@@ -62,6 +62,79 @@ COMPARE_STEMS = {
 }
 
 
+INPLACE = {  # augmented assignment on a name that may share its value: runtime helper, Python op
+    A.Add: ("inplace_add", "iadd"),
+    A.Sub: ("inplace_sub", "isub"),
+    A.Mult: ("inplace_mul", "imul"),
+    A.Div: ("inplace_div", "itruediv"),
+    A.Pow: ("inplace_pow", "ipow"),
+}
+
+VIEWS = {  # numpy functions whose result may share memory with their argument
+    "reshape",
+    "transpose",
+    "ravel",
+    "squeeze",
+    "expand_dims",
+    "asarray",
+    "asanyarray",
+    "broadcast_to",
+    "moveaxis",
+    "swapaxes",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "diagonal",
+    "flip",
+    "fliplr",
+    "flipud",
+    "real",
+    "imag",
+    "rollaxis",
+}
+
+
+def _aliased_names(fdef) -> set[str]:
+    """Names that may share their value with another name in ``fdef``: copied, sliced, viewed,
+    stored in or read from a container, passed to or returned by a function, or captured."""
+    out: set[str] = set()
+
+    def names(nodes):
+        return {n.id for x in nodes for n in A.walk(x) if isinstance(n, A.Name)}
+
+    for node in A.walk(fdef):
+        if isinstance(node, A.FunctionDef) and node is not fdef:
+            inner = {n.id for n in A.walk(node) if isinstance(n, A.Name)}
+            out |= inner  # captured (over-approximated: any name a nested function mentions)
+        elif isinstance(node, A.Assign):
+            v = node.value
+            targets = names(node.targets)
+            if isinstance(v, (A.Name, A.Subscript, A.Attribute, A.Tuple, A.List, A.Dict)):
+                out |= targets | names([v])
+            elif isinstance(v, A.Call):
+                f = v.func
+                fname = f.attr if isinstance(f, A.Attribute) else getattr(f, "id", "")
+                module_fn = (
+                    isinstance(f, A.Attribute)
+                    and isinstance(f.value, A.Name)
+                    and (f.value.id in ("np", "numpy"))
+                )
+                if (
+                    fname in VIEWS or not module_fn
+                ):  # a method or a function of the user's: anything
+                    out |= targets | names(v.args) | names([k.value for k in v.keywords])
+                    if isinstance(f, A.Attribute):
+                        out |= names([f.value])
+            if any(isinstance(t, (A.Subscript, A.Attribute)) for t in node.targets):
+                out |= names([v])  # stored into a container or an object
+        elif isinstance(node, A.Call) and isinstance(node.func, A.Attribute):
+            if node.func.attr in ("append", "extend", "insert", "add", "update", "setdefault"):
+                out |= names(node.args)
+        elif isinstance(node, (A.Tuple, A.List, A.Dict, A.Set)):
+            out |= names([node])
+    return out
+
+
 def falls_through(block) -> bool:
     """Can control reach the end of ``block``?"""
     if not block:
@@ -99,6 +172,7 @@ class Normalize:
             self.cells = outer
 
     def _function(self, fdef) -> None:
+        self.aliased = _aliased_names(fdef)
         body = fdef.body
         if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
             body = body[1:]  # docstring
@@ -213,6 +287,18 @@ class Normalize:
 
     def aug_assign(self, s, out: list) -> None:
         target = s.target
+        if isinstance(target, A.Name) and target.id in self.aliased and type(s.op) in INPLACE:
+            # `y += v` changes an array in place; if another name shares it, rebinding `y` is not
+            # what Python does: numbers become new values, arrays are refused (see the runtime)
+            helper, python_op = INPLACE[type(s.op)]
+            fn = self.unit.ctx.runtime(helper)
+            func = A.name(self.unit.inject(fn, helper))
+            anno.setanno(func, anno.CALLEE, fn)
+            anno.setanno(func, anno.CALLEE_KIND, "primitive")
+            call = A.call(func, [self.atom(A.name(target.id), out), self.atom(s.value, out)])
+            self.emit(out, A.assign(target.id, call), s)
+            anno.setanno(out[-1], anno.ALIASED_AUG, python_op)
+            return
         if isinstance(target, A.Name):
             rhs = A.binop(self.atom(A.name(target.id), out), s.op, self.atom(s.value, out))
             if target.id in self.cells:

@@ -21,6 +21,7 @@ an active array -- are raised here, at the user's line.
 from __future__ import annotations
 
 import inspect
+import operator as op_module
 from dataclasses import dataclass
 
 import numpy
@@ -82,6 +83,12 @@ class ShiftReset:
                 out.append(self.local_function(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.CELL_WRITE):
                 out.append(self.cell_write(s) if anno.getanno(s, anno.ACTIVE) else s)
+            elif (
+                isinstance(s, A.Assign)
+                and anno.getanno(s, anno.ALIASED_AUG)
+                and not anno.getanno(s, anno.ACTIVE)
+            ):
+                out.append(self.python_in_place(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out.append(self.shift(s))
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
@@ -226,6 +233,16 @@ class ShiftReset:
     def functions(self) -> set[str]:
         """Names of local functions: values with no adjoint of their own."""
         return {info.name for info in self.unit.locals.values()}
+
+    def python_in_place(self, s):
+        """Off the differentiated path ``y += v`` keeps Python's meaning: ``operator.iadd``."""
+        name = anno.getanno(s, anno.ALIASED_AUG)
+        mod = self.unit.inject(op_module, "operator")
+        func = A.attr(mod, name)
+        anno.setanno(func, anno.CALLEE, getattr(op_module, name))
+        anno.setanno(func, anno.CALLEE_KIND, "nondiff")
+        s.value.func = func
+        return s
 
     # ------------------------------------------------------------------ cells
 

@@ -414,7 +414,9 @@ class Simplify:
                         block.remove(s)
                         changed[0] = True
                         continue
-                    if all(t in self.namer.generated and t not in self.namer.temps for t in targets):
+                    if all(
+                        t in self.namer.generated and t not in self.namer.temps for t in targets
+                    ):
                         # a call that must run, whose result nothing needs: a plain call
                         block[block.index(s)] = A.copy_location(A.expr_stmt(s.value), s)
                         changed[0] = True

@@ -6,10 +6,11 @@ Importing this package registers every family; ``defvjp`` adds a rule of your ow
 from cpsad.rules import (  # noqa: F401
     containers,
     elementwise,
+    joining,
     linalg,
     nondiff,
     operators,
     reductions,
     shape,
 )
-from cpsad.rules.core import defnondiff, defvjp, is_nondiff, lookup  # noqa: F401
+from cpsad.rules.core import DISCRETE, defnondiff, defvjp, is_nondiff, lookup  # noqa: F401

@@ -74,6 +74,10 @@ def make_rule(name: str, vjps, named=None) -> Rule:
     for f in fns:
         if list(inspect.signature(f).parameters)[2:] != [p.name for p in params]:
             raise ValueError(f"{name}: every adjoint function takes the same parameters")
+    # A parameter given None has no derivative rule: a differentiable value there is an error.
+    # One not mentioned at all (an axis, keepdims, a shape) is discrete: it has no derivative.
+    mentioned = {p.name for p, _ in zip(params, vjps)} | set(named)
+    discrete |= {p.name for p in params if p.name not in mentioned}
     return Rule(name=name, signature=prim_sig, adjoints=adjoints, discrete=frozenset(discrete))
 
 

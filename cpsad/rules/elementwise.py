@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from cpsad.rules import operators as op
-from cpsad.rules.core import defvjp
+from cpsad.rules.core import DISCRETE, defmethod, defvjp
 from cpsad.runtime import unbroadcast
 
 # --------------------------------------------------------------------------- one argument
@@ -18,7 +18,7 @@ def exp(g, ans, x):
 
 
 def exp2(g, ans, x):
-    return g * ans * np.log(2.0)
+    return g * ans * math.log(2.0)
 
 
 def expm1(g, ans, x):
@@ -30,11 +30,11 @@ def log(g, ans, x):
 
 
 def log2(g, ans, x):
-    return g / (x * np.log(2.0))
+    return g / (x * math.log(2.0))
 
 
 def log10(g, ans, x):
-    return g / (x * np.log(10.0))
+    return g / (x * math.log(10.0))
 
 
 def log1p(g, ans, x):
@@ -109,6 +109,14 @@ def absolute(g, ans, x):
     return g * np.sign(x)
 
 
+def deg2rad(g, ans, x):
+    return g * (math.pi / 180)
+
+
+def rad2deg(g, ans, x):
+    return g * (180 / math.pi)
+
+
 def negative(g, ans, x):
     return -g
 
@@ -144,6 +152,10 @@ for _f, _rule in [
     (np.abs, absolute),
     (np.absolute, absolute),
     (np.fabs, absolute),
+    (np.deg2rad, deg2rad),
+    (np.radians, deg2rad),
+    (np.rad2deg, rad2deg),
+    (np.degrees, rad2deg),
     (np.negative, negative),
     (np.positive, positive),
 ]:
@@ -156,31 +168,33 @@ defvjp(np.subtract, op.sub_x, op.sub_y)
 defvjp(np.multiply, op.mul_x, op.mul_y)
 defvjp(np.divide, op.div_x, op.div_y)
 defvjp(np.power, op.pow_x, op.pow_y)
+defvjp(np.float_power, op.pow_x, op.pow_y)
 defvjp(np.mod, op.mod_x, op.mod_y)
 
 
-def maximum_x(g, ans, x, y):
-    return unbroadcast(g * ((x > y) + 0.5 * (x == y)), x)
+def pick_x(g, ans, x, y):
+    """maximum, minimum, fmax, fmin: the adjoint goes to the operand that is the result, split
+    evenly between ties."""
+    return unbroadcast(np.where(x == y, 0.5 * g, g * (x == ans)), x)
 
 
-def maximum_y(g, ans, x, y):
-    return unbroadcast(g * ((y > x) + 0.5 * (x == y)), y)
+def pick_y(g, ans, x, y):
+    return unbroadcast(np.where(x == y, 0.5 * g, g * (y == ans)), y)
 
 
-defvjp(np.maximum, maximum_x, maximum_y)
-defvjp(np.fmax, maximum_x, maximum_y)
+for _f in (np.maximum, np.minimum, np.fmax, np.fmin):
+    defvjp(_f, pick_x, pick_y)
 
 
-def minimum_x(g, ans, x, y):
-    return unbroadcast(g * ((x < y) + 0.5 * (x == y)), x)
+def fmod_x(g, ans, x, y):
+    return unbroadcast(g, x)
 
 
-def minimum_y(g, ans, x, y):
-    return unbroadcast(g * ((y < x) + 0.5 * (x == y)), y)
+def fmod_y(g, ans, x, y):
+    return unbroadcast(-g * np.trunc(x / y), y)
 
 
-defvjp(np.minimum, minimum_x, minimum_y)
-defvjp(np.fmin, minimum_x, minimum_y)
+defvjp(np.fmod, fmod_x, fmod_y)
 
 
 def arctan2_y(g, ans, y, x):
@@ -216,11 +230,48 @@ def logaddexp_y(g, ans, x, y):
 defvjp(np.logaddexp, logaddexp_x, logaddexp_y)
 
 
+def logaddexp2_x(g, ans, x, y):
+    return unbroadcast(g * np.exp2(x - ans), x)
+
+
+def logaddexp2_y(g, ans, x, y):
+    return unbroadcast(g * np.exp2(y - ans), y)
+
+
+defvjp(np.logaddexp2, logaddexp2_x, logaddexp2_y)
+
+
 def clip(g, ans, a, a_min=None, a_max=None):
-    return g * ((a_min is None or a >= a_min) & (a_max is None or a <= a_max))
+    """Where the value was not clipped, it is ``a`` itself."""
+    return unbroadcast(g * (ans == a), a)
 
 
-defvjp(np.clip, clip, None, None)
+def clip_min(g, ans, a, a_min=None, a_max=None):
+    return unbroadcast(g * ((ans != a) & (ans == a_min) & (ans != a_max)), a_min)
+
+
+def clip_max(g, ans, a, a_min=None, a_max=None):
+    """A bound above the other one wins, as in numpy."""
+    return unbroadcast(g * ((ans != a) & (ans == a_max)), a_max)
+
+
+defvjp(np.clip, clip, clip_min, clip_max)
+
+
+def clip_method(g, ans, a, min=None, max=None):
+    """``x.clip(min, max)``: the method's parameters have other names."""
+    return unbroadcast(g * (ans == a), a)
+
+
+def clip_method_min(g, ans, a, min=None, max=None):
+    return unbroadcast(g * ((ans != a) & (ans == min) & (ans != max)), min)
+
+
+def clip_method_max(g, ans, a, min=None, max=None):
+    return unbroadcast(g * ((ans != a) & (ans == max)), max)
+
+
+defmethod("clip", clip_method, clip_method_min, clip_method_max)
 
 
 def where_x(g, ans, condition, x, y):
@@ -231,7 +282,8 @@ def where_y(g, ans, condition, x, y):
     return unbroadcast(np.where(condition, 0.0, g), y)
 
 
-defvjp(np.where, None, where_x, where_y)
+defvjp(np.where, DISCRETE, where_x, where_y)
+
 
 # --------------------------------------------------------------------------- the math module
 
@@ -242,6 +294,10 @@ def math_exp(g, ans, x):
 
 def math_log(g, ans, x, base=math.e):
     return g / (x * math.log(base))
+
+
+def math_log_base(g, ans, x, base=math.e):
+    return -g * ans / (base * math.log(base))
 
 
 def math_sqrt(g, ans, x):
@@ -328,13 +384,44 @@ def math_hypot_y(g, ans, x, y):
     return g * y / ans
 
 
+def math_asinh(g, ans, x):
+    return g / math.sqrt(x**2 + 1)
+
+
+def math_acosh(g, ans, x):
+    return g / math.sqrt(x**2 - 1)
+
+
+def math_atanh(g, ans, x):
+    return g / (1 - x**2)
+
+
 def math_erf(g, ans, x):
     return g * 2 / math.sqrt(math.pi) * math.exp(-(x**2))
 
 
+def math_erfc(g, ans, x):
+    return -g * 2 / math.sqrt(math.pi) * math.exp(-(x**2))
+
+
+def math_degrees(g, ans, x):
+    return g * (180 / math.pi)
+
+
+def math_radians(g, ans, x):
+    return g * (math.pi / 180)
+
+
+def math_exp2(g, ans, x):
+    return g * ans * math.log(2.0)
+
+
+def math_cbrt(g, ans, x):
+    return g / (3 * ans**2)
+
+
 for _f, _rule in [
     (math.exp, math_exp),
-    (math.log, math_log),
     (math.sqrt, math_sqrt),
     (math.sin, math_sin),
     (math.cos, math_cos),
@@ -350,9 +437,19 @@ for _f, _rule in [
     (math.log2, math_log2),
     (math.log10, math_log10),
     (math.fabs, math_fabs),
+    (math.asinh, math_asinh),
+    (math.acosh, math_acosh),
+    (math.atanh, math_atanh),
     (math.erf, math_erf),
+    (math.erfc, math_erfc),
+    (math.degrees, math_degrees),
+    (math.radians, math_radians),
+    (getattr(math, "exp2", None), math_exp2),  # Python >= 3.11
+    (getattr(math, "cbrt", None), math_cbrt),
 ]:
-    defvjp(_f, _rule)
+    if _f is not None:
+        defvjp(_f, _rule)
+defvjp(math.log, math_log, math_log_base)
 defvjp(math.pow, math_pow_x, math_pow_y)
 defvjp(math.atan2, math_atan2_y, math_atan2_x)
 defvjp(math.hypot, math_hypot_x, math_hypot_y)
@@ -387,7 +484,9 @@ def builtin_pow_x(g, ans, base, exp, mod=None):
 
 
 def builtin_pow_y(g, ans, base, exp, mod=None):
-    return unbroadcast(g * ans * np.log(np.where(base == 0, 1.0, base)), exp)
+    return unbroadcast(
+        g * ans * np.log(np.where(base == 0, 1, base), dtype=np.result_type(ans)), exp
+    )
 
 
-defvjp(pow, builtin_pow_x, builtin_pow_y, None)
+defvjp(pow, builtin_pow_x, builtin_pow_y, DISCRETE)

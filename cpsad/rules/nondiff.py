@@ -1,12 +1,16 @@
 """Functions and attributes whose results have no derivative: they pass through, with no adjoint code.
 
 A call of one of these on a differentiable value is fine (``n = len(x)``, ``i = np.argmax(p)``);
-the result is simply inactive.
+the result is simply inactive. Only functions whose results do not change with the values of
+their inputs, or change in steps, belong here: ``np.full(n, v)``, ``np.linspace(a, b)``,
+``np.bincount(i, weights=w)``, ``np.unique`` and ``sorted`` do depend on their inputs, and have
+rules (or, for ``sorted``, are an error on differentiable values) rather than a place here.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -29,22 +33,18 @@ defnondiff(
     builtins.callable,
     builtins.hasattr,
     builtins.getattr,
-    builtins.sorted,
     np.shape,
     np.ndim,
     np.size,
     np.zeros_like,
     np.ones_like,
     np.empty_like,
-    np.full_like,
     np.zeros,
     np.ones,
     np.empty,
-    np.full,
     np.eye,
     np.identity,
     np.arange,
-    np.linspace,
     np.argmax,
     np.argmin,
     np.argsort,
@@ -85,10 +85,50 @@ defnondiff(
     np.dtype,
     np.iinfo,
     np.finfo,
-    np.unique,
-    np.bincount,
     np.histogram,
     keys_of,
+    np.histogram_bin_edges,
+    np.digitize,
+    np.argpartition,
+    np.lexsort,
+    np.isin,
+    np.array_equiv,
+    np.heaviside,  # a step: zero derivative wherever it has one
+    np.isneginf,
+    np.isposinf,
+    np.isreal,
+    np.iscomplex,
+    np.isscalar,
+    np.issubdtype,
+    np.can_cast,
+    np.shares_memory,
+    np.may_share_memory,
+    np.broadcast_shapes,
+    np.indices,
+    np.unravel_index,
+    np.ravel_multi_index,
+    np.tril_indices,
+    np.triu_indices,
+    np.diag_indices,
+    np.bitwise_and,
+    np.bitwise_or,
+    np.bitwise_xor,
+    np.invert,
+    np.left_shift,
+    np.right_shift,
+    np.gcd,
+    np.lcm,
+    math.floor,
+    math.ceil,
+    math.trunc,
+    math.isnan,
+    math.isinf,
+    math.isfinite,
+    math.isclose,
+    math.factorial,
+    math.comb,
+    math.perm,
+    math.gcd,
 )
 for _name in dir(np.random):
     _obj = getattr(np.random, _name)
@@ -114,4 +154,7 @@ defnondiff_attributes(
     "nonzero",
     "any",
     "all",
+    "argpartition",
+    "searchsorted",
+    "round",
 )

@@ -9,7 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import DISCRETE, defoperator, defvjp
-from cpsad.runtime import as_sequence, getitem_adjoint, item_adjoint, unbroadcast, unpack_adjoint
+from cpsad.runtime import (
+    as_sequence,
+    getitem_adjoint,
+    inplace_add,
+    inplace_div,
+    inplace_mul,
+    inplace_pow,
+    inplace_sub,
+    item_adjoint,
+    unbroadcast,
+    unpack_adjoint,
+)
 
 # --------------------------------------------------------------------------- binary, broadcasting
 
@@ -63,7 +74,9 @@ def pow_x(g, ans, x, y):
 
 
 def pow_y(g, ans, x, y):
-    return unbroadcast(g * ans * np.log(np.where(x == 0, 1.0, x)), y)
+    """``d(x**y)/dy = x**y log(x)``, zero where ``x`` is (the log in the result's float type:
+    ``np.log(2.0)`` alone is a float64 scalar, which would make a float32 adjoint float64)."""
+    return unbroadcast(g * ans * np.log(np.where(x == 0, 1, x), dtype=np.result_type(ans)), y)
 
 
 defoperator("pow", pow_x, pow_y)
@@ -137,7 +150,7 @@ def item(g, ans, key, x):
     return item_adjoint(g, key, x)
 
 
-defoperator("item", None, item)
+defoperator("item", DISCRETE, item)
 
 
 def unpack(g, ans, x):
@@ -154,3 +167,10 @@ def sequence(g, ans, x):
 
 
 defvjp(as_sequence, sequence)
+
+# x += y where x may share its array: the same rules as x + y (the runtime refuses arrays)
+defvjp(inplace_add, add_x, add_y)
+defvjp(inplace_sub, sub_x, sub_y)
+defvjp(inplace_mul, mul_x, mul_y)
+defvjp(inplace_div, div_x, div_y)
+defvjp(inplace_pow, pow_x, pow_y)

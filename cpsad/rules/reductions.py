@@ -1,4 +1,9 @@
-"""Rules of reductions: sum, mean, prod, max/min, var, std -- with ``axis`` (int, tuple, None) and ``keepdims``."""
+"""Rules of reductions: sum, mean, prod, max/min, var, std -- with ``axis`` (int, tuple, None) and
+``keepdims`` -- and the cumulative ones, cumsum and cumprod.
+
+Parameters that numpy's functions take after ``dtype`` and ``out`` (``keepdims``, ``ddof``) are
+keyword-only here, so a positional ``dtype`` is not mistaken for them.
+"""
 
 from __future__ import annotations
 
@@ -25,15 +30,15 @@ def count(x, axis=None) -> int:
     return int(np.prod([shape[a] for a in axes]))
 
 
-def sum_vjp(g, ans, a, axis=None, keepdims=False):
+def sum_vjp(g, ans, a, axis=None, *, keepdims=False):
     return expand(g, a, axis=axis, keepdims=keepdims)
 
 
-def mean_vjp(g, ans, a, axis=None, keepdims=False):
+def mean_vjp(g, ans, a, axis=None, *, keepdims=False):
     return expand(g, a, axis=axis, keepdims=keepdims) / count(a, axis=axis)
 
 
-def prod_vjp(g, ans, a, axis=None, keepdims=False):
+def prod_vjp(g, ans, a, axis=None, *, keepdims=False):
     """Products with zeros handled: each element's adjoint is the product of the others."""
     a = np.asarray(a)
     if np.all(a != 0):
@@ -49,22 +54,21 @@ def prod_vjp(g, ans, a, axis=None, keepdims=False):
     return expand(g, a, axis=axis, keepdims=keepdims) * others
 
 
-def max_vjp(g, ans, a, axis=None, keepdims=False):
-    """The adjoint goes to the maximal elements, split evenly between ties."""
-    mask = a == expand(ans, a, axis=axis, keepdims=keepdims)
-    return (
-        expand(g, a, axis=axis, keepdims=keepdims) * mask / np.sum(mask, axis=axis, keepdims=True)
-    )
+def max_vjp(g, ans, a, axis=None, *, keepdims=False):
+    """The adjoint goes to the maximal (or minimal) elements, split evenly between ties."""
+    hits = a == expand(ans, a, axis=axis, keepdims=keepdims)
+    share = expand(g, a, axis=axis, keepdims=keepdims) * hits
+    return share / np.sum(hits, axis=axis, keepdims=True).astype(share.dtype)
 
 
-def var_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
+def var_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     return (
         2.0 * expand(g, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
     )
 
 
-def std_vjp(g, ans, a, axis=None, ddof=0, keepdims=False):
+def std_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     return (
         expand(g / ans, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
@@ -89,3 +93,44 @@ defmethod("max", max_vjp)
 defmethod("min", max_vjp)
 defmethod("var", var_vjp)
 defmethod("std", std_vjp)
+
+# --------------------------------------------------------------------------- cumulative
+
+
+def cumsum(g, ans, a, axis=None):
+    """Each element adds to every later partial sum: the adjoint is a cumulative sum from the end."""
+    if axis is None:
+        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def cumprod(g, ans, a, axis=None):
+    """Partial products, zeros included. Element ``j`` scales every partial product from ``j``
+    on, so its adjoint is a cumulative sum from the end of ``g * ans``, over ``a[j]`` -- except at
+    the first zero of a row, where dividing is impossible: there it is the same sum of ``g`` times
+    the partial products with that zero taken out (every later element's products hold the zero,
+    their adjoints are 0)."""
+    shape = np.shape(a)
+    if axis is None:
+        a, g, ans, axis = np.ravel(a), np.ravel(g), np.ravel(ans), 0
+    zero = a == 0
+    if not np.any(zero):
+        return np.reshape(reverse_cumsum(g * ans, axis) / a, shape)
+    first = zero & (np.cumsum(zero, axis=axis) == 1)  # the first zero of each row
+    without = np.cumprod(np.where(first, 1, a), axis=axis)
+    out = np.where(
+        first,
+        reverse_cumsum(g * without, axis),
+        reverse_cumsum(g * ans, axis) / np.where(zero, 1, a),
+    )
+    return np.reshape(out, shape)
+
+
+def reverse_cumsum(x, axis):
+    return np.flip(np.cumsum(np.flip(x, axis), axis), axis)
+
+
+defvjp(np.cumsum, cumsum)
+defvjp(np.cumprod, cumprod)
+defmethod("cumsum", cumsum)
+defmethod("cumprod", cumprod)

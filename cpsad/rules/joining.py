@@ -1,0 +1,278 @@
+"""Rules of functions that build arrays from parts, or parts from arrays: ``np.array`` of a list,
+concatenate, stack, split, tile, repeat, pad, full, linspace, take, sort, unique, bincount.
+
+The adjoint of a list or tuple of parts is a ``Sparse`` of the parts' adjoints, the form the
+``item`` rule (``[a, b]``) and the API read container adjoints in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsad.rules.core import DISCRETE, defmethod, defvjp
+from cpsad.runtime import Sparse, as_adjoint, unbroadcast, zeros_like
+
+# --------------------------------------------------------------------------- parts joined
+
+
+def parts(g, x):
+    """The adjoint of ``x`` -- parts, possibly nested lists, that made one array -- from ``g``."""
+    if isinstance(x, (list, tuple)):
+        return Sparse({i: parts(g[i], v) for i, v in enumerate(x)})
+    if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.inexact):
+        return np.asarray(g).astype(x.dtype, copy=False)
+    return g
+
+
+def array(g, ans, object, dtype=None):
+    """``np.array([a, b, a * b])``: entry ``i`` of the adjoint belongs to part ``i``."""
+    return parts(g, object)
+
+
+defvjp(np.array, array)
+
+
+def asarray(g, ans, a, dtype=None):
+    return parts(g, a)
+
+
+defvjp(np.asarray, asarray)
+
+
+def unjoin(g, arrays, joined, axis):
+    """Split the adjoint ``g`` of parts joined along ``axis`` into the adjoints of the parts.
+
+    ``joined`` are the shapes the parts had when joined (after ``np.atleast_2d`` or flattening,
+    say); each part's adjoint is reshaped back to its own shape.
+    """
+    ends = np.cumsum([s[axis] for s in joined])
+    pieces = np.split(g, ends[:-1], axis=axis)
+    adjoints = [np.reshape(p, np.shape(x)) for p, x in zip(pieces, arrays)]
+    if isinstance(arrays, np.ndarray):  # an array's rows joined: its adjoint is an array
+        return np.stack(adjoints)
+    return Sparse(enumerate(adjoints))
+
+
+def concatenate_vjp(g, ans, arrays, axis=0):
+    if axis is None:
+        return unjoin(g, arrays, [(np.size(x),) for x in arrays], 0)
+    return unjoin(g, arrays, [np.shape(x) for x in arrays], axis)
+
+
+defvjp(np.concatenate, concatenate_vjp)
+
+
+def stack_vjp(g, ans, arrays, axis=0):
+    axis = axis % np.ndim(ans)
+    return unjoin(g, arrays, [np.shape(np.expand_dims(x, axis)) for x in arrays], axis)
+
+
+defvjp(np.stack, stack_vjp)
+
+
+def hstack_vjp(g, ans, tup):
+    joined = [np.shape(np.atleast_1d(x)) for x in tup]
+    return unjoin(g, tup, joined, 0 if len(joined[0]) == 1 else 1)
+
+
+defvjp(np.hstack, hstack_vjp)
+
+
+def vstack_vjp(g, ans, tup):
+    return unjoin(g, tup, [np.shape(np.atleast_2d(x)) for x in tup], 0)
+
+
+defvjp(np.vstack, vstack_vjp)
+
+
+def column_stack_vjp(g, ans, tup):
+    joined = [np.shape(x) + (1,) if np.ndim(x) < 2 else np.shape(x) for x in tup]
+    return unjoin(g, tup, joined, 1)
+
+
+defvjp(np.column_stack, column_stack_vjp)
+
+
+def dstack_vjp(g, ans, tup):
+    return unjoin(g, tup, [np.shape(np.atleast_3d(x)) for x in tup], 2)
+
+
+defvjp(np.dstack, dstack_vjp)
+
+# --------------------------------------------------------------------------- an array in parts
+
+
+def split_vjp(g, ans, ary, indices_or_sections, axis=0):
+    """``a, b = np.split(x, 2)``: the parts' adjoints (zeros where none came back), joined."""
+    g = as_adjoint(g)
+    adjoints = [zeros_like(part) if g.get(i) is None else g[i] for i, part in enumerate(ans)]
+    return np.concatenate(adjoints, axis=axis)
+
+
+defvjp(np.split, split_vjp, DISCRETE)
+defvjp(np.array_split, split_vjp, DISCRETE)
+
+# --------------------------------------------------------------------------- repeated elements
+
+
+def tile_vjp(g, ans, A, reps):
+    """Each element of ``A`` appears once in every tile: sum the tiles."""
+    shape = np.shape(A)
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    d = max(len(shape), len(reps))
+    full = (1,) * (d - len(shape)) + shape
+    reps = (1,) * (d - len(reps)) + reps
+    interleaved = [n for pair in zip(reps, full) for n in pair]
+    return np.reshape(np.sum(np.reshape(g, interleaved), axis=tuple(range(0, 2 * d, 2))), shape)
+
+
+defvjp(np.tile, tile_vjp, DISCRETE)
+
+
+def repeat_vjp(g, ans, a, repeats, axis=None):
+    """Sum each element's repeats."""
+    shape = np.shape(a)
+    if axis is None:
+        flat = (int(np.size(a)),)
+        return np.reshape(repeat_vjp(g, ans, np.reshape(a, flat), repeats, axis=0), shape)
+    axis = axis % len(shape)
+    n = shape[axis]
+    if np.size(repeats) == 1:
+        r = int(np.ravel(repeats)[0])
+        split = np.reshape(g, shape[:axis] + (n, r) + shape[axis + 1 :])
+        return np.sum(split, axis=axis + 1)
+    out = np.zeros(shape, np.result_type(g))
+    np.add.at(out, (slice(None),) * axis + (np.repeat(np.arange(n), repeats),), g)
+    return out
+
+
+defvjp(np.repeat, repeat_vjp, DISCRETE)
+defmethod("repeat", repeat_vjp, DISCRETE)
+
+
+def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
+    """The padding cut off again; for the modes that copy elements (edge, reflect, symmetric,
+    wrap), every copy of an element adds to its adjoint."""
+    shape = np.shape(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
+    if mode == "constant":
+        inside = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
+        return np.asarray(g)[inside]
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
+    source = np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode)
+    total = np.bincount(np.ravel(source), weights=np.ravel(g), minlength=np.size(array))
+    return np.reshape(total, shape).astype(np.result_type(g), copy=False)
+
+
+defvjp(np.pad, pad_vjp, DISCRETE)
+
+# --------------------------------------------------------------------------- filled arrays
+
+
+def full_value(g, ans, shape, fill_value, dtype=None):
+    """Every element is the fill value (or its broadcast)."""
+    return unbroadcast(g, fill_value)
+
+
+defvjp(np.full, DISCRETE, full_value)
+
+
+def full_like_value(g, ans, a, fill_value, dtype=None):
+    """Only the fill value: ``a`` gives the shape and type, and cannot be differentiated here."""
+    return unbroadcast(g, fill_value)
+
+
+defvjp(np.full_like, DISCRETE, full_like_value)
+
+
+def linspace_weights(num, endpoint, like):
+    """Where each point lies between ``start`` (0) and ``stop`` (1), as a column for arrays."""
+    t = np.linspace(0.0, 1.0, num, endpoint=endpoint, dtype=np.result_type(like, np.float32))
+    return np.reshape(t, (-1,) + (1,) * np.ndim(like))
+
+
+def linspace_start(g, ans, start, stop, num=50, endpoint=True):
+    return unbroadcast(np.sum(g * (1 - linspace_weights(num, endpoint, g[0])), axis=0), start)
+
+
+def linspace_stop(g, ans, start, stop, num=50, endpoint=True):
+    return unbroadcast(np.sum(g * linspace_weights(num, endpoint, g[0]), axis=0), stop)
+
+
+defvjp(np.linspace, linspace_start, linspace_stop)
+
+# --------------------------------------------------------------------------- gathering
+
+
+def take_vjp(g, ans, a, indices, axis=None):
+    """Scatter the adjoint back to the taken elements; repeated indices accumulate."""
+    shape = np.shape(a)
+    dtype = np.result_type(a, g) if np.issubdtype(np.result_type(a), np.inexact) else float
+    if axis is None:
+        out = np.zeros(np.size(a), dtype)
+        np.add.at(out, indices, g)
+        return np.reshape(out, shape)
+    out = np.zeros(shape, dtype)
+    np.add.at(out, (slice(None),) * (axis % len(shape)) + (indices,), g)
+    return out
+
+
+defvjp(np.take, take_vjp, DISCRETE)
+defmethod("take", take_vjp, DISCRETE)
+
+
+def along_axis(indices, axis, shape):
+    """The fancy index that ``np.take_along_axis(x, indices, axis)`` selects with."""
+    index = []
+    for d, n in enumerate(shape):
+        if d == axis:
+            index.append(indices)
+        else:
+            index.append(np.arange(n).reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1)))
+    return tuple(index)
+
+
+def take_along_axis_vjp(g, ans, arr, indices, axis=-1):
+    shape = np.shape(arr)
+    out = np.zeros(np.size(arr) if axis is None else shape, np.result_type(arr, g))
+    if axis is None:
+        np.add.at(out, indices, g)
+        return np.reshape(out, shape)
+    np.add.at(out, along_axis(indices, axis % len(shape), shape), g)
+    return out
+
+
+defvjp(np.take_along_axis, take_along_axis_vjp, DISCRETE)
+
+
+def sort_vjp(g, ans, a, axis=-1):
+    """Each element's adjoint is the adjoint of the place it was sorted to."""
+    if axis is None:
+        return np.reshape(sort_vjp(g, ans, np.ravel(a), axis=0), np.shape(a))
+    order = np.argsort(a, axis=axis)
+    out = np.zeros(np.shape(a), np.result_type(a, g))
+    np.put_along_axis(out, order, g, axis=axis)
+    return out
+
+
+defvjp(np.sort, sort_vjp)
+
+
+def unique_vjp(g, ans, ar):
+    """``np.unique(x)``: each value's adjoint goes to its first occurrence."""
+    _, first = np.unique(ar, return_index=True)
+    out = np.zeros(np.size(ar), np.result_type(ar, g))
+    out[first] = g
+    return np.reshape(out, np.shape(ar))
+
+
+defvjp(np.unique, unique_vjp)
+
+
+def bincount_weights(g, ans, x, weights=None, minlength=0):
+    """``np.bincount(x, weights)`` sums the weights of each bin: each weight gets its bin's."""
+    return g[x]
+
+
+defvjp(np.bincount, DISCRETE, bincount_weights)

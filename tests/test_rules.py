@@ -1,0 +1,280 @@
+"""Every derivative rule, against central finite differences with random cotangents: the rule
+function on its own, and end to end through ``cpsad.vjp`` of a wrapper in tests/corpus_rules.py;
+against autograd where it has the same function; and in float32."""
+
+import numpy as np
+import pytest
+
+import cpsad
+from cpsad.pytree import densify
+from cpsad.rules import core
+from cpsad.runtime import as_adjoint
+from cpsad.testing import _random_like, check_grads, check_rule, check_vjp, leaves
+from tests import corpus_rules as C
+from tests.oracles import autograd, autograd_version
+
+RULE_CASES = [c for c in C.CASES if c.prim is not None]
+
+
+def ids(cases):
+    return [c.id for c in cases]
+
+
+def pipeline(cases):
+    """The cases, those that run into a known bug of the pipeline marked as expected to fail."""
+    return [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c.xfail)) if c.xfail else c
+        for c in cases
+    ]
+
+
+def assert_tree_close(a, b, rtol=1e-6, atol=1e-9):
+    la, _ = leaves(a)
+    lb, _ = leaves(b)
+    assert len(la) == len(lb), f"{a!r} and {b!r} differ in structure"
+    for x, y in zip(la, lb):
+        np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
+def test_rule(case):
+    """The rule function called directly: <rule(c), v> == <c, directional finite difference>."""
+    check_rule(
+        case.prim,
+        *case.args,
+        wrt=case.wrt,
+        rule=case.rule,
+        direction=case.direction,
+        rtol=case.rtol,
+        atol=case.atol,
+        **case.kwargs,
+    )
+
+
+@pytest.mark.parametrize("case", pipeline(C.CASES), ids=ids(C.CASES))
+def test_end_to_end(case):
+    """The same through the pipeline: the vjp of the wrapper, whose emitted code inlines or calls
+    the rule."""
+    check_vjp(
+        case.fn,
+        *case.diff_args(),
+        direction=case.direction,
+        rtol=case.rtol,
+        atol=case.atol,
+        **case.fn_kwargs,
+    )
+
+
+@pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
+def test_wrapper_computes_the_primitive(case):
+    """Each case's wrapper computes what its rule is checked on."""
+    ours = case.fn(*case.diff_args(), **case.fn_kwargs)
+    theirs = case.prim(*case.args, **case.kwargs)
+    assert_tree_close(ours, theirs, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("case", pipeline(C.CASES), ids=ids(C.CASES))
+def test_autograd(case):
+    """A second opinion: autograd's vjp of the same wrapper, with the same random cotangent."""
+    if case.autograd:
+        pytest.skip(case.autograd)
+    args = case.diff_args()
+    value, pullback = cpsad.vjp(case.fn, *args, **case.fn_kwargs)
+    c = _random_like(value, np.random.default_rng(1))
+    ours = pullback(c)
+    theirs_vjp, _ = autograd.make_vjp(autograd_version(case.fn), tuple(range(len(args))))(
+        *args, **case.fn_kwargs
+    )
+    theirs = theirs_vjp(c)
+    assert_tree_close(list(ours), list(theirs))
+
+
+def float32(x):
+    """``x`` with its float64 arrays and numpy scalars in float32 (Python floats stay)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(float32(v) for v in x)
+    if isinstance(x, (np.ndarray, np.float64)) and x.dtype == np.float64:
+        return x.astype(np.float32)
+    return x
+
+
+F32_CASES = [
+    c
+    for c in RULE_CASES
+    if any(isinstance(v, (np.ndarray, np.floating)) for a in c.diff_args() for v in leaves(a)[0])
+]
+
+
+@pytest.mark.parametrize("case", F32_CASES, ids=ids(F32_CASES))
+def test_float32_stays_float32(case):
+    """float32 in, float32 out: no float64 constant in a rule turns the adjoint into float64."""
+    if case.float64:
+        pytest.skip(case.float64)
+    args = float32(case.args)
+    kwargs = {k: float32(v) for k, v in case.kwargs.items()}
+    ans = case.prim(*args, **kwargs)
+    c = float32(_random_like(ans, np.random.default_rng(2)))
+    params = list(case.rule.signature.bind(*args, **kwargs).arguments)
+    for i in case.wrt:
+        rule = case.rule.adjoints[params[i]].fn
+        raw = rule(as_adjoint(c), ans, *args, **kwargs)  # (densify would cast)
+        got = densify(raw, args[i])
+        raw = raw if isinstance(raw, dict) else {0: raw}
+        x = args[i] if isinstance(args[i], (list, tuple)) else [args[i]]
+        for k, leaf in raw.items():
+            if isinstance(x[k], (np.ndarray, np.floating)) and x[k].dtype == np.float32:
+                assert np.result_type(leaf) == np.float32, f"argument {i}: {np.result_type(leaf)}"
+        # and the same numbers as in float64, roughly
+        c64 = as_adjoint(float64(c))
+        want = rule(c64, case.prim(*case.args, **case.kwargs), *case.args, **case.kwargs)
+        assert_tree_close(got, densify(want, case.args[i]), rtol=2e-3, atol=2e-4)
+
+
+def float64(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(float64(v) for v in x)
+    if isinstance(x, (np.ndarray, np.floating)):
+        return np.asarray(x, np.float64)
+    return x
+
+
+# ----------------------------------------------------------------------------- no derivative
+
+
+def test_nondiff_functions_have_no_rule():
+    assert not core.NONDIFF & set(core.FUNCTIONS)
+
+
+def test_nondiff_results_get_no_adjoint_code():
+    text = cpsad.show(C.nondiff_functions)
+    for name in ("n_bar", "i_bar", "steps_bar", "shape_only_bar"):
+        assert name not in text
+
+
+# ----------------------------------------------------------------------------- in-place changes
+
+
+@pytest.mark.parametrize("f", [C.store_into_active, C.aug_store_into_active])
+def test_storing_into_a_differentiable_array_is_an_error(f):
+    # refused when it runs (a dict or list may be stored into; an array never), at the user's line
+    with pytest.raises((TypeError, cpsad.TransformError), match="assigning into") as info:
+        cpsad.grad(f)(np.array([0.3, 0.5, 0.7]))
+    if isinstance(info.value, TypeError):
+        assert "in your code" in "\n".join(getattr(info.value, "__notes__", []))
+
+
+def test_aug_assign_through_an_alias_is_refused_for_arrays():
+    """``y = x; y += 1.0`` changes ``x`` too: no gradient can follow, so it is a clear error."""
+    with pytest.raises(TypeError, match="would change in place an array that another name shares"):
+        cpsad.value_and_grad(C.alias_then_aug_assign)(np.array([1.0, 2.0]))
+
+
+def test_aug_assign_through_an_alias_is_fine_for_numbers():
+    def f(x):
+        y = x
+        y += 1.0
+        return x * y
+
+    assert cpsad.grad(f)(2.0) == pytest.approx(2 * 2.0 + 1.0)
+
+
+def test_aug_assign_off_the_differentiated_path_keeps_pythons_meaning():
+    def f(x, counts):
+        c = counts
+        c += 1  # changes counts in place, as Python does
+        return x * np.sum(counts)
+
+    counts = np.zeros(3)
+    assert cpsad.grad(f)(2.0, counts) == pytest.approx(3.0)
+    assert list(counts) == [1.0, 1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- containers
+
+
+def test_list_adjoints_of_two_kinds_add_up():
+    check_vjp(C.list_to_sum_and_item, 0.5, 0.7)
+
+
+# ----------------------------------------------------------------------------- user rules
+
+
+def test_user_rule_of_several_parameters_none_and_keyword():
+    from tests import corpus_custom as M
+
+    x, scale, shift = np.array([-1.0, 0.1, 0.3, 2.0]), 1.5, np.array([0.2, -0.1, 0.0, 0.1])
+    check_rule(M.affine_clip, x, scale, shift, wrt=(0, 2), limit=0.8)
+    check_vjp(M.layer, x, shift=shift, scale=scale)
+    gx, gshift = cpsad.grad(M.layer, argnums=(0, 2))(x, scale, shift)
+    check_grads(M.layer, x, scale, shift, argnums=(0, 2), gradient=(gx, gshift))
+    assert gx[0] == 0.0 and gx[-1] == 0.0  # clipped
+    text = cpsad.show(M.layer, argnums=(0, 2))
+    assert "affine_clip_shift(" in text  # several statements: called by name
+    assert "(np.abs(affine_clip" in text  # one return: inlined
+
+
+def test_user_rule_without_a_derivative_for_an_argument():
+    from tests import corpus_custom as M
+
+    with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
+        cpsad.grad(M.layer_scaled, argnums=(0, 1))(np.ones(3), 0.5, np.zeros(3))
+    with pytest.raises(ValueError, match="no parameter 'offset'"):
+        cpsad.defvjp(M.affine_clip, offset=M.affine_clip_shift)
+
+
+def test_user_rule_without_a_derivative_alone():
+    from tests import corpus_custom as M
+
+    with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
+        cpsad.grad(M.layer_wrt_scale, argnums=1)(np.ones(3), 0.5, np.zeros(3))
+
+
+# ----------------------------------------------------------------------------- kinks and NaNs
+
+
+def test_fmax_fmin_send_the_adjoint_to_the_number_not_the_nan():
+    """fmax and fmin return the operand that is not NaN: it gets the whole adjoint."""
+    x, y = np.array([np.nan, 1.0, 2.0]), np.array([2.0, np.nan, 1.0])
+    g = np.array([1.0, 10.0, 100.0])
+    for f in (np.fmax, np.fmin):
+        rule = core.lookup(f)
+        gx = rule.adjoints["x"].fn(g, f(x, y), x, y)
+        gy = rule.adjoints["y"].fn(g, f(x, y), x, y)
+        took_x = f(x, y) == x
+        np.testing.assert_array_equal(gx, np.where(took_x, g, 0.0))
+        np.testing.assert_array_equal(gy, np.where(took_x, 0.0, g))
+
+
+def test_ties_split_the_adjoint_evenly():
+    """At a kink every split is a subgradient; the rules take the symmetric one."""
+    x = np.array([1.0, 3.0, 3.0, 2.0])
+    np.testing.assert_allclose(cpsad.grad(C.max_)(x), [0.0, 0.5, 0.5, 0.0])
+    np.testing.assert_allclose(cpsad.grad(C.min_)(-x), [0.0, 0.5, 0.5, 0.0])
+    gx, gy = cpsad.vjp(C.maximum, x, x)[1](np.ones(4))
+    np.testing.assert_allclose(gx + gy, np.ones(4))  # maximum(x, x) is x
+    np.testing.assert_allclose(gx, gy)
+
+
+# ----------------------------------------------------------------------------- the checks can fail
+
+
+def test_check_rule_catches_a_wrong_rule():
+    rule = core.make_rule("wrong sin", [lambda g, ans, x: g * np.cos(x) * 1.001])
+    with pytest.raises(AssertionError, match="finite difference"):
+        check_rule(np.sin, np.linspace(0.1, 1.0, 5), rule=rule)
+    rule = core.make_rule("no unbroadcast", [lambda g, ans, x, y: g * y, None])
+    with pytest.raises(AssertionError, match="shape"):
+        check_rule(np.multiply, np.ones(3), np.ones((2, 3)), rule=rule)
+
+
+def test_float32_end_to_end_without_densify():
+    """The emitted code itself keeps float32: the raw adjoints, before the API casts them."""
+    from cpsad import compiler
+    from cpsad.runtime import scalar_seed
+
+    rng = np.random.default_rng(3)
+    W, b, x = (rng.standard_normal(s).astype(np.float32) for s in [(4, 3), (3,), (5, 4)])
+    spec = compiler.specialize(C.float32_model, ("W", "b", "x"))
+    outs = spec.bp(scalar_seed, W, b, x)
+    assert [np.result_type(o) for o in outs] == [np.float32] * 3
+    check_grads(C.float32_model, W, b, x, argnums=(0, 1, 2), eps=1e-3, rtol=2e-2, atol=1e-3)
