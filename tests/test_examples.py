@@ -58,3 +58,26 @@ def test_mlp_gradient_and_training():
     check_grads(mlp.loss, params, X[:16], Y[:16], rtol=1e-4)
     _, acc = mlp.train(epochs=3, log=lambda *a: None)
     assert acc > 0.85  # three epochs of SGD on the digits
+
+
+rnn = load("rnn")
+treelstm = load("treelstm")
+
+
+def test_rnn_gradient_and_training():
+    rng = np.random.default_rng(0)
+    chars = sorted(set(rnn.zen()))
+    params = {k: v * 30 for k, v in rnn.init_params(rng, len(chars), hidden=5).items()}
+    inputs = np.eye(len(chars))[[1, 2, 3, 4]]
+    check_grads(rnn.loss, params, inputs, [2, 3, 4, 5], np.zeros(5), argnums=(0, 3))
+    _, smooth = rnn.train(steps=150, log=lambda *a: None)
+    assert smooth < np.log(len(chars))  # below the loss of a uniform guess
+
+
+def test_treelstm_gradient_and_training():
+    rng = np.random.default_rng(1)
+    params = treelstm.init_params(rng, hidden=4, embed=3)
+    tree, label = treelstm.dataset(rng, 1, depth=3)[0]
+    check_grads(treelstm.loss, params, tree, label)
+    _, acc = treelstm.train(epochs=2, n_train=100, n_test=100, log=lambda *a: None)
+    assert acc > 0.5

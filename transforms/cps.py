@@ -115,6 +115,28 @@ def read_in(stmts) -> set[str]:
     return out
 
 
+def exposed_reads(stmts, assigned=frozenset()) -> set[str]:
+    """Names ``stmts`` read before they assign them: what the code needs from before it."""
+    out: set[str] = set()
+    assigned = set(assigned)
+    for s in stmts:
+        if is_shift(s):
+            info = shift_info(s)
+            out |= read_in(s.body) - assigned - set(info.values)
+            assigned |= set(info.binds)
+        elif isinstance(s, A.If):
+            out |= read_in([A.expr_stmt(s.test)]) - assigned
+            out |= exposed_reads(s.body, assigned) | exposed_reads(s.orelse, assigned)
+            assigned |= set(assigned_in(s.body)) & set(assigned_in(s.orelse))
+        elif isinstance(s, A.FunctionDef):
+            assigned.add(s.name)
+            out |= read_in(s.body) - assigned  # what the closure may read when it runs
+        else:
+            out |= read_in([s]) - assigned
+            assigned |= set(assigned_in([s]))
+    return out
+
+
 def rename(node, mapping: dict[str, str], loads_only: bool = False):
     """Rename Name nodes in place (all of them, or only reads)."""
     if not mapping:
@@ -394,7 +416,7 @@ class LowerCPS:
             body, orelse = self.branches(s, scope, env, tail)
             return [self.loc(A.if_(test, body, orelse), s)]
 
-        needed = read_in(rest) | getattr(tail, "uses", set())
+        needed = exposed_reads(rest) | getattr(tail, "uses", set())
         joins = [n for n in assigned_in([s]) if n in needed and not scope.is_cell(n)]
         jname = self.namer.join_continuation(s.lineno)
         join = Scope(scope, joins)

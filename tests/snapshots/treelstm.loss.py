@@ -156,11 +156,6 @@ def tree_lstm_bp(k, params, node):
         params_embed_bar = getitem_adjoint(x_bar, params_embed, node_word_1)
         params_bar = params_bar + getitem_adjoint(params_embed_bar, params, "embed")
     else:
-        # if node.word is not None:
-        i = None
-        o = None
-        u = None
-        c = None
 
         def after_tree_lstm_L50(tree_lstm_params):
             nonlocal params_bar
@@ -230,9 +225,8 @@ def tree_lstm_bp(k, params, node):
                                 tanh_c_1_bar = unbroadcast(mul_4_bar * o, tanh_c_1)
                                 c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1**2)
                                 # c = i * u + fl * cl + fr * cr
-                                c_1_bar = c_bar
-                                add_8_bar = unbroadcast(c_1_bar, add_8)
-                                mul_3_bar = unbroadcast(c_1_bar, mul_3)
+                                add_8_bar = unbroadcast(c_bar, add_8)
+                                mul_3_bar = unbroadcast(c_bar, mul_3)
                                 fr_bar = acc(fr_bar, unbroadcast(mul_3_bar * cr, fr))
                                 cr_bar = acc(cr_bar, unbroadcast(mul_3_bar * fr, cr))
                                 mul_1_bar = unbroadcast(add_8_bar, mul_1)
@@ -240,9 +234,9 @@ def tree_lstm_bp(k, params, node):
                                 fl_bar = acc(fl_bar, unbroadcast(mul_2_bar * cl, fl))
                                 cl_bar = acc(cl_bar, unbroadcast(mul_2_bar * fl, cl))
                                 i_bar = acc(i_bar, unbroadcast(mul_1_bar * u, i))
-                                u_1_bar = unbroadcast(mul_1_bar * i, u)
+                                u_bar = unbroadcast(mul_1_bar * i, u)
                                 # u = np.tanh(params["Uu"] @ h2 + params["bu"])
-                                add_7_bar = u_1_bar * (1 - u**2)
+                                add_7_bar = u_bar * (1 - u**2)
                                 matmul_7_bar = unbroadcast(add_7_bar, matmul_7)
                                 params_bu_1_bar = unbroadcast(add_7_bar, params_bu_1)
                                 params_bar = acc(
