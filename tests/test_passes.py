@@ -84,6 +84,40 @@ def test_resolve_annotates_callee_kinds():
     assert set(u.deps) == {"np", "len", "helper", "math"}
 
 
+# ----------------------------------------------------------------------------- inline
+
+
+def test_inline_substitutes_small_helpers():
+    out = stage(
+        """
+        def sigmoid(z):
+            return 1.0 / (1.0 + np.exp(-z))
+        def twice(a, b=2.0):
+            return a * b
+        def f(x, w):
+            return sigmoid(x * w) + twice(x)
+    """,
+        "inline",
+    )
+    assert "return 1.0 / (1.0 + np.exp(-(x * w))) + x * 2.0" in out
+
+
+def test_inline_keeps_what_it_cannot_substitute_safely():
+    out = stage(
+        """
+        def square(a):
+            return a * a
+        def fact(n):
+            return 1 if n == 0 else n * fact(n - 1)
+        def f(x, n):
+            return square(np.sin(x)) + square(x) + fact(n)
+    """,
+        "inline",
+    )
+    # square(np.sin(x)) would compute np.sin(x) twice; a recursive helper stays a call
+    assert "square(np.sin(x)) + x * x + fact(n)" in out
+
+
 # ----------------------------------------------------------------------------- normalize
 
 
@@ -235,7 +269,9 @@ def test_shift_of_a_user_call_runs_the_callee_with_the_continuation():
     out = stage(
         """
         def g(a):
-            return a * a
+            if a > 0:
+                return a * a
+            return a
         def f(x):
             y = g(x)
             return y

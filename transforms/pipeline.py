@@ -18,6 +18,7 @@ from transforms.desugar import Desugar
 from transforms.emit import Emit, render
 from transforms.errors import InternalError, TransformError
 from transforms.fence import Fence
+from transforms.inline import Inline
 from transforms.normalize import Normalize
 from transforms.parse import Parse
 from transforms.resolve import Resolve
@@ -30,6 +31,7 @@ PIPELINE = [
     (Fence, "reject unsupported syntax with a TransformError at the user's line"),
     (Desugar, "loops, comprehensions and lambdas become local (recursive) functions"),
     (Resolve, "bind every called name to a real object: primitive, user function, ..."),
+    (Inline, "replace calls of small helper functions by the expressions they compute"),
     (Normalize, "A-normal form: every operand a name or a constant, one operation a line"),
     (Activity, "mark what depends on the differentiated inputs and reaches the result"),
     (ShiftReset, "each active operation an explicit shift with its adjoint rule; entry a reset"),

@@ -103,23 +103,12 @@ class Resolve:
                 binding = (names, defs)
                 break
         if path is not None and binding is None:
-            found, obj = unit.lookup(root)
-            if not found:
-                anno.setanno(func, anno.CALLEE_KIND, "unknown")
-                return
-            self.deps[root] = obj
-            for part in path.split(".")[1:]:
-                try:
-                    obj = getattr(obj, part)
-                except AttributeError:
-                    anno.setanno(func, anno.CALLEE_KIND, "unknown")
-                    return
-            kind = unit.ctx.classify(obj)
-            anno.setanno(func, anno.CALLEE, obj)
-            anno.setanno(func, anno.CALLEE_KIND, kind)
-            note = f"{path} -> {_describe(obj)} ({kind})"
-            if note not in self.notes:
-                self.notes.append(note)
+            obj = annotate_global_call(unit, func, path)
+            if obj is not _UNRESOLVED:
+                self.deps[root] = unit.lookup(root)[1]
+                note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
+                if note not in self.notes:
+                    self.notes.append(note)
         elif (
             isinstance(func, A.Name) and binding is not None and binding[1].get(func.id) is not None
         ):
@@ -135,6 +124,28 @@ class Resolve:
         for node in A.walk(unit.tree):
             if isinstance(node, A.Call):
                 assert anno.hasanno(node.func, anno.CALLEE_KIND), A.expr_source(node)
+
+
+_UNRESOLVED = object()
+
+
+def annotate_global_call(unit: Unit, func, path: str):
+    """Annotate a call's ``func`` (a dotted name not bound by the function) with the object it
+    refers to and its kind; return the object (``_UNRESOLVED`` if it names nothing)."""
+    root, *rest = path.split(".")
+    found, obj = unit.lookup(root)
+    if not found:
+        anno.setanno(func, anno.CALLEE_KIND, "unknown")
+        return _UNRESOLVED
+    for part in rest:
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            anno.setanno(func, anno.CALLEE_KIND, "unknown")
+            return _UNRESOLVED
+    anno.setanno(func, anno.CALLEE, obj)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(obj))
+    return obj
 
 
 def _declared_nonlocal_anywhere(fdef) -> set[str]:

@@ -73,10 +73,7 @@ from cpsad.runtime import (
     item_adjoint,
     unbroadcast,
     unpack_adjoint,
-    zeros_like,
 )
-
-# sigmoid_bp: the backpropagator of examples_treelstm.sigmoid with respect to z
 
 
 def tree_lstm_bp(k, params, node):
@@ -87,65 +84,63 @@ def tree_lstm_bp(k, params, node):
         params_embed = params["embed"]
         node_word_1 = node.word
         x = params_embed[node_word_1]
-        x_bar = None
         # i = sigmoid(params["Wi"] @ x + params["bi"])
         params_Wi = params["Wi"]
         matmul = params_Wi @ x
         params_bi = params["bi"]
-
-        def after_sigmoid_L45(i):
-            nonlocal params_bar, x_bar
-            i_bar = None
-            # o = sigmoid(params["Wo"] @ x + params["bo"])
-            params_Wo = params["Wo"]
-            matmul_1 = params_Wo @ x
-            params_bo = params["bo"]
-
-            def after_sigmoid_L46(o):
-                nonlocal i_bar, params_bar, x_bar
-                # u = np.tanh(params["Wu"] @ x + params["bu"])
-                params_Wu = params["Wu"]
-                matmul_2 = params_Wu @ x
-                params_bu = params["bu"]
-                u = np.tanh(matmul_2 + params_bu)
-                # c = i * u
-                c = i * u
-                # return o * np.tanh(c), c
-                tanh_c = np.tanh(c)
-                mul = o * tanh_c
-                tup_bar = k((mul, c))
-                mul_bar = item_adjoint(tup_bar, 0, mul)
-                c_bar = item_adjoint(tup_bar, 1, c)
-                o_bar = unbroadcast(mul_bar * tanh_c, o)
-                tanh_c_bar = unbroadcast(mul_bar * o, tanh_c)
-                c_bar = c_bar + tanh_c_bar * (1 - tanh_c**2)
-                # c = i * u
-                i_bar = acc(i_bar, unbroadcast(c_bar * u, i))
-                u_bar = unbroadcast(c_bar * i, u)
-                # u = np.tanh(params["Wu"] @ x + params["bu"])
-                add_2_bar = u_bar * (1 - u**2)
-                matmul_2_bar = unbroadcast(add_2_bar, matmul_2)
-                params_bu_bar = unbroadcast(add_2_bar, params_bu)
-                params_bar = acc(
-                    params_bar, getitem_adjoint(params_bu_bar, params, "bu")
-                )
-                params_Wu_bar = matmul_x(matmul_2_bar, matmul_2, params_Wu, x)
-                x_bar = acc(x_bar, matmul_y(matmul_2_bar, matmul_2, params_Wu, x))
-                params_bar = params_bar + getitem_adjoint(params_Wu_bar, params, "Wu")
-                return o_bar
-
-            # o = sigmoid(params["Wo"] @ x + params["bo"])
-            add_1_bar = sigmoid_bp(after_sigmoid_L46, matmul_1 + params_bo)
-            matmul_1_bar = unbroadcast(add_1_bar, matmul_1)
-            params_bo_bar = unbroadcast(add_1_bar, params_bo)
-            params_bar = params_bar + getitem_adjoint(params_bo_bar, params, "bo")
-            params_Wo_bar = matmul_x(matmul_1_bar, matmul_1, params_Wo, x)
-            x_bar = x_bar + matmul_y(matmul_1_bar, matmul_1, params_Wo, x)
-            params_bar = params_bar + getitem_adjoint(params_Wo_bar, params, "Wo")
-            return i_bar
-
+        exp = np.exp(-(matmul + params_bi))
+        add_1 = 1.0 + exp
+        i = 1.0 / add_1
+        # o = sigmoid(params["Wo"] @ x + params["bo"])
+        params_Wo = params["Wo"]
+        matmul_1 = params_Wo @ x
+        params_bo = params["bo"]
+        exp_1 = np.exp(-(matmul_1 + params_bo))
+        add_3 = 1.0 + exp_1
+        o = 1.0 / add_3
+        # u = np.tanh(params["Wu"] @ x + params["bu"])
+        params_Wu = params["Wu"]
+        matmul_2 = params_Wu @ x
+        params_bu = params["bu"]
+        u = np.tanh(matmul_2 + params_bu)
+        # c = i * u
+        c = i * u
+        # return o * np.tanh(c), c
+        tanh_c = np.tanh(c)
+        mul = o * tanh_c
+        tup_bar = k((mul, c))
+        mul_bar = item_adjoint(tup_bar, 0, mul)
+        c_bar = item_adjoint(tup_bar, 1, c)
+        o_bar = unbroadcast(mul_bar * tanh_c, o)
+        tanh_c_bar = unbroadcast(mul_bar * o, tanh_c)
+        c_bar = c_bar + tanh_c_bar * (1 - tanh_c**2)
+        # c = i * u
+        i_bar = unbroadcast(c_bar * u, i)
+        u_bar = unbroadcast(c_bar * i, u)
+        # u = np.tanh(params["Wu"] @ x + params["bu"])
+        add_4_bar = u_bar * (1 - u**2)
+        matmul_2_bar = unbroadcast(add_4_bar, matmul_2)
+        params_bu_bar = unbroadcast(add_4_bar, params_bu)
+        params_bar = getitem_adjoint(params_bu_bar, params, "bu")
+        params_Wu_bar = matmul_x(matmul_2_bar, matmul_2, params_Wu, x)
+        x_bar = matmul_y(matmul_2_bar, matmul_2, params_Wu, x)
+        params_bar = params_bar + getitem_adjoint(params_Wu_bar, params, "Wu")
+        # o = sigmoid(params["Wo"] @ x + params["bo"])
+        add_3_bar = unbroadcast(-o_bar * o / add_3, add_3)
+        exp_1_bar = unbroadcast(add_3_bar, exp_1)
+        neg_1_bar = exp_1_bar * exp_1
+        add_2_bar = -neg_1_bar
+        matmul_1_bar = unbroadcast(add_2_bar, matmul_1)
+        params_bo_bar = unbroadcast(add_2_bar, params_bo)
+        params_bar = params_bar + getitem_adjoint(params_bo_bar, params, "bo")
+        params_Wo_bar = matmul_x(matmul_1_bar, matmul_1, params_Wo, x)
+        x_bar = x_bar + matmul_y(matmul_1_bar, matmul_1, params_Wo, x)
+        params_bar = params_bar + getitem_adjoint(params_Wo_bar, params, "Wo")
         # i = sigmoid(params["Wi"] @ x + params["bi"])
-        add_bar = sigmoid_bp(after_sigmoid_L45, matmul + params_bi)
+        add_1_bar = unbroadcast(-i_bar * i / add_1, add_1)
+        exp_bar = unbroadcast(add_1_bar, exp)
+        neg_bar = exp_bar * exp
+        add_bar = -neg_bar
         matmul_bar = unbroadcast(add_bar, matmul)
         params_bi_bar = unbroadcast(add_bar, params_bi)
         params_bar = params_bar + getitem_adjoint(params_bi_bar, params, "bi")
@@ -165,154 +160,121 @@ def tree_lstm_bp(k, params, node):
             cl_bar = None
 
             def after_tree_lstm_L51(tree_lstm_params_1):
-                nonlocal hl_bar, params_bar
+                nonlocal cl_bar, hl_bar, params_bar
                 # hr, cr = tree_lstm(params, node.right)
                 hr, cr = tree_lstm_params_1
-                cr_bar = None
                 # h2 = np.concatenate([hl, hr])
                 lst = [hl, hr]
                 h2 = np.concatenate(lst)
-                h2_bar = None
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
                 params_Ui = params["Ui"]
                 matmul_3 = params_Ui @ h2
                 params_bi_1 = params["bi"]
-
-                def after_sigmoid_L53(i):
-                    nonlocal h2_bar, params_bar
-                    i_bar = None
-                    # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
-                    params_Ufl = params["Ufl"]
-                    matmul_4 = params_Ufl @ h2
-                    params_bf = params["bf"]
-
-                    def after_sigmoid_L54(fl):
-                        nonlocal h2_bar, params_bar
-                        fl_bar = None
-                        # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
-                        params_Ufr = params["Ufr"]
-                        matmul_5 = params_Ufr @ h2
-                        params_bf_1 = params["bf"]
-
-                        def after_sigmoid_L55(fr):
-                            nonlocal h2_bar, params_bar
-                            fr_bar = None
-                            # o = sigmoid(params["Uo"] @ h2 + params["bo"])
-                            params_Uo = params["Uo"]
-                            matmul_6 = params_Uo @ h2
-                            params_bo_1 = params["bo"]
-
-                            def after_sigmoid_L56(o):
-                                nonlocal cl_bar, cr_bar, fl_bar, fr_bar, h2_bar, i_bar, params_bar
-                                # u = np.tanh(params["Uu"] @ h2 + params["bu"])
-                                params_Uu = params["Uu"]
-                                matmul_7 = params_Uu @ h2
-                                params_bu_1 = params["bu"]
-                                u = np.tanh(matmul_7 + params_bu_1)
-                                # c = i * u + fl * cl + fr * cr
-                                mul_1 = i * u
-                                mul_2 = fl * cl
-                                add_8 = mul_1 + mul_2
-                                mul_3 = fr * cr
-                                c = add_8 + mul_3
-                                # return o * np.tanh(c), c
-                                tanh_c_1 = np.tanh(c)
-                                mul_4 = o * tanh_c_1
-                                tup_1_bar = k((mul_4, c))
-                                mul_4_bar = item_adjoint(tup_1_bar, 0, mul_4)
-                                c_bar = item_adjoint(tup_1_bar, 1, c)
-                                o_bar = unbroadcast(mul_4_bar * tanh_c_1, o)
-                                tanh_c_1_bar = unbroadcast(mul_4_bar * o, tanh_c_1)
-                                c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1**2)
-                                # c = i * u + fl * cl + fr * cr
-                                add_8_bar = unbroadcast(c_bar, add_8)
-                                mul_3_bar = unbroadcast(c_bar, mul_3)
-                                fr_bar = acc(fr_bar, unbroadcast(mul_3_bar * cr, fr))
-                                cr_bar = acc(cr_bar, unbroadcast(mul_3_bar * fr, cr))
-                                mul_1_bar = unbroadcast(add_8_bar, mul_1)
-                                mul_2_bar = unbroadcast(add_8_bar, mul_2)
-                                fl_bar = acc(fl_bar, unbroadcast(mul_2_bar * cl, fl))
-                                cl_bar = acc(cl_bar, unbroadcast(mul_2_bar * fl, cl))
-                                i_bar = acc(i_bar, unbroadcast(mul_1_bar * u, i))
-                                u_bar = unbroadcast(mul_1_bar * i, u)
-                                # u = np.tanh(params["Uu"] @ h2 + params["bu"])
-                                add_7_bar = u_bar * (1 - u**2)
-                                matmul_7_bar = unbroadcast(add_7_bar, matmul_7)
-                                params_bu_1_bar = unbroadcast(add_7_bar, params_bu_1)
-                                params_bar = acc(
-                                    params_bar,
-                                    getitem_adjoint(params_bu_1_bar, params, "bu"),
-                                )
-                                params_Uu_bar = matmul_x(
-                                    matmul_7_bar, matmul_7, params_Uu, h2
-                                )
-                                h2_bar = acc(
-                                    h2_bar,
-                                    matmul_y(matmul_7_bar, matmul_7, params_Uu, h2),
-                                )
-                                params_bar = params_bar + getitem_adjoint(
-                                    params_Uu_bar, params, "Uu"
-                                )
-                                return o_bar
-
-                            # o = sigmoid(params["Uo"] @ h2 + params["bo"])
-                            add_6_bar = sigmoid_bp(
-                                after_sigmoid_L56, matmul_6 + params_bo_1
-                            )
-                            matmul_6_bar = unbroadcast(add_6_bar, matmul_6)
-                            params_bo_1_bar = unbroadcast(add_6_bar, params_bo_1)
-                            params_bar = params_bar + getitem_adjoint(
-                                params_bo_1_bar, params, "bo"
-                            )
-                            params_Uo_bar = matmul_x(
-                                matmul_6_bar, matmul_6, params_Uo, h2
-                            )
-                            h2_bar = h2_bar + matmul_y(
-                                matmul_6_bar, matmul_6, params_Uo, h2
-                            )
-                            params_bar = params_bar + getitem_adjoint(
-                                params_Uo_bar, params, "Uo"
-                            )
-                            return fr_bar
-
-                        # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
-                        add_5_bar = sigmoid_bp(
-                            after_sigmoid_L55, matmul_5 + params_bf_1
-                        )
-                        matmul_5_bar = unbroadcast(add_5_bar, matmul_5)
-                        params_bf_1_bar = unbroadcast(add_5_bar, params_bf_1)
-                        params_bar = params_bar + getitem_adjoint(
-                            params_bf_1_bar, params, "bf"
-                        )
-                        params_Ufr_bar = matmul_x(
-                            matmul_5_bar, matmul_5, params_Ufr, h2
-                        )
-                        h2_bar = h2_bar + matmul_y(
-                            matmul_5_bar, matmul_5, params_Ufr, h2
-                        )
-                        params_bar = params_bar + getitem_adjoint(
-                            params_Ufr_bar, params, "Ufr"
-                        )
-                        return fl_bar if fl_bar is not None else zeros_like(fl)
-
-                    # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
-                    add_4_bar = sigmoid_bp(after_sigmoid_L54, matmul_4 + params_bf)
-                    matmul_4_bar = unbroadcast(add_4_bar, matmul_4)
-                    params_bf_bar = unbroadcast(add_4_bar, params_bf)
-                    params_bar = params_bar + getitem_adjoint(
-                        params_bf_bar, params, "bf"
-                    )
-                    params_Ufl_bar = matmul_x(matmul_4_bar, matmul_4, params_Ufl, h2)
-                    h2_bar = h2_bar + matmul_y(matmul_4_bar, matmul_4, params_Ufl, h2)
-                    params_bar = params_bar + getitem_adjoint(
-                        params_Ufl_bar, params, "Ufl"
-                    )
-                    return i_bar if i_bar is not None else zeros_like(i)
-
+                exp_2 = np.exp(-(matmul_3 + params_bi_1))
+                add_6 = 1.0 + exp_2
+                i = 1.0 / add_6
+                # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
+                params_Ufl = params["Ufl"]
+                matmul_4 = params_Ufl @ h2
+                params_bf = params["bf"]
+                exp_3 = np.exp(-(matmul_4 + params_bf))
+                add_8 = 1.0 + exp_3
+                fl = 1.0 / add_8
+                # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
+                params_Ufr = params["Ufr"]
+                matmul_5 = params_Ufr @ h2
+                params_bf_1 = params["bf"]
+                exp_4 = np.exp(-(matmul_5 + params_bf_1))
+                add_10 = 1.0 + exp_4
+                fr = 1.0 / add_10
+                # o = sigmoid(params["Uo"] @ h2 + params["bo"])
+                params_Uo = params["Uo"]
+                matmul_6 = params_Uo @ h2
+                params_bo_1 = params["bo"]
+                exp_5 = np.exp(-(matmul_6 + params_bo_1))
+                add_12 = 1.0 + exp_5
+                o = 1.0 / add_12
+                # u = np.tanh(params["Uu"] @ h2 + params["bu"])
+                params_Uu = params["Uu"]
+                matmul_7 = params_Uu @ h2
+                params_bu_1 = params["bu"]
+                u = np.tanh(matmul_7 + params_bu_1)
+                # c = i * u + fl * cl + fr * cr
+                mul_1 = i * u
+                mul_2 = fl * cl
+                add_14 = mul_1 + mul_2
+                mul_3 = fr * cr
+                c = add_14 + mul_3
+                # return o * np.tanh(c), c
+                tanh_c_1 = np.tanh(c)
+                mul_4 = o * tanh_c_1
+                tup_1_bar = k((mul_4, c))
+                mul_4_bar = item_adjoint(tup_1_bar, 0, mul_4)
+                c_bar = item_adjoint(tup_1_bar, 1, c)
+                o_bar = unbroadcast(mul_4_bar * tanh_c_1, o)
+                tanh_c_1_bar = unbroadcast(mul_4_bar * o, tanh_c_1)
+                c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1**2)
+                # c = i * u + fl * cl + fr * cr
+                add_14_bar = unbroadcast(c_bar, add_14)
+                mul_3_bar = unbroadcast(c_bar, mul_3)
+                fr_bar = unbroadcast(mul_3_bar * cr, fr)
+                cr_bar = unbroadcast(mul_3_bar * fr, cr)
+                mul_1_bar = unbroadcast(add_14_bar, mul_1)
+                mul_2_bar = unbroadcast(add_14_bar, mul_2)
+                fl_bar = unbroadcast(mul_2_bar * cl, fl)
+                cl_bar = acc(cl_bar, unbroadcast(mul_2_bar * fl, cl))
+                i_bar = unbroadcast(mul_1_bar * u, i)
+                u_bar = unbroadcast(mul_1_bar * i, u)
+                # u = np.tanh(params["Uu"] @ h2 + params["bu"])
+                add_13_bar = u_bar * (1 - u**2)
+                matmul_7_bar = unbroadcast(add_13_bar, matmul_7)
+                params_bu_1_bar = unbroadcast(add_13_bar, params_bu_1)
+                params_bar = acc(
+                    params_bar, getitem_adjoint(params_bu_1_bar, params, "bu")
+                )
+                params_Uu_bar = matmul_x(matmul_7_bar, matmul_7, params_Uu, h2)
+                h2_bar = matmul_y(matmul_7_bar, matmul_7, params_Uu, h2)
+                params_bar = params_bar + getitem_adjoint(params_Uu_bar, params, "Uu")
+                # o = sigmoid(params["Uo"] @ h2 + params["bo"])
+                add_12_bar = unbroadcast(-o_bar * o / add_12, add_12)
+                exp_5_bar = unbroadcast(add_12_bar, exp_5)
+                neg_5_bar = exp_5_bar * exp_5
+                add_11_bar = -neg_5_bar
+                matmul_6_bar = unbroadcast(add_11_bar, matmul_6)
+                params_bo_1_bar = unbroadcast(add_11_bar, params_bo_1)
+                params_bar = params_bar + getitem_adjoint(params_bo_1_bar, params, "bo")
+                params_Uo_bar = matmul_x(matmul_6_bar, matmul_6, params_Uo, h2)
+                h2_bar = h2_bar + matmul_y(matmul_6_bar, matmul_6, params_Uo, h2)
+                params_bar = params_bar + getitem_adjoint(params_Uo_bar, params, "Uo")
+                # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
+                add_10_bar = unbroadcast(-fr_bar * fr / add_10, add_10)
+                exp_4_bar = unbroadcast(add_10_bar, exp_4)
+                neg_4_bar = exp_4_bar * exp_4
+                add_9_bar = -neg_4_bar
+                matmul_5_bar = unbroadcast(add_9_bar, matmul_5)
+                params_bf_1_bar = unbroadcast(add_9_bar, params_bf_1)
+                params_bar = params_bar + getitem_adjoint(params_bf_1_bar, params, "bf")
+                params_Ufr_bar = matmul_x(matmul_5_bar, matmul_5, params_Ufr, h2)
+                h2_bar = h2_bar + matmul_y(matmul_5_bar, matmul_5, params_Ufr, h2)
+                params_bar = params_bar + getitem_adjoint(params_Ufr_bar, params, "Ufr")
+                # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
+                add_8_bar = unbroadcast(-fl_bar * fl / add_8, add_8)
+                exp_3_bar = unbroadcast(add_8_bar, exp_3)
+                neg_3_bar = exp_3_bar * exp_3
+                add_7_bar = -neg_3_bar
+                matmul_4_bar = unbroadcast(add_7_bar, matmul_4)
+                params_bf_bar = unbroadcast(add_7_bar, params_bf)
+                params_bar = params_bar + getitem_adjoint(params_bf_bar, params, "bf")
+                params_Ufl_bar = matmul_x(matmul_4_bar, matmul_4, params_Ufl, h2)
+                h2_bar = h2_bar + matmul_y(matmul_4_bar, matmul_4, params_Ufl, h2)
+                params_bar = params_bar + getitem_adjoint(params_Ufl_bar, params, "Ufl")
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
-                add_3_bar = sigmoid_bp(after_sigmoid_L53, matmul_3 + params_bi_1)
-                matmul_3_bar = unbroadcast(add_3_bar, matmul_3)
-                params_bi_1_bar = unbroadcast(add_3_bar, params_bi_1)
+                add_6_bar = unbroadcast(-i_bar * i / add_6, add_6)
+                exp_2_bar = unbroadcast(add_6_bar, exp_2)
+                neg_2_bar = exp_2_bar * exp_2
+                add_5_bar = -neg_2_bar
+                matmul_3_bar = unbroadcast(add_5_bar, matmul_3)
+                params_bi_1_bar = unbroadcast(add_5_bar, params_bi_1)
                 params_bar = params_bar + getitem_adjoint(params_bi_1_bar, params, "bi")
                 params_Ui_bar = matmul_x(matmul_3_bar, matmul_3, params_Ui, h2)
                 h2_bar = h2_bar + matmul_y(matmul_3_bar, matmul_3, params_Ui, h2)
@@ -322,9 +284,7 @@ def tree_lstm_bp(k, params, node):
                 hl_bar = acc(hl_bar, item_adjoint(lst_bar, 0, hl))
                 hr_bar = item_adjoint(lst_bar, 1, hr)
                 # hr, cr = tree_lstm(params, node.right)
-                hr_bar, cr_bar = hr_bar, (
-                    cr_bar if cr_bar is not None else zeros_like(cr)
-                )
+                hr_bar, cr_bar = hr_bar, cr_bar
                 tree_lstm_params_1_bar = unpack_adjoint((hr_bar, cr_bar))
                 return tree_lstm_params_1_bar
 
@@ -334,7 +294,7 @@ def tree_lstm_bp(k, params, node):
             )
             params_bar = params_bar + params_bar_tree_lstm_1
             # hl, cl = tree_lstm(params, node.left)
-            hl_bar, cl_bar = hl_bar, cl_bar if cl_bar is not None else zeros_like(cl)
+            hl_bar, cl_bar = hl_bar, cl_bar
             tree_lstm_params_bar = unpack_adjoint((hl_bar, cl_bar))
             return tree_lstm_params_bar
 
@@ -342,24 +302,3 @@ def tree_lstm_bp(k, params, node):
         params_bar_tree_lstm = tree_lstm_bp(after_tree_lstm_L50, params, node.left)
         params_bar = params_bar + params_bar_tree_lstm
     return params_bar
-
-
-# Generated by cpsad from examples/treelstm.py:37: the backpropagator of `sigmoid`
-# with respect to z. sigmoid_bp(k, z) runs `sigmoid`, calls
-# k(result) -- the rest of the program, which returns the adjoint of the
-# result -- then returns the adjoints of z. Do not edit.
-import numpy as np
-from cpsad.runtime import unbroadcast
-
-
-def sigmoid_bp(k, z):
-    # return 1.0 / (1.0 + np.exp(-z))
-    exp = np.exp(-z)
-    add = 1.0 + exp
-    div = 1.0 / add
-    div_bar = k(div)
-    add_bar = unbroadcast(-div_bar * div / add, add)
-    exp_bar = unbroadcast(add_bar, exp)
-    neg_bar = exp_bar * exp
-    z_bar = -neg_bar
-    return z_bar

@@ -1,0 +1,191 @@
+"""After Inline, calls of small helper functions are replaced by the expressions they compute.
+
+A module-level function whose body is one ``return`` of a small expression -- ``sigmoid(z)``,
+``relu(x)``, ``scaled(x, factor=2.0)`` -- is substituted at the call site, its parameters replaced
+by the arguments and the names it uses from its own module made available to the emitted code.
+The backpropagator then stays flat instead of running the helper as a continuation call::
+
+    h = sigmoid(W @ x + b)     ->     h = 1.0 / (1.0 + np.exp(-(W @ x + b)))
+
+A helper is left alone when inlining could change what the program does: it is recursive, a
+closure, takes ``*args``, has a default that is not a plain constant, is large, or an argument
+would be evaluated a different number of times or in a different order (an argument with a call
+of an arbitrary function, used other than exactly once).
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import textwrap
+import types
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.resolve import annotate_global_call
+from transforms.unit import Unit
+
+MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
+ROUNDS = 3  # helpers inlined into helpers, this deep at most
+_BODIES: dict = {}
+
+
+def body_of(fn):
+    """``(parameters, defaults, expression)`` of an inlinable helper, or None."""
+    if fn in _BODIES:
+        return _BODIES[fn]
+    _BODIES[fn] = out = _body_of(fn)
+    return out
+
+
+def _body_of(fn):
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ or fn.__name__ == "<lambda>":
+        return None
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
+        return None
+    try:
+        fdef = A.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(fdef, A.FunctionDef) or fdef.decorator_list:
+        return None
+    body = fdef.body
+    if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], A.Return) or body[0].value is None:
+        return None
+    expr = body[0].value
+    nodes = list(A.walk(expr))
+    if len(nodes) > MAX_NODES:
+        return None
+    forbidden = (
+        A.Lambda,
+        A.ListComp,
+        A.SetComp,
+        A.DictComp,
+        A.GeneratorExp,
+        A.NamedExpr,
+        A.Yield,
+        A.YieldFrom,
+        A.Await,
+        A.IfExp,
+        A.BoolOp,
+    )
+    if any(isinstance(n, forbidden) for n in nodes):
+        return None
+    if any(isinstance(n, A.Name) and n.id == fn.__name__ for n in nodes):
+        return None  # recursive
+    params = A.arg_names(fdef.args)
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    defaults = {}
+    for p in sig.parameters.values():
+        if p.default is not inspect.Parameter.empty:
+            if not isinstance(p.default, (int, float, complex, str, bool, type(None))):
+                return None
+            defaults[p.name] = p.default
+    free = {n.id for n in nodes if isinstance(n, A.Name) and n.id not in params}
+    env = {}
+    for n in free:
+        if n in fn.__globals__:
+            env[n] = fn.__globals__[n]
+        elif hasattr(builtins, n):
+            env[n] = getattr(builtins, n)
+        else:
+            return None
+    return sig, defaults, expr, env
+
+
+class Inline:
+    name = "inline"
+    invariant = "calls of small helper functions are replaced by the expressions they compute"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        self.inlined: list[str] = []
+        for _ in range(ROUNDS):
+            before = len(self.inlined)
+            _Substitute(self).visit(unit.tree)
+            if len(self.inlined) == before:
+                break
+        unit.notes[self.name] = [f"inlined {name}" for name in dict.fromkeys(self.inlined)]
+
+    def expression(self, call):
+        """The helper's expression for this call, or None to keep the call."""
+        if anno.getanno(call.func, anno.CALLEE_KIND) != "user":
+            return None
+        fn = anno.getanno(call.func, anno.CALLEE)
+        found = body_of(fn)
+        if found is None or any(isinstance(a, A.Starred) for a in call.args):
+            return None
+        sig, defaults, expr, env = found
+        try:
+            bound = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError:
+            return None
+        args = dict(bound.arguments)
+        for p, v in defaults.items():
+            args.setdefault(p, A.const(v))
+        uses = {p: 0 for p in args}
+        for n in A.walk(expr):
+            if isinstance(n, A.Name) and n.id in uses:
+                uses[n.id] += 1
+        for p, a in args.items():
+            if uses[p] != 1 and not A.is_atom(a):
+                return None  # would evaluate the argument twice, or not at all
+            if not _pure(a):
+                return None  # would change when the argument's calls run
+        names = {n: self.unit.inject(obj, n) for n, obj in env.items()}
+        out = _Fill(args, names).visit(A.deepcopy(expr))
+        for n in A.walk(out):  # the emitted code shows the caller's line
+            for field in A.LOCATION:
+                if hasattr(call, field):
+                    setattr(n, field, getattr(call, field))
+        for n in A.walk(out):
+            if isinstance(n, A.Call) and not anno.hasanno(n.func, anno.CALLEE_KIND):
+                path = A.dotted(n.func)
+                if path is None:
+                    anno.setanno(n.func, anno.CALLEE_KIND, "dynamic")
+                else:
+                    annotate_global_call(self.unit, n.func, path)
+        self.inlined.append(fn.__qualname__)
+        return out
+
+
+def _pure(e) -> bool:
+    """Evaluating ``e`` calls nothing but primitives and non-differentiable functions."""
+    for n in A.walk(e):
+        if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) not in (
+            "primitive",
+            "nondiff",
+        ):
+            return False
+        if isinstance(n, (A.Lambda, A.NamedExpr, A.Yield, A.Await)):
+            return False
+    return True
+
+
+class _Substitute(A.NodeTransformer):
+    def __init__(self, inline: Inline):
+        self.inline = inline
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        out = self.inline.expression(node)
+        return node if out is None else out
+
+
+class _Fill(A.NodeTransformer):
+    def __init__(self, args, names):
+        self.args = args
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.args:
+            return A.deepcopy(self.args[node.id])
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return node
