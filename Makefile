@@ -30,7 +30,8 @@ lint: $(STAMP)
 	$(PY) -m black --check --quiet cpsad transforms examples
 
 snapshots: $(STAMP)
-	CPSAD_UPDATE_SNAPSHOTS=1 $(PY) -m pytest tests/test_snapshots.py tests/test_docs.py -q
+	CPSAD_UPDATE_SNAPSHOTS=1 $(PY) -m pytest tests/test_snapshots.py -q
+	$(PY) docs/build.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,95 @@
+"""Regenerate the parts of the docs that show what cpsad does, so they never drift from it.
+
+    python docs/build.py          # rewrite them in place (make snapshots does this too)
+    python docs/build.py --check  # exit 1 if any is out of date (tests/test_docs.py runs this)
+
+A generated part sits between ``<!-- gen:KIND ARGS -->`` and ``<!-- end -->``:
+
+* ``gen:rules``                    -- the rule table (``python -m cpsad.rules``)
+* ``gen:sizes``                    -- source and emitted lines of every example
+* ``gen:stage FILE FUNC WRT STAGE`` -- a function's program after one pipeline stage
+* ``gen:show FILE FUNC WRT``       -- a function's backpropagator (as ``cpsad show`` prints it)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCS = os.path.join(ROOT, "docs")
+BLOCK = re.compile(r"(<!-- gen:(?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end -->)", re.S)
+
+
+def _function(file: str, name: str):
+    path = os.path.join(ROOT, file)
+    spec = importlib.util.spec_from_file_location(f"docs_{os.path.basename(file)[:-3]}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def _argnums(fn, wrt: str):
+    import inspect
+
+    params = list(inspect.signature(fn).parameters)
+    return tuple(params.index(w) for w in wrt.split(","))
+
+
+def generate(spec: str) -> str:
+    from cpsad import api, compiler
+    from cpsad.rules import core
+
+    kind, *args = spec.split()
+    if kind == "rules":
+        return core.table()
+    if kind == "sizes":
+        sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+        import emitted_size
+
+        return emitted_size.table()
+    if kind == "stage":
+        file, name, wrt, stage = args
+        fn = _function(file, name)
+        active = api.transform(fn, _argnums(fn, wrt)).active
+        _, stages = compiler.run_pipeline(fn, active, record=True)
+        (s,) = [s for s in stages if s.name == stage]
+        notes = "".join(f"# {n}\n" for n in s.notes)
+        return "```python\n" + notes + api.format_source(s.source) + "```\n"
+    if kind == "show":
+        file, name, wrt = args
+        fn = _function(file, name)
+        return "```python\n" + api.show(fn, argnums=_argnums(fn, wrt)) + "```\n"
+    raise ValueError(f"unknown generated part {spec!r}")
+
+
+def render(text: str) -> str:
+    return BLOCK.sub(lambda m: m.group(1) + generate(m.group("spec")) + m.group(4), text)
+
+
+def main(check: bool = False) -> int:
+    os.chdir(ROOT)  # paths in the emitted headers are relative to the project
+    stale = []
+    for name in sorted(os.listdir(DOCS)):
+        if not name.endswith(".md"):
+            continue
+        path = os.path.join(DOCS, name)
+        with open(path) as fh:
+            text = fh.read()
+        new = render(text)
+        if new != text:
+            stale.append(name)
+            if not check:
+                with open(path, "w") as fh:
+                    fh.write(new)
+    if check and stale:
+        print("out of date (run `make snapshots`): " + ", ".join(stale))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, ROOT)
+    sys.exit(main(check="--check" in sys.argv))
