@@ -72,11 +72,11 @@ def _run(f, argnums, args, kwargs, k):
     fn = _target(f)
     nums = _argnums(argnums)
     active, where = _params_for(fn.__code__, nums, len(args))
-    spec = compiler.specialize(fn, active)
     call_args = list(args)
     for i in nums:
         i = i % len(args)
         call_args[i] = promote(args[i])
+    spec = compiler.specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
     with deep_recursion():
         try:
             out = spec.bp(k, *call_args, **kwargs)
@@ -179,6 +179,13 @@ class Transformed:
 
     fn: Callable
     argnums: tuple[int, ...] | None
+    kinds: tuple = ()  # specialized to the kinds of some arguments: see ``at``
+
+    def at(self, *args, **kwargs) -> Transformed:
+        """The transformation a call with these arguments runs: specialized to their kinds (a
+        float program's backward pass is float arithmetic, an array's unbroadcasts)."""
+        code = self.fn.__code__
+        return Transformed(self.fn, self.argnums, compiler.kinds_of(code, args, kwargs))
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -190,7 +197,7 @@ class Transformed:
 
     @property
     def spec(self):
-        return compiler.specialize(self.fn, self.active)
+        return compiler.specialize(self.fn, self.active, self.kinds)
 
     @property
     def source(self) -> str:
@@ -208,7 +215,7 @@ class Transformed:
     @property
     def stages(self) -> dict[str, str]:
         """Every pipeline stage's program, by stage name, in order."""
-        _, stages = compiler.run_pipeline(self.fn, self.active, record=True)
+        _, stages = compiler.run_pipeline(self.fn, self.active, record=True, kinds=self.kinds)
         return {s.name: s.source for s in stages}
 
     def grad(self, *args, **kwargs):

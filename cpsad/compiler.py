@@ -29,12 +29,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from cpsad.context import Context
 from cpsad.rules import core
 from cpsad.runtime import Closure, item_adjoint, zeros_like
 from transforms import pipeline
 from transforms.context import Default
-from transforms.unit import Unit
+from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, Unit, kinds_key
 
 _MISSING = object()
 _lock = threading.RLock()
@@ -93,57 +95,82 @@ def cache_dir() -> str:
         return d
 
 
-def specialize(fn: Callable, active: tuple[str, ...]) -> Spec:
-    """The (cached, still valid) backpropagator of ``fn`` with respect to ``active``."""
+def specialize(fn: Callable, active: tuple[str, ...], kinds: tuple = ()) -> Spec:
+    """The (cached, still valid) backpropagator of ``fn`` with respect to ``active``, specialized
+    to arguments of ``kinds`` (``(("x", ("number",)), ...)``: see ``kinds_of``)."""
     specs = _SPECS.get(fn)
     if specs is not None:
-        spec = specs.get(active)
+        spec = specs.get((active, kinds))
         if spec is not None and spec.valid():
             return spec
     with _lock:
         building: dict = {}
-        spec = _build(fn, active, building)
+        spec = _build(fn, active, kinds, building)
         _link(building)
-        for (f, act), s in building.items():
-            _SPECS.setdefault(f, {})[act] = s
+        for (f, act, kin), s in building.items():
+            _SPECS.setdefault(f, {})[(act, kin)] = s
         for s in building.values():
             s.guards = _all_guards(s)
         return spec
 
 
-def run_pipeline(fn, active, record=False, check=False, upto=None, entry=True, skip=()):
+def kinds_of(code, args, kwargs) -> tuple:
+    """The kinds of the arguments of a call, as the key ``specialize`` takes."""
+    names = code.co_varnames
+    out = {}
+    for name, value in zip(names[: code.co_argcount], args):
+        out[name] = _kind(value)
+    for name, value in kwargs.items():
+        out[name] = _kind(value)
+    return kinds_key(out)
+
+
+def _kind(value) -> frozenset:
+    if isinstance(value, bool):
+        return frozenset({OTHER})
+    if isinstance(value, (int, float)):
+        return frozenset({NUMBER})
+    if isinstance(value, np.ndarray):
+        return frozenset({ARRAY})
+    if isinstance(value, np.generic):
+        return frozenset({NPSCALAR})
+    return frozenset({OTHER})
+
+
+def run_pipeline(fn, active, record=False, check=False, upto=None, entry=True, skip=(), kinds=()):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
     unit = Unit(fn, tuple(active), CONTEXT)
     unit.is_entry = entry
+    unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
     stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
     return unit, stages
 
 
-def variant(fn, active, skip=(), check=True) -> Spec:
+def variant(fn, active, skip=(), check=True, kinds=()) -> Spec:
     """An uncached backpropagator built with some passes left out (for tests); callees are the
     regular cached ones."""
-    unit, _ = run_pipeline(fn, tuple(active), check=check, entry=False, skip=skip)
+    unit, _ = run_pipeline(fn, tuple(active), check=check, entry=False, skip=skip, kinds=kinds)
     path = _write(unit)
     spec = Spec(
         fn, tuple(active), unit.bp_name, unit.text, path, unit.line_map, dict(unit.injected)
     )
     spec.code = _compile(unit, path)
     for name, c in unit.callees.items():
-        spec.callee_specs[name] = specialize(c.fn, c.active)
-    _link({(fn, tuple(active)): spec})
+        spec.callee_specs[name] = specialize(c.fn, c.active, c.kinds)
+    _link({(fn, tuple(active), kinds): spec})
     return spec
 
 
-def _build(fn, active, building) -> Spec:
-    key = (fn, active)
+def _build(fn, active, kinds, building) -> Spec:
+    key = (fn, active, kinds)
     if key in building:
         return building[key]
     specs = _SPECS.get(fn)
-    cached = specs.get(active) if specs else None
+    cached = specs.get((active, kinds)) if specs else None
     if cached is not None and cached.valid():
         return cached
     t0 = time.perf_counter()
-    unit, _ = run_pipeline(fn, active, entry=False)
+    unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds)
     path = _write(unit)
     spec = Spec(
         fn=fn,
@@ -158,11 +185,11 @@ def _build(fn, active, building) -> Spec:
     spec.code = _compile(unit, path)
     _BY_PATH[path] = spec
     spec.own_guards = _guards(unit)
-    spec.callee_keys = {n: (c.fn, c.active) for n, c in unit.callees.items()}
+    spec.callee_keys = {n: (c.fn, c.active, c.kinds) for n, c in unit.callees.items()}
     spec.seconds = time.perf_counter() - t0
     building[key] = spec
-    for name, (cfn, cact) in spec.callee_keys.items():
-        spec.callee_specs[name] = _build(cfn, cact, building)
+    for name, (cfn, cact, ckinds) in spec.callee_keys.items():
+        spec.callee_specs[name] = _build(cfn, cact, ckinds, building)
     return spec
 
 
@@ -338,7 +365,7 @@ def call_bp(f, k, *args, **kwargs):
         sig = inspect.signature(f)
         bound = sig.bind(*args, **kwargs)
         active = tuple(p for p in sig.parameters if p in bound.arguments)
-        spec = specialize(f, active)
+        spec = specialize(f, active, kinds_of(f.__code__, args, kwargs))
         return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
     name = getattr(f, "__qualname__", None) or repr(f)
     raise TypeError(

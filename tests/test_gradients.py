@@ -57,20 +57,41 @@ def test_simplify_changes_no_gradient(f, args, argnums):
     """The CPS stage, run as it is (closures everywhere, acc and None checks), agrees."""
     nums = (argnums,) if isinstance(argnums, int) else argnums
     active, _ = _params_for(f.__code__, nums, len(args))
-    naive = compiler.variant(f, active, skip=("simplify",))
-    box = []
+    kinds = compiler.kinds_of(f.__code__, args, {})
+    naive = compiler.variant(f, active, skip=("simplify",), kinds=kinds)
+    agrees_with_grad(naive, f, args, argnums)
 
-    def k(r):
-        box.append(r)
-        return scalar_seed(r)
 
-    out = naive.bp(k, *args)
-    out = (out,) if len(active) == 1 else out
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
+def test_defunctionalizing_changes_no_gradient(f, args, argnums):
+    """Loops as recursion (one frame per iteration) agree with loops as two while loops."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    active, _ = _params_for(f.__code__, nums, len(args))
+    kinds = compiler.kinds_of(f.__code__, args, {})
+    recursive = compiler.variant(f, active, skip=("defunctionalize",), kinds=kinds)
+    agrees_with_grad(recursive, f, args, argnums)
+
+
+@pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
+def test_specializing_to_kinds_changes_no_gradient(f, args, argnums):
+    """The transformation that knows nothing of its arguments' kinds (every adjoint may be
+    absent, every result may need unbroadcasting) agrees with the one specialized to them."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    active, _ = _params_for(f.__code__, nums, len(args))
+    generic = compiler.specialize(f, active)
+    agrees_with_grad(generic, f, args, argnums)
+
+
+def agrees_with_grad(spec, f, args, argnums):
+    """``spec``'s backpropagator, run directly, gives ``cpsad.grad``'s gradient."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    out = spec.bp(scalar_seed, *args)
+    out = (out,) if len(spec.active) == 1 else out
     expected = cpsad.grad(f, argnums=argnums)(*args)
     expected = (expected,) if isinstance(argnums, int) else expected
     names = f.__code__.co_varnames
     for i, e in zip(nums, expected):
-        got = densify(dict(zip(active, out))[names[i]], args[i])
+        got = densify(dict(zip(spec.active, out))[names[i]], args[i])
         assert_tree_close(got, e)
 
 
@@ -79,3 +100,5 @@ def test_pipeline_invariants(f, args, argnums):
     nums = (argnums,) if isinstance(argnums, int) else argnums
     active, _ = _params_for(f.__code__, nums, len(args))
     compiler.run_pipeline(f, active, check=True, record=True)
+    kinds = compiler.kinds_of(f.__code__, args, {})
+    compiler.run_pipeline(f, active, check=True, kinds=kinds)

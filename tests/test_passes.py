@@ -370,6 +370,95 @@ def test_simplify_keeps_the_join_and_nothing_else():
     assert "acc(" not in out and "None" not in out
 
 
+# ----------------------------------------------------------------------------- kinds
+
+
+def test_kinds_follow_numbers_through_a_loop():
+    """A float stays a float through the loop's function and its result: no unbroadcast, and
+    adjoints start at 0.0 and are simply added to."""
+    out = stage(
+        """
+        def f(x, w, n):
+            for i in range(n):
+                x = x * w + math.sin(x)
+            return x
+    """,
+        "simplify",
+        active=("x", "w"),
+        kinds={"x": {"number"}, "w": {"number"}, "n": {"number"}},
+    )
+    assert "unbroadcast" not in out and "None" not in out and "acc(" not in out
+    generic = stage(
+        """
+        def f(x, w, n):
+            for i in range(n):
+                x = x * w + math.sin(x)
+            return x
+    """,
+        "simplify",
+        active=("x", "w"),
+    )
+    assert "unbroadcast(" in generic  # x might be an array: nothing is assumed
+
+
+# ----------------------------------------------------------------------------- defunctionalize
+
+
+def test_defunctionalize_turns_a_loops_continuations_into_a_stack_of_frames():
+    out = stage(
+        """
+        def f(x, w, n):
+            for i in range(n):
+                x = x * w + math.sin(x)
+            return x
+    """,
+        "defunctionalize",
+        active=("x", "w"),
+        kinds={"x": {"number"}, "w": {"number"}, "n": {"number"}},
+    )
+    assert out == src("""
+        def f_bp(k, x, w, n):
+            w_bar = 0.0
+
+            def loop_L4_bp(k, i, x):
+                nonlocal w_bar
+                frames = []
+                while i < n:
+                    x_2 = x * w + math.sin(x)
+                    frames.append(x)
+                    i, x = i + 1, x_2
+                x_bar = k(x)
+                while frames:
+                    x = frames.pop()
+                    x_1_bar = x_bar
+                    x_bar = x_1_bar * math.cos(x)
+                    x_bar = x_bar + x_1_bar * w
+                    w_bar = w_bar + x_1_bar * x
+                return x_bar
+
+            x_bar = loop_L4_bp(k, 0, x)
+            return x_bar, w_bar
+    """)
+
+
+def test_defunctionalize_leaves_a_loop_whose_iteration_joins_a_branch():
+    """The self-call is inside the join continuation of the ``if``: recursion stays."""
+    out = stage(
+        """
+        def f(x, n):
+            for i in range(n):
+                if x > 0:
+                    x = x * 0.5
+                else:
+                    x = x * x
+            return x
+    """,
+        "defunctionalize",
+    )
+    assert "while" not in out and "frames" not in out
+    assert out.count("loop_L4_bp(k, i + 1, ") == 1  # the self-call, in the join
+
+
 # ----------------------------------------------------------------------------- emit
 
 

@@ -43,6 +43,7 @@ from gast import (  # noqa: F401  (re-exported)
     Compare,
     Constant,
     Continue,
+    Del,
     Delete,
     Dict,
     DictComp,

@@ -32,8 +32,9 @@ from __future__ import annotations
 from transforms import anno
 from transforms import astlib as A
 from transforms import scoping as S
+from transforms.kinds import is_number
 from transforms.shift_reset import is_shift, shift_info
-from transforms.unit import Unit
+from transforms.unit import UNKNOWN, Unit
 
 
 def _bookkeeping(stmt):
@@ -160,6 +161,7 @@ class LowerCPS:
         self.zeros = unit.inject(unit.ctx.runtime("zeros_like"), "zeros_like")
         fdef = unit.tree
         self.active = unit.active_by_scope[""]
+        self.kinds = unit.kinds.get("", {})
         known = [p for p in unit.active if p in self.active]
         params = A.arg_names(fdef.args)
         unit.tree = self.function(
@@ -206,13 +208,13 @@ class LowerCPS:
             scope.bound.add(d.name)
             env[d.name] = d.name
             return [d]
-        saved = self.active
-        self.active = self.unit.active_by_scope[key]
+        saved = self.active, self.kinds
+        self.active, self.kinds = self.unit.active_by_scope[key], self.unit.kinds.get(key, {})
         inner_env = dict(env)
         inner_env.update({p: p for p in A.arg_names(d.args)})
         known = [p for p in info.active if p in self.active]  # an escaping function may have more
         bp = self.function(d, info.bp_name, scope, inner_env, info.active, known)
-        self.active = saved
+        self.active, self.kinds = saved
         scope.bound.add(info.bp_name)
         out = [bp]
         if info.escapes:  # used as a value: a callable that also carries its backpropagator
@@ -228,10 +230,15 @@ class LowerCPS:
         return self.namer.adjoint(name)
 
     def inits(self, names, origin) -> list:
+        """Adjoints start absent (``None``); a Python number's starts at ``0.0``, never absent."""
         out = []
         for n in names:
             if n in self.active:
-                s = A.assign(self.bar(n), A.const(None))
+                if is_number(self.kinds.get(n, UNKNOWN)):
+                    self.unit.never_none.add(self.bar(n))
+                    s = A.assign(self.bar(n), A.const(0.0))
+                else:
+                    s = A.assign(self.bar(n), A.const(None))
                 out.append(_bookkeeping(self.loc(s, origin)))
         return out
 

@@ -71,6 +71,10 @@ class Renderer:
                 last_comment = line
             if isinstance(s, A.If):
                 self.if_(s, indent)
+            elif isinstance(s, A.While):
+                self.add(f"while {A.expr_source(s.test)}:", indent, line)
+                self.block(s.body, indent + 1)
+                last_comment = line
             elif is_shift(s) or isinstance(s, A.With):
                 item = s.items[0]
                 var = f" as {item.optional_vars.id}" if item.optional_vars is not None else ""

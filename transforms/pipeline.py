@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 
 from transforms.activity import Activity
 from transforms.cps import LowerCPS
+from transforms.defunctionalize import Defunctionalize
 from transforms.desugar import Desugar
 from transforms.emit import Emit, render
 from transforms.errors import InternalError, TransformError
 from transforms.fence import Fence
 from transforms.inline import Inline
+from transforms.kinds import Kinds
 from transforms.normalize import Normalize
 from transforms.parse import Parse
 from transforms.resolve import Resolve
@@ -34,9 +36,11 @@ PIPELINE = [
     (Inline, "replace calls of small helper functions by the expressions they compute"),
     (Normalize, "A-normal form: every operand a name or a constant, one operation a line"),
     (Activity, "mark what depends on the differentiated inputs and reaches the result"),
+    (Kinds, "what each name may hold (number, numpy scalar, array), from the arguments' kinds"),
     (ShiftReset, "each active operation an explicit shift with its adjoint rule; entry a reset"),
     (LowerCPS, "shift/reset become plain closures: the rest of the block is the continuation"),
     (Simplify, "inline continuations used once; drop zero and dead adjoint code"),
+    (Defunctionalize, "a loop's chain of continuations becomes a stack of frames, two while loops"),
     (Emit, "Python source with the user's lines as comments"),
 ]
 

@@ -30,8 +30,9 @@ from transforms import anno
 from transforms import astlib as A
 from transforms.activity import flow_operands
 from transforms.context import Default, Rule
+from transforms.kinds import is_scalar
 from transforms.templates import instantiate
-from transforms.unit import Unit
+from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
 
 
 @dataclass
@@ -61,6 +62,7 @@ class ShiftReset:
         self.unit = unit
         self.ctx = unit.ctx
         self.active = unit.active_by_scope[""]
+        self.kinds = unit.kinds.get("", {})
         fdef = unit.tree
         self.k = unit.cont_name = unit.namer.fresh("k")
         for info in unit.locals.values():
@@ -113,10 +115,11 @@ class ShiftReset:
         info = self.unit.locals[anno.getanno(fdef, anno.DEF_KEY)]
         if not info.transformed:
             return fdef
-        saved = self.active
-        self.active = self.unit.active_by_scope[anno.getanno(fdef, anno.DEF_KEY)]
+        saved = self.active, self.kinds
+        key = anno.getanno(fdef, anno.DEF_KEY)
+        self.active, self.kinds = self.unit.active_by_scope[key], self.unit.kinds.get(key, {})
         fdef.body = self.block(fdef.body)
-        self.active = saved
+        self.active, self.kinds = saved
         return fdef
 
     def local_call(self, value):
@@ -261,7 +264,8 @@ class ShiftReset:
             test = A.Compare(left=A.name(c_bar), ops=[A.IsNot()], comparators=[A.const(None)])
             value = A.IfExp(test=test, body=A.name(c_bar), orelse=A.call(zeros, [A.name(v.id)]))
             body.append(A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=value))
-        body.append(A.assign(c_bar, A.const(None)))
+        fresh = 0.0 if self.kinds.get(c, UNKNOWN) == {NUMBER} else None  # as cps starts it
+        body.append(A.assign(c_bar, A.const(fresh)))
         return self.make_shift(s, body, ShiftInfo([], [], "primitive", c, self.k))
 
     # ------------------------------------------------------------------ containers
@@ -465,10 +469,26 @@ class ShiftReset:
                     if j is not None:
                         e = A.Subscript(value=e, slice=A.const(j), ctx=A.Load())
                     contributions.append((item.id, e))
+        if is_scalar(self.kinds.get(targets[0], UNKNOWN)):
+            # a scalar result: every operand was a scalar too, nothing was broadcast
+            contributions = [(n, self.without_unbroadcast(e)) for n, e in contributions]
         return [
             A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
             for n, e in contributions
         ]
+
+    def without_unbroadcast(self, e):
+        fn = self.ctx.runtime("unbroadcast")
+        names = {n for n, obj in self.unit.injected.items() if obj is fn}
+
+        class Strip(A.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                if isinstance(node.func, A.Name) and node.func.id in names and node.args:
+                    return node.args[0]
+                return node
+
+        return Strip().visit(e)
 
     def unpack_adjoints(self, targets, value, g) -> list:
         if not (isinstance(value, A.Name) and value.id in self.active):
@@ -593,7 +613,13 @@ class ShiftReset:
             flows = [f for f in flows if f[0] in local.active]
             bp = local.bp_name
         else:
-            bp = unit.inject_callee(fn, tuple(active_params))
+            known = {}
+            for p, v in bound.arguments.items():
+                if isinstance(v, A.Name):
+                    known[p] = self.kinds.get(v.id, UNKNOWN)
+                elif isinstance(v, A.Constant) and type(v.value) in (int, float):
+                    known[p] = frozenset({NUMBER})
+            bp = unit.inject_callee(fn, tuple(active_params), kinds_key(known))
         call = A.call(bp, [A.name(self.k), *value.args])
         call.keywords = value.keywords
         A.copy_location(call, value)

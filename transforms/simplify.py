@@ -5,9 +5,9 @@ hand; only control-flow joins and calls of user functions remain closures. In or
 
 1. **inline** each continuation called exactly once (beta reduction: its locals are renamed when
    they would capture a name of the function they move into; ``nonlocal`` declarations follow);
-2. **definedness**: where an adjoint is known to be absent (``None``) or present, ``acc(x_bar, e)``
-   becomes ``e`` or ``x_bar + e`` and ``x_bar if x_bar is not None else zeros_like(x)`` becomes
-   one side -- what remains is only where it depends on the path taken;
+2. **definedness**: where an adjoint is known to be absent (``None``), still ``0.0`` or present,
+   ``acc(x_bar, e)`` becomes ``e`` or ``x_bar + e`` and ``x_bar if x_bar is not None else
+   zeros_like(x)`` becomes one side -- what remains is only where it depends on the path taken;
 3. **copies** ``a = b`` are propagated, **dead stores** to adjoints and temporaries removed;
 4. **forward substitution**: a temporary used once, in the next statement, moves back into it, so
    the forward pass shows the user's expressions again (``h = np.tanh(W @ x + b)``);
@@ -27,7 +27,9 @@ from transforms import astlib as A
 from transforms import scoping as S
 from transforms.unit import Unit
 
-NONE, SET, MAYBE = "none", "set", "maybe"
+# What is known of an adjoint at a point: absent (None), present, the number 0.0 (a Python
+# number's adjoint starts there, never absent), or it depends on the path taken.
+NONE, SET, ZERO, MAYBE = "none", "set", "zero", "maybe"
 _VERSIONED = re.compile(r"_\d+$")
 
 
@@ -53,6 +55,10 @@ def statement_lists(fdef):
 
 def _is_none(node) -> bool:
     return isinstance(node, A.Constant) and node.value is None
+
+
+def _is_zero(node) -> bool:
+    return isinstance(node, A.Constant) and type(node.value) is float and node.value == 0.0
 
 
 class Simplify:
@@ -218,13 +224,20 @@ class Simplify:
 
     def definedness(self, f) -> None:
         state = {p: SET for p in A.arg_names(f.args)}
+        state.update(self._never_none(f))
         self._flow(f, f.body, state, rewrite=True)
+
+    def _never_none(self, f) -> dict:
+        """Borrowed adjoints of Python numbers: ``0.0`` or more, never absent."""
+        declared = self.facts[id(f)].declared if id(f) in self.facts else set()
+        return {n: SET for n in declared if n in self.unit.never_none}
 
     def _definite_writes(self, g) -> set[str]:
         """Borrowed names every run of ``g`` assigns (a continuation runs exactly once)."""
         cached = self._definite.get(id(g))
         if cached is None:
             state = {p: SET for p in A.arg_names(g.args)}
+            state.update(self._never_none(g))
             end = self._flow(g, g.body, state, rewrite=False)
             declared = self.facts[id(g)].declared
             cached = self._definite[id(g)] = {w for w in declared if end.get(w) == SET}
@@ -254,14 +267,14 @@ class Simplify:
                     else set()
                 )
                 for w in writes[name]:
-                    if w in definite:
+                    if w in definite or state.get(w) == ZERO:
                         state[w] = SET
                     elif state.get(w, MAYBE) == NONE:
                         state[w] = MAYBE
             if isinstance(s, A.Assign):
                 t = s.targets[0]
                 if isinstance(t, A.Name):
-                    state[t.id] = NONE if _is_none(s.value) else SET
+                    state[t.id] = NONE if _is_none(s.value) else ZERO if _is_zero(s.value) else SET
                 else:
                     for n in A.walk(t):
                         if isinstance(n, A.Name):
@@ -591,7 +604,13 @@ def _inert(stmt) -> bool:
 def _join(a: dict, b: dict) -> dict:
     out = {}
     for k in set(a) | set(b):
-        out[k] = a[k] if a.get(k) == b.get(k) else MAYBE
+        x, y = a.get(k), b.get(k)
+        if x == y:
+            out[k] = x
+        elif {x, y} == {ZERO, SET}:
+            out[k] = SET  # present either way
+        else:
+            out[k] = MAYBE
     return out
 
 
@@ -651,7 +670,7 @@ class _Rewrite(A.NodeTransformer):
             x, e = node.args
             if isinstance(x, A.Name):
                 st = self.state.get(x.id, MAYBE)
-                if st == NONE:
+                if st in (NONE, ZERO):
                     return e
                 if st == SET:
                     return A.copy_location(A.binop(A.name(x.id), A.Add(), e), node)
@@ -669,7 +688,7 @@ class _Rewrite(A.NodeTransformer):
             and A.is_name(node.body, t.left.id)
         ):
             st = self.state.get(t.left.id, MAYBE)
-            if st == SET:
+            if st in (SET, ZERO):
                 return node.body
             if st == NONE:
                 return node.orelse

@@ -48,21 +48,25 @@ def function_from_source(
     return getattr(module, name)
 
 
-def run_source(source: str, upto: str, ctx, active=None, name=None, skip=()):
-    """The unit after running the pipeline up to stage ``upto`` on ``source``."""
+def run_source(source: str, upto: str, ctx, active=None, name=None, skip=(), kinds=None):
+    """The unit after running the pipeline up to stage ``upto`` on ``source`` (its parameters of
+    the ``kinds`` given, ``{"x": {"number"}}``; unknown when not)."""
     fn = function_from_source(source, name)
     if active is None:
         code = fn.__code__
         active = code.co_varnames[: code.co_argcount]
     unit = Unit(fn, tuple(active), ctx)
     unit.is_entry = True
+    unit.arg_kinds = {p: frozenset(k) for p, k in (kinds or {}).items()}
     pipeline.run(unit, upto=upto, check=True, skip=skip)
     return unit
 
 
-def stage_source(source: str, upto: str, ctx, active=None, comments: bool = False) -> str:
+def stage_source(
+    source: str, upto: str, ctx, active=None, comments: bool = False, kinds=None
+) -> str:
     """The program after stage ``upto``, as source (without the user's lines as comments)."""
-    unit = run_source(source, upto, ctx, active)
+    unit = run_source(source, upto, ctx, active, kinds=kinds)
     if upto == "emit":
         return unit.text
     return render(unit.tree, unit, comments=comments)

@@ -30,6 +30,17 @@ class SourceInfo:
         return self.lines[lineno - 1].rstrip("\n")
 
 
+# What a value may be (see transforms/kinds.py): kinds are frozensets of these.
+NUMBER, NPSCALAR, ARRAY, OTHER = "number", "npscalar", "array", "other"
+UNKNOWN = frozenset({NUMBER, NPSCALAR, ARRAY, OTHER})
+SCALAR = frozenset({NUMBER, NPSCALAR})
+
+
+def kinds_key(kinds: dict) -> tuple:
+    """``{param: kinds}`` as a sorted, hashable key (unknown parameters left out)."""
+    return tuple(sorted((p, tuple(sorted(k))) for p, k in kinds.items() if frozenset(k) != UNKNOWN))
+
+
 @dataclass
 class Callee:
     """A call of a user function that the emitted code makes in continuation-passing style."""
@@ -37,6 +48,7 @@ class Callee:
     fn: Callable
     active: tuple[str, ...]  # the callee's parameters that receive active values
     name: str  # the name the emitted code uses for the callee's backpropagator
+    kinds: tuple = ()  # (parameter, kinds) its arguments are known to have
 
 
 @dataclass
@@ -68,6 +80,11 @@ class Unit:
     bp_name: str = ""
     cont_name: str = "k"
     is_entry: bool = False  # transformed for grad/vjp itself (its shift stage shows the reset)
+    arg_kinds: dict[str, frozenset] | None = (
+        None  # parameter -> kinds of the arguments specialized to
+    )
+    kinds: dict = field(default_factory=dict)  # set by Kinds: scope -> name -> kinds
+    never_none: set[str] = field(default_factory=set)  # adjoints that start at 0.0, never None
     active_names: set[str] = field(default_factory=set)  # set by Activity
     timings: dict[str, float] = field(default_factory=dict)  # seconds per pass
     text: str = ""  # the emitted module
@@ -123,18 +140,22 @@ class Unit:
         self.injected[n] = obj
         return n
 
-    def inject_callee(self, fn, active: tuple[str, ...]) -> str:
+    def inject_callee(self, fn, active: tuple[str, ...], kinds: tuple = ()) -> str:
         for c in self.callees.values():
-            if c.fn is fn and c.active == active:
+            if c.fn is fn and c.active == active and c.kinds == kinds:
                 return c.name
-        if fn is self.fn and active == self.active:
+        if fn is self.fn and active == self.active and kinds == self.kinds_key():
             return self.bp_name
         base = getattr(fn, "__name__", "f")
         if base == "<lambda>":
             base = "lambda"
         n = self.namer.backpropagator(base)
-        self.callees[n] = Callee(fn, active, n)
+        self.callees[n] = Callee(fn, active, n, kinds)
         return n
+
+    def kinds_key(self) -> tuple:
+        """The argument kinds this unit is specialized to, as a hashable key."""
+        return kinds_key(self.arg_kinds or {})
 
     # ------------------------------------------------------------------ diagnostics
 

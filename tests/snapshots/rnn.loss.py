@@ -30,7 +30,8 @@ def loss_bp(k, params, inputs, targets, h):
     def loop_L48_bp(k, index, h, total):
         nonlocal params_bar
         # for x, t in zip(inputs, targets):
-        if index < length_2:
+        frames = []
+        while index < length_2:
             # for x, t in zip(inputs, targets):
             x, t = seq[index], seq_1[index]
             # h = np.tanh(params["Wxh"] @ x + params["Whh"] @ h + params["bh"])
@@ -58,7 +59,64 @@ def loss_bp(k, params, inputs, targets, h):
             logits_item = logits[t]
             total_3 = add_2 - logits_item
             # for x, t in zip(inputs, targets):
-            h_bar_loop_L48, total_bar_loop_L48 = loop_L48_bp(k, index + 1, h_1, total_3)
+            frames.append(
+                (
+                    add,
+                    add_2,
+                    exp,
+                    h,
+                    h_1,
+                    log,
+                    log_z,
+                    logits,
+                    logits_item,
+                    m,
+                    matmul,
+                    matmul_1,
+                    matmul_2,
+                    params_Whh,
+                    params_Why,
+                    params_Wxh,
+                    params_bh,
+                    params_by,
+                    sum_1,
+                    t,
+                    total,
+                    x,
+                )
+            )
+            index, h, total = index + 1, h_1, total_3
+        tup_1_bar = k((h, total))
+        h_bar_2 = item_adjoint(tup_1_bar, 0, h)
+        total_bar_2 = item_adjoint(tup_1_bar, 1, total)
+        h_bar, total_bar = h_bar_2, total_bar_2
+        while frames:
+            # for x, t in zip(inputs, targets):
+            (
+                add,
+                add_2,
+                exp,
+                h,
+                h_1,
+                log,
+                log_z,
+                logits,
+                logits_item,
+                m,
+                matmul,
+                matmul_1,
+                matmul_2,
+                params_Whh,
+                params_Why,
+                params_Wxh,
+                params_bh,
+                params_by,
+                sum_1,
+                t,
+                total,
+                x,
+            ) = frames.pop()
+            h_bar_loop_L48, total_bar_loop_L48 = h_bar, total_bar
             h_bar_1 = h_bar_loop_L48
             # total = total + log_z - logits[t]
             add_2_bar = unbroadcast(total_bar_loop_L48, add_2)
@@ -96,12 +154,6 @@ def loss_bp(k, params, inputs, targets, h):
             params_bar = params_bar + getitem_adjoint(params_Whh_bar, params, "Whh")
             params_Wxh_bar = matmul_x(matmul_bar, matmul, params_Wxh, x)
             params_bar = params_bar + getitem_adjoint(params_Wxh_bar, params, "Wxh")
-        else:
-            # for x, t in zip(inputs, targets):
-            tup_1_bar = k((h, total))
-            h_bar_2 = item_adjoint(tup_1_bar, 0, h)
-            total_bar_2 = item_adjoint(tup_1_bar, 1, total)
-            h_bar, total_bar = h_bar_2, total_bar_2
         return h_bar, total_bar
 
     def after_loop_L48_1(loop_L48_2):

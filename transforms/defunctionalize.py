@@ -1,0 +1,236 @@
+"""After Defunctionalize, a loop's chain of continuations is a stack of saved frames, not recursion.
+
+Desugar turns a loop into a recursive local function, and CPS makes its backpropagator call
+itself once per iteration, handing the same continuation ``k`` down: each level runs one
+iteration forward, calls the next level, and on the way back runs that iteration's adjoints. The
+continuation of iteration ``i`` is "the rest of the loop, then ``k``, then iteration ``i``'s
+backward part" -- a chain of closures that Python keeps as a chain of frames, one per iteration.
+
+This pass represents that chain as data (Reynolds's defunctionalization): what one level's
+backward part reads from its frame is pushed on a list, and the two halves become two ``while``
+loops -- forward, pushing frames; the end of the loop (the call of ``k``); backward, popping them::
+
+    def loop_L3_bp(k, i, x):              def loop_L3_bp(k, i, x):
+        if i < n:                             frames = []
+            x_2 = x * w + ...                 while i < n:
+            x_bar = loop_L3_bp(k, i + 1, x_2)     x_2 = x * w + ...
+            ...backward, reads x...               frames.append(x)
+        else:                     ->             i, x = i + 1, x_2
+            x_bar = k(x)                      x_bar = k(x)
+        return x_bar                          while frames:
+                                                  x = frames.pop()
+                                                  ...backward, reads x...
+                                              return x_bar
+
+The program computes exactly what it did -- each level's backward part sees the values its frame
+held -- without a Python call per iteration or a stack as deep as the loop is long.
+
+Only the shape above is rewritten: a function whose one self-call passes its own ``k`` on, at the
+top level of the branch that continues, with no nested functions (a closure made in an iteration
+would capture that iteration's variables) and every value the backward part reads definitely
+assigned before the self-call. Anything else -- a loop whose body calls a user function, an
+``if`` whose join is a continuation -- keeps its recursion, which is correct, only slower.
+"""
+
+from __future__ import annotations
+
+from transforms import astlib as A
+from transforms.unit import Unit
+
+
+class Defunctionalize:
+    name = "defunctionalize"
+    invariant = "a loop's chain of continuations is a stack of saved frames, walked by two loops"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        rewritten = []
+        for f in [n for n in A.walk(unit.tree) if isinstance(n, A.FunctionDef)]:
+            if f is not unit.tree and self.rewrite(f):
+                rewritten.append(f.name)
+        unit.notes[self.name] = [", ".join(rewritten) or "nothing to rewrite"]
+
+    # ------------------------------------------------------------------ matching
+
+    def rewrite(self, f) -> bool:
+        shape = _shape(f)
+        if shape is None:
+            return False
+        decls, pre, branch, tail = shape
+        k = f.args.args[0].id
+        params = A.arg_names(f.args)
+        body, orelse = branch.body, branch.orelse
+        calls = [i for i, s in enumerate(body) if _self_call(s, f.name, k, len(params))]
+        if len(calls) != 1 or _mentions(f.body, f.name) != 1:
+            return False
+        at = calls[0]
+        call_stmt = body[at]
+        forward, backward = body[:at], body[at + 1 :]
+        if _assigns(f.body, k) or _has_return([*pre, *forward, *backward]):
+            return False
+        tail_call = isinstance(call_stmt, A.Return)
+        if tail_call:
+            if _has_return(orelse[:-1]):
+                return False
+            result = None
+        else:
+            if _has_return(orelse) or not (len(tail) == 1 and isinstance(tail[0], A.Return)):
+                return False
+            result = tail[0].value if tail[0].value is not None else A.const(None)
+        declared = {n for d in decls for n in d.names}
+        definite = set(params) | _top_level_stores(pre) | _top_level_stores(forward)
+        maybe = _stores([*pre, *forward])
+        needed = _loads([*backward, result] if result is not None else backward)
+        saved = sorted((needed & (maybe | set(params))) - declared - {k})
+        if any(v not in definite for v in saved):
+            return False  # a value the backward part reads may not exist at the self-call
+        f.body = decls + self.loops(
+            f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result
+        )
+        return True
+
+    # ------------------------------------------------------------------ rewriting
+
+    def loops(self, f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result):
+        at = branch
+        call = call_stmt.value
+        params = A.arg_names(f.args)[1:]
+        moves = [(p, a) for p, a in zip(params, call.args[1:]) if not A.is_name(a, p)]
+        step = []
+        if moves:
+            targets = [A.store(p) for p, _ in moves]
+            values = [a for _, a in moves]
+            step = [
+                (
+                    A.assign(targets[0], values[0])
+                    if len(moves) == 1
+                    else A.assign(A.tuple_(targets, "store"), A.tuple_(values))
+                )
+            ]
+        if pre:  # statements before the test run once more when the loop ends
+            head = A.const(True)
+            stop = A.if_(A.UnaryOp(op=A.Not(), operand=branch.test), [A.Break()])
+            loop_body = [*pre, stop, *forward]
+        else:
+            head, loop_body = branch.test, list(forward)
+        if isinstance(call_stmt, A.Return):  # a tail call: nothing to do on the way back
+            loop = A.While(test=head, body=loop_body + step, orelse=[])
+            return [_at(loop, at), *orelse, *tail]
+        frames = self.unit.namer.fresh("frames")
+        push = [A.expr_stmt(A.call(A.attr(A.name(frames), "append"), [_pack(saved)]))]
+        forward_loop = A.While(test=head, body=loop_body + push + step, orelse=[])
+        pop = A.call(A.attr(A.name(frames), "pop"), [])
+        restore = [A.assign(_pack(saved, "store"), pop) if saved else A.expr_stmt(pop)]
+        target = call_stmt.targets[0] if isinstance(call_stmt, A.Assign) else None
+        back = []
+        if target is not None:
+            if A.names_in(result) & set(saved):  # the result must be read before the frame
+                value = self.unit.namer.fresh("returned")
+                back = [A.assign(A.store(value), result), *restore]
+                back.append(A.assign(target, A.name(value)))
+            else:
+                back = [*restore, A.assign(target, A.deepcopy(result))]
+        else:
+            back = restore
+        backward_loop = A.While(test=A.name(frames), body=back + backward, orelse=[])
+        init = A.assign(A.store(frames), A.List(elts=[], ctx=A.Load()))
+        return [_at(init, at), _at(forward_loop, at), *orelse, _at(backward_loop, at), *tail]
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _shape(f):
+    """``(declarations, statements before the test, the if, what follows it)`` or None."""
+    a = f.args
+    if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults or not a.args:
+        return None
+    if f.decorator_list or any(
+        isinstance(n, (A.FunctionDef, A.Lambda, A.While, A.For, A.Try, A.Yield, A.YieldFrom))
+        for n in A.walk(f)
+        if n is not f
+    ):
+        return None
+    body = list(f.body)
+    decls = []
+    while body and isinstance(body[0], (A.Nonlocal, A.Global)):
+        decls.append(body.pop(0))
+    ifs = [i for i, s in enumerate(body) if isinstance(s, A.If)]
+    if not ifs:
+        return None
+    i = ifs[0]
+    pre, branch, tail = body[:i], body[i], body[i + 1 :]
+    if any(not isinstance(s, A.Return) for s in tail) or len(tail) > 1:
+        return None
+    return decls, pre, branch, tail
+
+
+def _self_call(s, fname, k, nparams) -> bool:
+    """``t = f(k, ...)``, ``f(k, ...)`` or ``return f(k, ...)``: the next iteration, same ``k``."""
+    if isinstance(s, A.Assign) and len(s.targets) == 1:
+        value = s.value
+    elif isinstance(s, (A.Expr, A.Return)):
+        value = s.value
+    else:
+        return False
+    return (
+        isinstance(value, A.Call)
+        and A.is_name(value.func, fname)
+        and not value.keywords
+        and len(value.args) == nparams
+        and not any(isinstance(x, A.Starred) for x in value.args)
+        and A.is_name(value.args[0], k)
+    )
+
+
+def _mentions(stmts, name) -> int:
+    return sum(1 for s in stmts for n in A.walk(s) if A.is_name(n, name))
+
+
+def _assigns(stmts, name) -> bool:
+    return name in _stores(stmts)
+
+
+def _has_return(stmts) -> bool:
+    return any(isinstance(n, A.Return) for s in stmts for n in A.walk(s))
+
+
+def _stores(stmts) -> set[str]:
+    return {
+        n.id
+        for s in stmts
+        for n in A.walk(s)
+        if isinstance(n, A.Name) and isinstance(n.ctx, (A.Store, A.Del))
+    }
+
+
+def _loads(stmts) -> set[str]:
+    out = set()
+    for s in stmts:
+        for n in A.walk(s):
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
+                out.add(n.id)
+            elif isinstance(n, A.AugAssign) and isinstance(n.target, A.Name):
+                out.add(n.target.id)  # ``x += e`` reads x
+    return out
+
+
+def _top_level_stores(stmts) -> set[str]:
+    """Names every run of ``stmts`` assigns (assignments not inside a branch)."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, (A.Assign, A.AugAssign, A.AnnAssign)):
+            targets = s.targets if isinstance(s, A.Assign) else [s.target]
+            for t in targets:
+                out |= {n.id for n in A.walk(t) if isinstance(n, A.Name)}
+    return out
+
+
+def _pack(names, ctx="load"):
+    if len(names) == 1:
+        return A.name(names[0], ctx)
+    return A.tuple_([A.name(n, ctx) for n in names], ctx)
+
+
+def _at(node, where):
+    return A.copy_location(node, where)

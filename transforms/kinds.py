@@ -1,0 +1,195 @@
+"""After Kinds, every name is annotated with what it may hold: a Python number, a numpy scalar, an
+array, or something else.
+
+A transformation is specialized to the kinds of its arguments at the first call (``x`` a float,
+``W`` an array), and this analysis carries them through the program: arithmetic on Python numbers
+gives Python numbers, the ``math`` module gives floats, numpy functions of scalars give numpy
+scalars. The rewrites read the result: a statement whose value is a scalar needs no
+``unbroadcast`` in its adjoint rules, and the adjoint of a Python number can start at ``0.0``
+instead of an absent ``None`` -- so a float program's backward pass is float arithmetic, with no
+detour through numpy. Kinds are sets of possibilities (``{"number"}``, ``{"number", "npscalar"}``);
+anything not known is everything, and everything is never wrong, only slower.
+
+>>> join({"number"}, {"npscalar"}) == {"number", "npscalar"}
+True
+>>> sorted(_arith({"number"}, {"number", "array"}))
+['array', 'number']
+"""
+
+from __future__ import annotations
+
+import math
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.activity import Scopes, assigned_names, statements
+from transforms.unit import ARRAY, NUMBER, OTHER, SCALAR, UNKNOWN, Unit
+
+RETURN = "<return>"  # the pseudo-variable of what a local function returns
+
+
+def join(a, b):
+    return frozenset(a) | frozenset(b)
+
+
+def is_scalar(kind) -> bool:
+    return bool(kind) and frozenset(kind) <= SCALAR
+
+
+def is_number(kind) -> bool:
+    return frozenset(kind) == {NUMBER}
+
+
+class Kinds:
+    name = "kinds"
+    invariant = "every name annotated with what it may hold: number, numpy scalar, array, other"
+
+    def run(self, unit: Unit) -> None:
+        scopes = Scopes(unit.tree)
+        kinds: dict = {}  # (scope key, name) -> frozenset
+        given = unit.arg_kinds or {}
+        for p in A.arg_names(unit.tree.args):
+            kinds[("", p)] = frozenset(given.get(p, UNKNOWN))
+        for key, fdef in scopes.functions():
+            if key and unit.locals[key].escapes:
+                for p in A.arg_names(fdef.args):
+                    kinds[(key, p)] = UNKNOWN
+        changed = True
+        while changed:
+            changed = False
+            for key, fdef in scopes.functions():
+                for s in statements(fdef.body):
+                    for var, kind in self.transfer(unit, scopes, key, s, kinds):
+                        if var is None:
+                            continue
+                        new = join(kinds.get(var, frozenset()), kind)
+                        if new != kinds.get(var):
+                            kinds[var] = new
+                            changed = True
+        unit.kinds = {}
+        for key, fdef in scopes.functions():
+            names = {n.id for n in A.walk(fdef) if isinstance(n, A.Name)} | set(
+                A.arg_names(fdef.args)
+            )
+            view = {}
+            for n in names:
+                v = scopes.resolve(key, n)
+                view[n] = kinds.get(v, UNKNOWN) if v is not None else UNKNOWN
+            unit.kinds[key] = view
+        shown = {
+            n: "/".join(sorted(k))
+            for n, k in sorted(unit.kinds[""].items())
+            if n in unit.active_names and k != UNKNOWN
+        }
+        unit.notes[self.name] = [
+            ", ".join(f"{n}: {k}" for n, k in shown.items()) or "nothing known"
+        ]
+
+    def transfer(self, unit, scopes, key, s, kinds):
+        """(variable, kind) pairs a statement contributes."""
+
+        def kind(e):
+            if isinstance(e, A.Constant):
+                if isinstance(e.value, bool) or e.value is None or isinstance(e.value, str):
+                    return frozenset({OTHER})
+                if isinstance(e.value, (int, float)):
+                    return frozenset({NUMBER})
+                return UNKNOWN
+            if isinstance(e, A.Name):
+                v = scopes.resolve(key, e.id)
+                if v is None:
+                    return UNKNOWN
+                return kinds.get(v, frozenset())
+            return UNKNOWN
+
+        def result(g):  # what a call of the local function g returns
+            return kinds.get((g, RETURN), frozenset())
+
+        out = []
+        if isinstance(s, A.Return):
+            v = s.value if s.value is not None else A.const(None)
+            out.append(((key, RETURN), kind(v) if isinstance(v, (A.Name, A.Constant)) else UNKNOWN))
+        if isinstance(s, A.Assign):
+            targets = assigned_names(s)
+            v = s.value
+            if len(targets) == 1 and isinstance(s.targets[0], A.Name):
+                value = self.expression(unit, v, kind, result)
+                out.append((scopes.resolve(key, targets[0]), value))
+            else:
+                out += [(scopes.resolve(key, t), UNKNOWN) for t in targets]
+            out += self.call_edges(unit, scopes, key, v, kind)
+        elif isinstance(s, A.Expr):
+            out += self.call_edges(unit, scopes, key, s.value, kind)
+        return out
+
+    @staticmethod
+    def call_edges(unit, scopes, key, value, kind):
+        """A call of a local function gives its parameters the kinds of the arguments."""
+        if not (
+            isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local"
+        ):
+            return []
+        g = anno.getanno(value.func, anno.CALLEE)
+        gdef = scopes.node.get(g)
+        if gdef is None:
+            return []
+        params = A.arg_names(gdef.args)
+        out = [((g, p), kind(a)) for p, a in zip(params, value.args)]
+        out += [((g, k.arg), kind(k.value)) for k in value.keywords if k.arg in params]
+        bound = {p for p, _ in zip(params, value.args)} | {k.arg for k in value.keywords}
+        out += [((g, p), UNKNOWN) for p in params if p not in bound]  # defaults: not tracked
+        return out
+
+    @staticmethod
+    def expression(unit, v, kind, result) -> frozenset:
+        if isinstance(v, (A.Name, A.Constant)):
+            return kind(v)
+        if isinstance(v, A.BinOp):
+            a, b = kind(v.left), kind(v.right)
+            if isinstance(v.op, A.MatMult):
+                return UNKNOWN
+            return _arith(a, b)
+        if isinstance(v, A.UnaryOp):
+            if isinstance(v.op, A.Not):
+                return frozenset({OTHER})
+            return kind(v.operand)
+        if isinstance(v, A.Compare):
+            return UNKNOWN  # a bool, or an array of them
+        if isinstance(v, A.Call):
+            fn = anno.getanno(v.func, anno.CALLEE)
+            if anno.getanno(v.func, anno.CALLEE_KIND) == "local":
+                return result(fn)
+            args = [kind(a) for a in v.args if not isinstance(a, A.Starred)]
+            if anno.getanno(v.func, anno.CALLEE_KIND) == "primitive":
+                mod = getattr(fn, "__module__", None) or ""
+                if mod == "math" or fn in (math.fabs,):
+                    return frozenset({NUMBER}) if all(is_scalar(a) for a in args) else UNKNOWN
+                if fn in (abs, float) and args and is_number(args[0]):
+                    return frozenset({NUMBER})
+                if (
+                    mod.startswith("numpy")
+                    and args
+                    and all(is_scalar(a) for a in args)
+                    and not v.keywords
+                ):
+                    return SCALAR
+            return UNKNOWN
+        return UNKNOWN
+
+
+def _arith(a, b) -> frozenset:
+    """The kinds ``x op y`` may have, for ``x`` of kind ``a`` and ``y`` of kind ``b``."""
+    if not a or not b:
+        return frozenset(a) | frozenset(b)  # one side not known yet
+    out: set = set()
+    for x in a:
+        for y in b:
+            if OTHER in (x, y):
+                return UNKNOWN
+            if ARRAY in (x, y):
+                out.add(ARRAY)
+            elif x == y == NUMBER:
+                out.add(NUMBER)
+            else:
+                out |= SCALAR  # a numpy scalar op a number: numpy decides which
+    return frozenset(out)
