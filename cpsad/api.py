@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,8 +20,24 @@ from cpsad.pytree import densify, promote
 from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
 from transforms import pipeline
 
+_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 
 def _target(f: Callable) -> Callable:
+    """The plain function to transform (decorators unwrapped); checked once per object."""
+    try:
+        return _TARGETS[f]
+    except (KeyError, TypeError):
+        pass
+    fn = _unwrapped(f)
+    try:
+        _TARGETS[f] = fn
+    except TypeError:
+        pass
+    return fn
+
+
+def _unwrapped(f: Callable) -> Callable:
     if inspect.ismethod(f):
         raise TypeError(
             "cpsad differentiates plain functions; for a method, differentiate "

@@ -14,6 +14,9 @@ from cpsad.runtime import Sparse
 
 def promote(x):
     """A differentiated argument: ints and int arrays become floats, containers recursively."""
+    t = type(x)
+    if t is float or (t is np.ndarray and x.dtype.kind in "fc"):
+        return x  # the common cases first: this runs on every call
     if isinstance(x, bool):
         return x
     if isinstance(x, int):
@@ -44,8 +47,11 @@ def _entry(adj, key):
 
 def densify(adj, x):
     """The gradient with respect to ``x`` from its adjoint ``adj`` (None meaning zero)."""
+    if type(x) is np.ndarray and type(adj) is np.ndarray and adj.dtype == x.dtype:
+        if adj.shape == x.shape and adj.flags.writeable and not np.may_share_memory(adj, x):
+            return adj  # the common case: a fresh array of the argument's shape and dtype
     if isinstance(x, np.ndarray):
-        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+        dtype = x.dtype if x.dtype.kind in "fc" else np.float64
         if adj is None:
             return np.zeros(x.shape, dtype)
         out = np.asarray(adj, dtype=dtype)

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 import numpy as np
@@ -49,8 +48,10 @@ def unbroadcast(g, x):
     """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
     if type(g) is float:
         return g
-    shape = np.shape(x)
-    gshape = np.shape(g)
+    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, without np.shape
+        shape, gshape = x.shape, g.shape
+    else:
+        shape, gshape = np.shape(x), np.shape(g)
     if gshape == shape:
         return g
     if not shape:
@@ -309,18 +310,25 @@ def scalar_seed(result):
 DEPTH = 5_000_000  # frames: one per iteration of a loop or level of recursion in emitted code
 
 
-@contextlib.contextmanager
-def deep_recursion(depth: int = DEPTH):
+class deep_recursion:
     """Let continuation-passing code nest ``depth`` Python frames; restore the limit after.
 
     On CPython >= 3.11 calls between Python functions do not use the C stack, so the limit is
-    the only bound; the previous limit is restored even when the call raises.
+    the only bound; the previous limit is restored even when the call raises. (A class, not a
+    generator: it runs on every call of a backpropagator.)
     """
-    old = sys.getrecursionlimit()
-    if old < depth and sys.version_info >= (3, 11):
-        sys.setrecursionlimit(depth)
-    try:
-        yield
-    finally:
-        if sys.getrecursionlimit() != old:
-            sys.setrecursionlimit(old)
+
+    __slots__ = ("depth", "old")
+
+    def __init__(self, depth: int = DEPTH):
+        self.depth = depth
+
+    def __enter__(self):
+        self.old = old = sys.getrecursionlimit()
+        if old < self.depth and sys.version_info >= (3, 11):
+            sys.setrecursionlimit(self.depth)
+
+    def __exit__(self, *exc):
+        if sys.getrecursionlimit() != self.old:
+            sys.setrecursionlimit(self.old)
+        return False

@@ -95,6 +95,8 @@ defoperator("mod", mod_x, mod_y)
 
 def matmul_x(g, ans, x, y):
     """x @ y: the adjoint of x, for every combination of 1-D, 2-D and stacked operands."""
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim:
+        return g @ y.T  # matrices: nothing broadcast
     if np.ndim(y) == 1:
         if np.ndim(x) == 1:
             return g * y
@@ -107,6 +109,8 @@ def matmul_x(g, ans, x, y):
 
 def matmul_y(g, ans, x, y):
     """x @ y: the adjoint of y."""
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim:
+        return x.T @ g
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return g * x

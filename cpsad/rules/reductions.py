@@ -14,11 +14,20 @@ from cpsad.rules.core import defmethod, defvjp
 
 def expand(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction of ``x`` back to ``x``'s shape."""
-    shape = np.shape(x)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
     if axis is not None and not keepdims:
-        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+        axes = (axis,) if type(axis) is int else tuple(axis)
         g = np.expand_dims(g, tuple(a % len(shape) for a in axes))
+    if type(g) is np.ndarray and g.shape == shape:
+        return g
+    if type(x) is np.ndarray and x.size <= SMALL:  # a copy is cheaper than a view's set-up
+        out = np.empty(shape, np.result_type(g))
+        out[...] = g
+        return out
     return np.broadcast_to(g, shape)
+
+
+SMALL = 1 << 14  # elements: below this, expand writes a new array instead of a broadcast view
 
 
 def count(x, axis=None) -> int:
@@ -35,7 +44,7 @@ def sum_vjp(g, ans, a, axis=None, *, keepdims=False):
 
 
 def mean_vjp(g, ans, a, axis=None, *, keepdims=False):
-    return expand(g, a, axis=axis, keepdims=keepdims) / count(a, axis=axis)
+    return expand(g / count(a, axis=axis), a, axis=axis, keepdims=keepdims)
 
 
 def prod_vjp(g, ans, a, axis=None, *, keepdims=False):
@@ -56,9 +65,13 @@ def prod_vjp(g, ans, a, axis=None, *, keepdims=False):
 
 def max_vjp(g, ans, a, axis=None, *, keepdims=False):
     """The adjoint goes to the maximal (or minimal) elements, split evenly between ties."""
-    hits = a == expand(ans, a, axis=axis, keepdims=keepdims)
-    share = expand(g, a, axis=axis, keepdims=keepdims) * hits
-    return share / np.sum(hits, axis=axis, keepdims=True).astype(share.dtype)
+    if axis is not None and not keepdims:  # put the reduced axes back, as length 1
+        axes = (axis,) if type(axis) is int else tuple(axis)
+        axes = tuple(i % np.ndim(a) for i in axes)
+        ans, g = np.expand_dims(ans, axes), np.expand_dims(g, axes)
+    hits = a == ans  # broadcasts: the reduced axes have length 1 (or ans is a scalar)
+    ties = np.sum(hits, axis=axis, keepdims=True)
+    return np.where(hits, g / ties, 0.0).astype(np.result_type(g, a), copy=False)
 
 
 def var_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):

@@ -16,7 +16,7 @@ def loss_bp(k, w, x, y):
     sub = h - y
     power = sub**2
     mean_bar = k(np.mean(power))
-    power_bar = expand(mean_bar, power) / count(power)
+    power_bar = expand(mean_bar / count(power), power)
     sub_bar = unbroadcast(power_bar * 2 * sub, sub)
     h_bar = unbroadcast(sub_bar, h)
     # h = np.tanh(x @ w)
