@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -31,6 +31,9 @@ class Rule:
     signature: inspect.Signature  # the primitive's parameters (those the rule understands)
     adjoints: dict[str, Template | None]  # parameter -> template (None: not differentiable)
     discrete: frozenset = frozenset()  # parameters whose values are discrete (an index, a shape)
+    # Forward mode: parameter -> template ``(t, ans, *params) -> the result's tangent`` from that
+    # parameter's tangent ``t``; the result's tangent is the sum over the parameters that have one.
+    tangents: dict = field(default_factory=dict)
 
     def bind(self, args, keywords) -> dict[str, Any]:
         """Map a call's argument nodes to parameter names; defaults fill the rest (as values)."""

@@ -10,6 +10,17 @@ A rule is registered right beside its definition::
 the defaults the rule understands). A primitive of several parameters gets one function per
 parameter, ``None`` where it has no derivative. A rule whose body is one ``return`` is inlined into
 emitted code; a longer one is called by name. Either way it is a plain, testable function.
+
+Forward mode (``cpsad.jvp``) needs the other direction: per parameter, the tangent of the result
+given that parameter's tangent ``t``, with the same parameters after it::
+
+    def sin_jvp(t, ans, x):
+        return t * np.cos(x)
+    defjvp(np.sin, sin_jvp)
+
+The result's tangent is the sum of the contributions of the parameters that have a tangent; each
+contribution has the result's shape (broadcasting happens by itself). ``deflinear`` says a
+primitive is linear in a parameter, so its tangent is the primitive applied to the tangent.
 """
 
 from __future__ import annotations
@@ -105,6 +116,68 @@ def defvjp(primitive, *vjps, **named):
 
 def defoperator(name: str, *vjps):
     OPERATORS[name] = make_rule(f"operator {name}", vjps)
+
+
+# --------------------------------------------------------------------------- forward mode
+
+
+def attach_tangents(rule: Rule, jvps, named) -> Rule:
+    """Give ``rule`` its forward-mode functions: one per parameter, in order, or by name."""
+    params = list(rule.signature.parameters)
+    given = dict(zip(params, jvps))
+    for p, f in named.items():
+        if p not in params:
+            raise ValueError(f"{rule.name}: no parameter {p!r} in {rule.signature}")
+        given[p] = f
+    for p, f in given.items():
+        if f is None or f is DISCRETE:
+            continue
+        head = list(inspect.signature(f).parameters)
+        if head[:2] != ["t", "ans"] or head[2:] != params:
+            raise ValueError(
+                f"{rule.name}: a tangent rule takes (t, ans, {', '.join(params)}), got {head}"
+            )
+        rule.tangents[p] = template(f)
+    return rule
+
+
+def _registered(table: dict, key, label: str) -> Rule:
+    rule = table.get(key)
+    if rule is None:
+        raise ValueError(f"{label}: register its adjoint rule (defvjp) before its tangent rule")
+    return rule
+
+
+def defjvp(primitive, *jvps, **named):
+    """Register the tangent rules of ``primitive`` (which has an adjoint rule already): one
+    function ``(t, ans, *params) -> the result's tangent from this parameter's`` per parameter."""
+    attach_tangents(_registered(FUNCTIONS, primitive, _label(primitive)), jvps, named)
+    return primitive
+
+
+def defjvp_operator(name: str, *jvps):
+    attach_tangents(_registered(OPERATORS, name, f"operator {name}"), jvps, {})
+
+
+def defjvp_method(name: str, *jvps, **named):
+    attach_tangents(_registered(METHODS, name, f".{name}()"), jvps, named)
+
+
+def defjvp_attribute(name: str, jvp):
+    attach_tangents(_registered(ATTRIBUTES, name, f".{name}"), [jvp], {})
+
+
+def defjvp_as_vjp(primitive):
+    """For an elementwise function of one argument whose adjoint rule is ``g * f'(x)`` (no
+    unbroadcast): the tangent rule is the same expression with the tangent for ``g``."""
+    rule = _registered(FUNCTIONS, primitive, _label(primitive))
+    rule.tangents.update({p: t for p, t in rule.adjoints.items() if t is not None})
+    return primitive
+
+
+def tangent_missing(rule: Rule) -> list[str]:
+    """The differentiable parameters of ``rule`` that have no tangent rule yet."""
+    return [p for p, t in rule.adjoints.items() if t is not None and p not in rule.tangents]
 
 
 def defmethod(name: str, *vjps, **named):
