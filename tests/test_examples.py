@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from cpsad.testing import check_grads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+if EXAMPLES not in sys.path:  # the examples import their shared helpers as `common`
+    sys.path.insert(0, EXAMPLES)
 
 
 def load(name):
@@ -56,8 +60,15 @@ def test_mlp_gradient_and_training():
     params = mlp.init_params(np.random.default_rng(0))
     Y = np.eye(10)[labels]
     check_grads(mlp.loss, params, X[:16], Y[:16], rtol=1e-4)
-    _, acc = mlp.train(epochs=3, log=lambda *a: None)
-    assert acc > 0.85  # three epochs of SGD on the digits
+    _, history = mlp.train(epochs=3, verbose=False)
+    assert history["test accuracy"][-1] > 0.85  # three epochs of SGD on the digits
+
+
+def test_mlp_quick_mode_writes_its_curve(tmp_path, capsys):
+    history = mlp.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["train loss"][-1] < history["train loss"][0]
+    assert (tmp_path / "mlp.png").stat().st_size > 10_000
+    assert "test accuracy" in capsys.readouterr().out
 
 
 rnn = load("rnn")
