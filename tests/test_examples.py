@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from cpsad.testing import check_grads
+from cpsad.testing import check_grads, check_vjp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -92,3 +92,37 @@ def test_treelstm_gradient_and_training():
     check_grads(treelstm.loss, params, tree, label)
     _, acc = treelstm.train(epochs=2, n_train=100, n_test=100, log=lambda *a: None)
     assert acc > 0.5
+
+
+cnn = load("cnn")
+
+
+def test_cnn_conv2d_against_a_direct_loop():
+    """im2col gives what the definition of a (cross-)correlation gives, pixel by pixel."""
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(2, 3, 5, 6)), rng.normal(size=(4, 3, 3, 3)), rng.normal(size=4)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    direct = np.zeros((2, 4, 5, 6))
+    for r in range(5):
+        for s in range(6):
+            direct[:, :, r, s] = np.einsum("ncij,fcij->nf", xp[:, :, r : r + 3, s : s + 3], w) + b
+    assert np.allclose(cnn.conv2d(x, w, b), direct)
+
+
+def test_cnn_gradients():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(2, 2, 4, 4)), rng.normal(size=(3, 2, 3, 3)), rng.normal(size=3)
+    check_vjp(cnn.conv2d, x, w, b)
+    check_vjp(cnn.maxpool, rng.normal(size=(2, 3, 4, 4)))
+    X, labels = mlp.load_digits()
+    # random biases: with zero biases the blank corners of a digit put ReLUs exactly at their kink
+    # and max-pooling windows at ties, where finite differences have no derivative to agree with
+    params = {k: v + 0.1 * rng.normal(size=v.shape) for k, v in cnn.init_params(rng, 2, 3).items()}
+    check_grads(cnn.loss, params, X[:6], labels[:6], rtol=1e-4)
+
+
+def test_cnn_quick_mode_learns(tmp_path):
+    history = cnn.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["train loss"][-1] < 0.5 * history["train loss"][0]
+    assert history["test accuracy"][-1] > 0.8  # chance is 0.1
+    assert (tmp_path / "cnn.png").exists()
