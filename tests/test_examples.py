@@ -126,3 +126,35 @@ def test_cnn_quick_mode_learns(tmp_path):
     assert history["train loss"][-1] < 0.5 * history["train loss"][0]
     assert history["test accuracy"][-1] > 0.8  # chance is 0.1
     assert (tmp_path / "cnn.png").exists()
+
+
+resnet = load("resnet")
+
+
+def test_resnet_gradients():
+    rng = np.random.default_rng(0)
+    X, labels = mlp.load_digits()
+    params = resnet.init_params(rng, channels=2, stages=2, blocks=2, residual_scale=1.0)
+    # away from ReLU kinks and pooling ties (see test_cnn_gradients)
+    params["stem_b"] = params["stem_b"] + 0.1 * rng.normal(size=2)
+    for stage in params["stages"]:
+        for block in stage:
+            block["b1"] = block["b1"] + 0.1 * rng.normal(size=2)
+            block["b2"] = block["b2"] + 0.1 * rng.normal(size=2)
+    g = check_grads(resnet.loss, params, X[:4], labels[:4], rtol=1e-4)
+    assert len(g["stages"]) == 2 and len(g["stages"][1]) == 2  # the gradient has their structure
+    block = params["stages"][0][0]
+    x = rng.normal(size=(2, 2, 4, 4))
+    # check_vjp perturbs lists and tuples but not dicts: the block's arrays go in one by one
+    check_vjp(residual_block_of_arrays, block["w1"], block["b1"], block["w2"], block["b2"], x)
+
+
+def residual_block_of_arrays(w1, b1, w2, b2, x):
+    return resnet.residual_block({"w1": w1, "b1": b1, "w2": w2, "b2": b2}, x)
+
+
+def test_resnet_quick_mode_learns(tmp_path):
+    history = resnet.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["train loss"][-1] < 0.7 * history["train loss"][0]
+    assert history["test accuracy"][-1] > 0.5  # chance is 0.1
+    assert (tmp_path / "resnet.png").exists()
