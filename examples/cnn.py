@@ -20,7 +20,7 @@ import os
 import time
 
 import numpy as np
-from common import Progress, digits_split, parser, save_curves
+from common import Progress, digits_split, one_blas_thread, parser, save_curves
 
 import cpsad
 
@@ -83,7 +83,7 @@ def init_params(rng, c1=8, c2=16):
     }
 
 
-def train(epochs=20, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True):
+def train(epochs=20, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True, progress=True):
     """SGD with momentum; (params, history) with the loss and test accuracy of every epoch."""
     X, labels, X_test, labels_test = digits_split()
     rng = np.random.default_rng(seed)
@@ -91,7 +91,7 @@ def train(epochs=20, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True):
     velocity = {k: np.zeros_like(v) for k, v in params.items()}
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
-    bar = Progress(epochs * -(-len(X) // batch), "cnn", enabled=verbose)
+    bar = Progress(epochs * -(-len(X) // batch), "cnn", bar=verbose and progress, log=verbose)
     for epoch in range(1, epochs + 1):
         order = rng.permutation(len(X))
         total = 0.0
@@ -115,11 +115,12 @@ def train(epochs=20, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True):
     return params, history
 
 
+@one_blas_thread
 def main(argv=None):
     args = parser(__doc__, epochs=20).parse_args(argv)
     t0 = time.perf_counter()
     epochs = 3 if args.quick else args.epochs
-    _, history = train(epochs=epochs, seed=args.seed, verbose=not args.no_progress)
+    _, history = train(epochs=epochs, seed=args.seed, progress=not args.no_progress)
     seconds = time.perf_counter() - t0
     png = save_curves(
         os.path.join(args.out, "cnn.png"),

@@ -6,6 +6,7 @@ Nothing here is differentiated; the models and their losses live in the example 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -62,13 +63,14 @@ class Progress:
 
     ``update(n, **info)`` moves it on and shows the latest numbers, ``write(line)`` prints a line
     above it, ``close()`` ends it. Off a terminal (a log, CI) it prints only the finished bar.
+    ``bar=False`` leaves out the bar, ``log=False`` the lines.
     """
 
-    def __init__(self, total, label="", width=24, stream=None, enabled=True):
-        self.total, self.label, self.width = total, label, width
+    def __init__(self, total, label="", bar=True, log=True, stream=None):
+        self.total, self.label, self.width = total, label, 24
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled
-        self.live = enabled and getattr(self.stream, "isatty", lambda: False)()
+        self.bar, self.log = bar, log
+        self.live = bar and getattr(self.stream, "isatty", lambda: False)()
         self.done, self.info = 0, {}
         self.start = self.last = time.perf_counter()
 
@@ -81,8 +83,8 @@ class Progress:
             self._draw("\r")
 
     def write(self, line):
-        """Print a line above the bar (nothing when the bar is disabled: a quiet run)."""
-        if not self.enabled:
+        """Print a line above the bar (unless ``log`` is off: a quiet run)."""
+        if not self.log:
             return
         if self.live:
             self.stream.write("\r\x1b[K")
@@ -91,7 +93,7 @@ class Progress:
             self._draw("")
 
     def close(self):
-        if self.enabled:
+        if self.bar:
             self._draw("\r" if self.live else "")
             self.stream.write("\n")
             self.stream.flush()
@@ -143,6 +145,25 @@ def save_curves(path, title, panels, xlabel="epoch"):
 # ------------------------------------------------------------------------------------ the options
 
 
+def one_blas_thread(main):
+    """Run ``main`` with numpy's BLAS on one thread (restored afterwards).
+
+    The examples multiply small matrices, thousands of times: a second BLAS thread only adds its
+    hand-over, and on a busy machine its waiting can make a step ten times slower.
+    """
+
+    @functools.wraps(main)
+    def run(*args, **kwargs):
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # the `examples` extra is not installed: run as is
+            return main(*args, **kwargs)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return main(*args, **kwargs)
+
+    return run
+
+
 def parser(doc, **defaults):
     """The options every example takes: --quick, --out, --seed, and its own numbers."""
     p = argparse.ArgumentParser(
@@ -155,3 +176,31 @@ def parser(doc, **defaults):
     for name, value in defaults.items():
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     return p
+
+
+# -------------------------------------------------------------------------------------- optimizer
+
+
+class Adam:
+    """Adam (Kingma and Ba, 2015) on a flat dict of arrays, with the gradient's norm clipped."""
+
+    def __init__(self, params, lr=2e-3, beta1=0.9, beta2=0.999, eps=1e-8, clip=5.0):
+        self.lr, self.beta1, self.beta2, self.eps, self.clip = lr, beta1, beta2, eps, clip
+        self.m = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v = {k: np.zeros_like(v) for k, v in params.items()}
+        self.t = 0
+
+    def step(self, params, grads):
+        """The parameters after one step (a new dict; the old one is left alone)."""
+        norm = np.sqrt(sum(float(np.sum(g * g)) for g in grads.values()))
+        scale = min(1.0, self.clip / (norm + 1e-12))
+        self.t += 1
+        out = {}
+        for k, p in params.items():
+            g = grads[k] * scale
+            self.m[k] = self.beta1 * self.m[k] + (1 - self.beta1) * g
+            self.v[k] = self.beta2 * self.v[k] + (1 - self.beta2) * g * g
+            m_hat = self.m[k] / (1 - self.beta1**self.t)
+            v_hat = self.v[k] / (1 - self.beta2**self.t)
+            out[k] = p - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        return out

@@ -13,7 +13,7 @@ import os
 import time
 
 import numpy as np
-from common import Progress, digits_split, load_digits, parser, save_curves
+from common import Progress, digits_split, load_digits, one_blas_thread, parser, save_curves
 
 import cpsad
 
@@ -47,7 +47,7 @@ def accuracy(params, X, labels):
     return float(np.mean(np.argmax(predict(params, X), axis=1) == labels))
 
 
-def train(epochs=30, batch=64, lr=0.5, seed=0, verbose=True):
+def train(epochs=30, batch=64, lr=0.5, seed=0, verbose=True, progress=True):
     """SGD on minibatches; (params, history) with the loss and test accuracy of every epoch."""
     X, labels, X_test, labels_test = digits_split()
     Y, Y_test = np.eye(10)[labels], np.eye(10)[labels_test]
@@ -56,7 +56,7 @@ def train(epochs=30, batch=64, lr=0.5, seed=0, verbose=True):
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
     steps = -(-len(X) // batch)
-    bar = Progress(epochs * steps, "mlp", enabled=verbose)
+    bar = Progress(epochs * steps, "mlp", bar=verbose and progress, log=verbose)
     for epoch in range(1, epochs + 1):
         order = rng.permutation(len(X))
         total = 0.0
@@ -133,6 +133,7 @@ def demo(out="out"):
     print(f"loss and accuracy curves: {png}")
 
 
+@one_blas_thread
 def main(argv=None):
     p = parser(__doc__, epochs=30)
     p.add_argument("--demo", action="store_true", help="show the backpropagator, check it, train")
@@ -141,7 +142,7 @@ def main(argv=None):
         return demo(args.out)
     t0 = time.perf_counter()
     _, history = train(
-        epochs=5 if args.quick else args.epochs, seed=args.seed, verbose=not args.no_progress
+        epochs=5 if args.quick else args.epochs, seed=args.seed, progress=not args.no_progress
     )
     png = save_history(history, args.out)
     print(
