@@ -75,14 +75,18 @@ rnn = load("rnn")
 treelstm = load("treelstm")
 
 
-def test_rnn_gradient_and_training():
+def test_rnn_gradient_and_training(tmp_path):
     rng = np.random.default_rng(0)
-    chars = sorted(set(rnn.zen()))
-    params = {k: v * 30 for k, v in rnn.init_params(rng, len(chars), hidden=5).items()}
-    inputs = np.eye(len(chars))[[1, 2, 3, 4]]
-    check_grads(rnn.loss, params, inputs, [2, 3, 4, 5], np.zeros(5), argnums=(0, 3))
-    _, smooth = rnn.train(steps=150, log=lambda *a: None)
-    assert smooth < np.log(len(chars))  # below the loss of a uniform guess
+    chars = sorted(set(rnn.load_sonnets()))
+    params = {k: v * 3 for k, v in rnn.init_params(rng, len(chars), hidden=5).items()}
+    params["bh"] = rng.normal(size=5)
+    codes = np.array([[1, 2, 3], [4, 2, 2], [5, 6, 1], [2, 2, 2]])  # (steps, batch)
+    inputs, targets = np.eye(len(chars))[codes], np.roll(codes, -1, axis=0)
+    h = rng.normal(size=(3, 5))
+    check_grads(rnn.loss, params, inputs, targets, h, argnums=(0, 3))
+    history = rnn.main(["--steps", "40", "--no-progress", "--out", str(tmp_path)])
+    assert history["test bits/char"][-1] < 4.5 < np.log2(len(chars))  # below a uniform guess
+    assert (tmp_path / "rnn.png").exists()
 
 
 def test_treelstm_gradient_and_training():
