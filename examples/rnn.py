@@ -1,6 +1,6 @@
 """A character-level recurrent network, written with a plain Python loop, differentiated by cpsad.
 
-    python examples/rnn.py               # train 1,500 steps (about a minute), print samples
+    python examples/rnn.py               # train 1,500 steps (under a minute), print samples
     python examples/rnn.py --quick       # 150 steps, a few seconds
     python examples/rnn.py --out DIR     # where the loss curve goes (default out/)
 

@@ -89,6 +89,38 @@ def test_rnn_gradient_and_training(tmp_path):
     assert (tmp_path / "rnn.png").exists()
 
 
+lstm = load("treelstm")
+
+
+def test_rnn_gradient_and_training(tmp_path):
+    rng = np.random.default_rng(0)
+    chars = sorted(set(rnn.load_sonnets()))
+    params = {k: v * 3 for k, v in rnn.init_params(rng, len(chars), hidden=5).items()}
+    params["bh"] = rng.normal(size=5)
+    codes = np.array([[1, 2, 3], [4, 2, 2], [5, 6, 1], [2, 2, 2]])  # (steps, batch)
+    inputs, targets = np.eye(len(chars))[codes], np.roll(codes, -1, axis=0)
+    h = rng.normal(size=(3, 5))
+    check_grads(rnn.loss, params, inputs, targets, h, argnums=(0, 3))
+    history = rnn.main(["--steps", "40", "--no-progress", "--out", str(tmp_path)])
+    assert history["test bits/char"][-1] < 4.5 < np.log2(len(chars))  # below a uniform guess
+    assert (tmp_path / "rnn.png").exists()
+
+
+lstm = load("lstm")
+
+
+def test_lstm_gradient_and_training(tmp_path):
+    rng = np.random.default_rng(0)
+    vocab = 7
+    params = lstm.init_params(rng, vocab, hidden=4, embed=3)
+    params["b"] = params["b"] + rng.normal(size=16)
+    codes = np.array([[1, 2, 2], [2, 2, 6], [5, 6, 1], [0, 2, 2], [3, 3, 3]])  # repeated characters
+    check_grads(lstm.loss, params, codes[:-1], codes[1:])
+    _, history = lstm.train(steps=40, hidden=48, verbose=False)
+    assert history["test bits/char"][-1] < 5.0  # a uniform guess: 5.95
+    assert history["train bits/char"][-1] < history["train bits/char"][0] - 1.0
+
+
 def test_treelstm_gradient_and_training():
     rng = np.random.default_rng(1)
     params = treelstm.init_params(rng, hidden=4, embed=3)
