@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(PY) examples/mlp.py --demo
 
 examples: $(STAMP)
-	for e in mlp cnn resnet; do $(PY) examples/$$e.py --quick || exit 1; done
+	for e in mlp cnn resnet rnn lstm treelstm; do $(PY) examples/$$e.py --quick || exit 1; done
 
 test: $(STAMP)
 	$(PY) -m pytest

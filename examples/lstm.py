@@ -1,7 +1,7 @@
 """An LSTM language model over characters, on Shakespeare's Sonnets, differentiated by cpsad.
 
     python examples/lstm.py              # train 2,000 steps (two to three minutes), print samples
-    python examples/lstm.py --quick      # 150 steps, a few seconds
+    python examples/lstm.py --quick      # 100 steps of a smaller LSTM, a few seconds
     python examples/lstm.py --out DIR    # where the loss curve goes (default out/)
 
 Each character is looked up in an embedding table (``params["embed"][x]``, an integer index:
@@ -131,8 +131,10 @@ def train(
 def main(argv=None):
     args = parser(__doc__, steps=2000).parse_args(argv)
     t0 = time.perf_counter()
-    steps = 150 if args.quick else args.steps
-    params, history = train(steps=steps, seed=args.seed, progress=not args.no_progress)
+    steps, hidden = (100, 64) if args.quick else (args.steps, 128)
+    params, history = train(
+        steps=steps, hidden=hidden, seed=args.seed, progress=not args.no_progress
+    )
     seconds = time.perf_counter() - t0
     png = save_curves(
         os.path.join(args.out, "lstm.png"),
