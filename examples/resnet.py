@@ -1,6 +1,6 @@
 """A small residual network (ResNet-style blocks with skip connections) on the 8x8 digits.
 
-    python examples/resnet.py            # train 12 epochs, report test accuracy
+    python examples/resnet.py            # train 12 epochs (under a minute), report test accuracy
     python examples/resnet.py --quick    # 2 epochs, a few seconds
     python examples/resnet.py --out DIR  # where the loss/accuracy curve goes (default out/)
 
@@ -8,9 +8,11 @@ The network: a 3x3 convolution to 16 channels, then two stages of two residual b
     y = relu(x + conv(relu(conv(x))))
 with 2x2 max-pooling after each stage (8x8 -> 4x4 -> 2x2), and a linear layer on the 2x2x16
 features. (Global average pooling, as in the ResNet paper, learned much more slowly here: on
-2x2 maps with no batch normalization, the averages barely differ between images at the start.) Its parameters are a pytree -- a dict holding a list of stages, each a list of blocks,
-each a dict of arrays -- and ``predict`` walks it with two nested ``for`` loops; cpsad hands back
-a gradient of the same structure. The convolution is ``conv2d`` of ``cnn.py`` (im2col),
+2x2 maps with no batch normalization, the averages barely differ between images at the start.)
+
+The parameters are a pytree -- a dict holding a list of stages, each a list of blocks, each a
+dict of arrays -- and ``predict`` walks it with two nested ``for`` loops; cpsad hands back a
+gradient of the same structure. The convolution is ``conv2d`` of ``cnn.py`` (im2col),
 imported from there: cpsad differentiates helpers of other modules too.
 
 Data: the UCI digits in ``data/digits.npz`` (CC BY 4.0; see ``data/README.md``).
