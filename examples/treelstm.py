@@ -21,7 +21,7 @@ import os
 import time
 
 import numpy as np
-from common import Progress, one_blas_thread, parser, save_curves
+from common import Adam, Progress, one_blas_thread, parser, save_curves
 
 import cpsad
 
@@ -117,11 +117,12 @@ def dataset(rng, n, depth=4):
     return out
 
 
-def train(epochs=8, n_train=400, n_test=200, lr=0.05, seed=0, verbose=True, progress=True):
-    """SGD, one tree at a time; (params, history) with the loss and test accuracy of every epoch."""
+def train(epochs=8, n_train=400, n_test=200, lr=3e-3, seed=0, verbose=True, progress=True):
+    """Adam, one tree at a time; (params, history) with the loss and test accuracy of every epoch."""
     rng = np.random.default_rng(seed)
     train_set, test_set = dataset(rng, n_train), dataset(rng, n_test)
     params = init_params(rng)
+    opt = Adam(params, lr=lr)
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
     bar = Progress(epochs * len(train_set), "treelstm", bar=verbose and progress, log=verbose)
@@ -130,7 +131,7 @@ def train(epochs=8, n_train=400, n_test=200, lr=0.05, seed=0, verbose=True, prog
         for j in rng.permutation(len(train_set)):
             tree, label = train_set[j]
             value, g = step(params, tree, label)
-            params = {k: params[k] - lr * g[k] for k in params}
+            params = opt.step(params, g)
             total += value
             bar.update(loss=value)
         history["epoch"].append(epoch)
