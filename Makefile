@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 .PHONY: help demo examples test lint snapshots bench clean
 
 help:
-	@echo "make demo       transform and train the MLP example; print its backpropagator"
+	@echo "make demo       transform and train the MLP example; print its backpropagator, draw out/mlp.png"
 	@echo "make examples   run every example in its quick mode (curves in out/)"
 	@echo "make test       run the tests (finite differences, autograd, snapshots, CLI)"
 	@echo "make lint       ruff and black --check"
