@@ -50,7 +50,7 @@ def encode_text(text, held_out=0.1):
 
 
 def windows(codes, length, starts):
-    """Inputs and next-character targets of the windows at ``starts``, each shaped (length, batch)."""
+    """Inputs and next-character targets of the windows at ``starts``, each (length, batch)."""
     idx = np.asarray(starts)[None, :] + np.arange(length)[:, None]
     return codes[idx], codes[idx + 1]
 

@@ -118,7 +118,7 @@ def dataset(rng, n, depth=4):
 
 
 def train(epochs=8, n_train=400, n_test=200, lr=3e-3, seed=0, verbose=True, progress=True):
-    """Adam, one tree at a time; (params, history) with the loss and test accuracy of every epoch."""
+    """Adam, one tree at a time; (params, history): loss and test accuracy of every epoch."""
     rng = np.random.default_rng(seed)
     train_set, test_set = dataset(rng, n_train), dataset(rng, n_test)
     params = init_params(rng)
