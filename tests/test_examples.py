@@ -178,3 +178,23 @@ def test_resnet_quick_mode_learns(tmp_path):
     assert history["train loss"][-1] < 0.7 * history["train loss"][0]
     assert history["test accuracy"][-1] > 0.5  # chance is 0.1
     assert (tmp_path / "resnet.png").exists()
+
+
+def test_progress_bar():
+    import io
+
+    import common
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, live in ((io.StringIO(), False), (Terminal(), True)):
+        bar = common.Progress(4, "run", stream=stream)
+        for _ in range(4):
+            bar.update(loss=0.5)
+        bar.close()
+        text = stream.getvalue()
+        assert text.rstrip().endswith("loss 0.5" + ("\x1b[K" if live else ""))
+        assert "run [########################] 4/4" in text
+        assert ("\r" in text) == live  # off a terminal: only the finished bar, no redrawing
