@@ -5,10 +5,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test lint snapshots bench clean
+.PHONY: help demo examples test lint snapshots bench clean
 
 help:
-	@echo "make demo       transform and train the MLP example; print its backpropagator"
+	@echo "make demo       transform and train the MLP example; print its backpropagator, draw out/mlp.png"
+	@echo "make examples   run every example in its quick mode (curves in out/)"
 	@echo "make test       run the tests (finite differences, autograd, snapshots, CLI)"
 	@echo "make lint       ruff and black --check"
 	@echo "make snapshots  regenerate tests/snapshots from examples/ (then review the diff)"
@@ -16,11 +17,14 @@ help:
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint,examples]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/mlp.py --demo
+
+examples: $(STAMP)
+	for e in mlp cnn resnet rnn lstm treelstm; do $(PY) examples/$$e.py --quick || exit 1; done
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -2,13 +2,17 @@
 
 import importlib.util
 import os
+import sys
 
 import numpy as np
 import pytest
 
-from cpsad.testing import check_grads
+from cpsad.testing import check_grads, check_vjp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+if EXAMPLES not in sys.path:  # the examples import their shared helpers as `common`
+    sys.path.insert(0, EXAMPLES)
 
 
 def load(name):
@@ -56,28 +60,141 @@ def test_mlp_gradient_and_training():
     params = mlp.init_params(np.random.default_rng(0))
     Y = np.eye(10)[labels]
     check_grads(mlp.loss, params, X[:16], Y[:16], rtol=1e-4)
-    _, acc = mlp.train(epochs=3, log=lambda *a: None)
-    assert acc > 0.85  # three epochs of SGD on the digits
+    _, history = mlp.train(epochs=3, verbose=False)
+    assert history["test accuracy"][-1] > 0.85  # three epochs of SGD on the digits
+
+
+def test_mlp_quick_mode_writes_its_curve(tmp_path, capsys):
+    history = mlp.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["train loss"][-1] < history["train loss"][0]
+    assert (tmp_path / "mlp.png").stat().st_size > 10_000
+    assert "test accuracy" in capsys.readouterr().out
 
 
 rnn = load("rnn")
 treelstm = load("treelstm")
 
 
-def test_rnn_gradient_and_training():
+def test_rnn_gradient_and_training(tmp_path):
     rng = np.random.default_rng(0)
-    chars = sorted(set(rnn.zen()))
-    params = {k: v * 30 for k, v in rnn.init_params(rng, len(chars), hidden=5).items()}
-    inputs = np.eye(len(chars))[[1, 2, 3, 4]]
-    check_grads(rnn.loss, params, inputs, [2, 3, 4, 5], np.zeros(5), argnums=(0, 3))
-    _, smooth = rnn.train(steps=150, log=lambda *a: None)
-    assert smooth < np.log(len(chars))  # below the loss of a uniform guess
+    chars = sorted(set(rnn.load_sonnets()))
+    params = {k: v * 3 for k, v in rnn.init_params(rng, len(chars), hidden=5).items()}
+    params["bh"] = rng.normal(size=5)
+    codes = np.array([[1, 2, 3], [4, 2, 2], [5, 6, 1], [2, 2, 2]])  # (steps, batch)
+    inputs, targets = np.eye(len(chars))[codes], np.roll(codes, -1, axis=0)
+    h = rng.normal(size=(3, 5))
+    check_grads(rnn.loss, params, inputs, targets, h, argnums=(0, 3))
+    history = rnn.main(["--steps", "40", "--no-progress", "--out", str(tmp_path)])
+    assert history["test bits/char"][-1] < 4.5 < np.log2(len(chars))  # below a uniform guess
+    assert (tmp_path / "rnn.png").exists()
 
 
-def test_treelstm_gradient_and_training():
+lstm = load("lstm")
+
+
+def test_lstm_gradient_and_training(tmp_path):
+    rng = np.random.default_rng(0)
+    vocab = 7
+    params = lstm.init_params(rng, vocab, hidden=4, embed=3)
+    params["b"] = params["b"] + rng.normal(size=16)
+    codes = np.array([[1, 2, 2], [2, 2, 6], [5, 6, 1], [0, 2, 2], [3, 3, 3]])  # repeated characters
+    check_grads(lstm.loss, params, codes[:-1], codes[1:])
+    _, history = lstm.train(steps=40, hidden=48, verbose=False)
+    assert history["test bits/char"][-1] < 5.0  # a uniform guess: 5.95
+    assert history["train bits/char"][-1] < history["train bits/char"][0] - 1.0
+
+
+def test_treelstm_gradient_and_training(tmp_path):
     rng = np.random.default_rng(1)
     params = treelstm.init_params(rng, hidden=4, embed=3)
     tree, label = treelstm.dataset(rng, 1, depth=3)[0]
     check_grads(treelstm.loss, params, tree, label)
-    _, acc = treelstm.train(epochs=2, n_train=100, n_test=100, log=lambda *a: None)
-    assert acc > 0.5
+    history = treelstm.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["test accuracy"][-1] > 0.6  # chance: 0.5
+    assert (tmp_path / "treelstm.png").exists()
+
+
+cnn = load("cnn")
+
+
+def test_cnn_conv2d_against_a_direct_loop():
+    """im2col gives what the definition of a (cross-)correlation gives, pixel by pixel."""
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(2, 3, 5, 6)), rng.normal(size=(4, 3, 3, 3)), rng.normal(size=4)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    direct = np.zeros((2, 4, 5, 6))
+    for r in range(5):
+        for s in range(6):
+            direct[:, :, r, s] = np.einsum("ncij,fcij->nf", xp[:, :, r : r + 3, s : s + 3], w) + b
+    assert np.allclose(cnn.conv2d(x, w, b), direct)
+
+
+def test_cnn_gradients():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(2, 2, 4, 4)), rng.normal(size=(3, 2, 3, 3)), rng.normal(size=3)
+    check_vjp(cnn.conv2d, x, w, b)
+    check_vjp(cnn.maxpool, rng.normal(size=(2, 3, 4, 4)))
+    X, labels = mlp.load_digits()
+    # random biases: with zero biases the blank corners of a digit put ReLUs exactly at their kink
+    # and max-pooling windows at ties, where finite differences have no derivative to agree with
+    params = {k: v + 0.1 * rng.normal(size=v.shape) for k, v in cnn.init_params(rng, 2, 3).items()}
+    check_grads(cnn.loss, params, X[:6], labels[:6], rtol=1e-4)
+
+
+def test_cnn_quick_mode_learns(tmp_path):
+    history = cnn.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["train loss"][-1] < 0.5 * history["train loss"][0]
+    assert history["test accuracy"][-1] > 0.8  # chance is 0.1
+    assert (tmp_path / "cnn.png").exists()
+
+
+resnet = load("resnet")
+
+
+def test_resnet_gradients():
+    rng = np.random.default_rng(0)
+    X, labels = mlp.load_digits()
+    params = resnet.init_params(rng, channels=2, stages=2, blocks=2, residual_scale=1.0)
+    # away from ReLU kinks and pooling ties (see test_cnn_gradients)
+    params["stem_b"] = params["stem_b"] + 0.1 * rng.normal(size=2)
+    for stage in params["stages"]:
+        for block in stage:
+            block["b1"] = block["b1"] + 0.1 * rng.normal(size=2)
+            block["b2"] = block["b2"] + 0.1 * rng.normal(size=2)
+    g = check_grads(resnet.loss, params, X[:4], labels[:4], rtol=1e-4)
+    assert len(g["stages"]) == 2 and len(g["stages"][1]) == 2  # the gradient has their structure
+    block = params["stages"][0][0]
+    x = rng.normal(size=(2, 2, 4, 4))
+    # check_vjp perturbs lists and tuples but not dicts: the block's arrays go in one by one
+    check_vjp(residual_block_of_arrays, block["w1"], block["b1"], block["w2"], block["b2"], x)
+
+
+def residual_block_of_arrays(w1, b1, w2, b2, x):
+    return resnet.residual_block({"w1": w1, "b1": b1, "w2": w2, "b2": b2}, x)
+
+
+def test_resnet_quick_mode_learns(tmp_path):
+    history = resnet.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    assert history["train loss"][-1] < 0.7 * history["train loss"][0]
+    assert history["test accuracy"][-1] > 0.5  # chance is 0.1
+    assert (tmp_path / "resnet.png").exists()
+
+
+def test_progress_bar():
+    import io
+
+    import common
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, live in ((io.StringIO(), False), (Terminal(), True)):
+        bar = common.Progress(4, "run", stream=stream)
+        for _ in range(4):
+            bar.update(loss=0.5)
+        bar.close()
+        text = stream.getvalue()
+        assert text.rstrip().endswith("loss 0.5" + ("\x1b[K" if live else ""))
+        assert "run [########################] 4/4" in text
+        assert ("\r" in text) == live  # off a terminal: only the finished bar, no redrawing

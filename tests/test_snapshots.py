@@ -6,6 +6,7 @@ Regenerate with `make snapshots` and read the diff like code.
 import difflib
 import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -19,6 +20,8 @@ UPDATE = os.environ.get("CPSAD_UPDATE_SNAPSHOTS") == "1"
 
 
 def example_modules():
+    if EXAMPLES not in sys.path:  # the examples import their shared helpers as `common`
+        sys.path.insert(0, EXAMPLES)
     out = []
     for name in sorted(os.listdir(EXAMPLES)):
         if name.endswith(".py"):
