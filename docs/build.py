@@ -25,6 +25,9 @@ BLOCK = re.compile(r"(<!-- gen:(?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end -->
 
 def _function(file: str, name: str):
     path = os.path.join(ROOT, file)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:  # the examples import their shared helpers as `common`
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(f"docs_{os.path.basename(file)[:-3]}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
