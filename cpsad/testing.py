@@ -105,6 +105,8 @@ def check_grads(
 
 def _random_like(x, rng):
     """A random value of ``x``'s structure: a cotangent of an output, or a direction of an input."""
+    if isinstance(x, dict):
+        return {k: _random_like(v, rng) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return (
             type(x)(_random_like(v, rng) for v in x)
@@ -131,6 +133,8 @@ def _inner(a, b) -> float:
 
 
 def _shift(x, v, eps):
+    if isinstance(x, dict):
+        return {k: _shift(a, v[k], eps) for k, a in x.items()}
     if isinstance(x, (list, tuple)):
         return type(x)(_shift(a, b, eps) for a, b in zip(x, v))
     if isinstance(x, np.ndarray):
