@@ -36,6 +36,7 @@ from cpsad.rules import core
 from cpsad.runtime import Closure, item_adjoint, zeros_like
 from transforms import pipeline
 from transforms.context import Default
+from transforms.resolve import user_method
 from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, Unit, kinds_key
 
 _MISSING = object()
@@ -361,17 +362,28 @@ def call_bp(f, k, *args, **kwargs):
     if core.is_nondiff(f) or f in (int, bool, str):
         k(f(*args, **kwargs))
         return tuple(zeros_like(a) for a in args)
+    method = user_method(CONTEXT, f)
+    if method is not None:  # a bound method, or an object with __call__: the object goes first
+        receiver = getattr(f, "__self__", f)
+        return _function(method, k, (receiver, *args), kwargs, data=1)[1:]
     if isinstance(f, types.FunctionType):
-        sig = inspect.signature(f)
-        bound = sig.bind(*args, **kwargs)
-        active = tuple(p for p in sig.parameters if p in bound.arguments)
-        spec = specialize(f, active, kinds_of(f.__code__, args, kwargs))
-        return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
+        return _function(f, k, args, kwargs)
     name = getattr(f, "__qualname__", None) or repr(f)
     raise TypeError(
         f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
         "no Python source; register one with cpsad.defvjp (see docs/rules.md)"
     )
+
+
+def _function(f, k, args, kwargs, data=0):
+    """A Python function, differentiated with respect to every argument passed but the first
+    ``data`` (the object of a method)."""
+    sig = inspect.signature(f)
+    bound = sig.bind(*args, **kwargs)
+    data_params = list(sig.parameters)[:data]
+    active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
+    spec = specialize(f, active, kinds_of(f.__code__, args, kwargs))
+    return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
 
 
 def _positional(params, names, out, args):

@@ -332,6 +332,29 @@ def math_in_loop(x, n):
     return x
 
 
+class Affine:
+    """A layer as users write them: parameters on the object, ``__call__`` and methods."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __call__(self, x):
+        return np.tanh(self.a * x + self.b)
+
+    def energy(self, x):
+        h = self(x)
+        return h * h + self.a
+
+
+LAYER = Affine(0.7, -0.2)
+
+
+def objects_and_methods(x, w):
+    ys = my_map(LAYER, [x, w])  # the object passed as a function value
+    zs = my_map(LAYER.energy, ys)  # a bound method passed as a value
+    return LAYER(x) * LAYER.energy(w) + zs[0] * zs[1]
+
+
 CASES = [
     (loop_range, (0.7, 5), 0),
     (loop_range_bounds, (0.3, 1, 8), 0),
@@ -377,6 +400,7 @@ CASES = [
     (containers, (0.6, 1.7), (0, 1)),
     (array_from_scalars, (0.6, 1.7), (0, 1)),
     (math_in_loop, (0.6, 5), 0),
+    (objects_and_methods, (0.6, -1.3), (0, 1)),
 ]
 
 

@@ -18,6 +18,9 @@ transformation can check, cheaply, that they still refer to the same objects.
 
 from __future__ import annotations
 
+import inspect
+import types
+
 from transforms import anno
 from transforms import astlib as A
 from transforms.scoping import analyze, local_names
@@ -104,6 +107,8 @@ class Resolve:
                 break
         if path is not None and binding is None:
             obj = annotate_global_call(unit, func, path)
+            if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
+                self.method_of_object(node, obj)
             if obj is not _UNRESOLVED:
                 self.deps[root] = unit.lookup(root)[1]
                 note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
@@ -118,6 +123,21 @@ class Resolve:
             anno.setanno(func, anno.CALLEE_KIND, "method")
         else:
             anno.setanno(func, anno.CALLEE_KIND, "dynamic")
+
+    def method_of_object(self, node, obj) -> None:
+        """``layer.apply(x)`` or ``layer(x)`` with ``layer`` an object of a class of yours: the
+        call of the method's function with the object first -- ``Layer.apply(layer, x)`` -- so
+        the method is transformed like any function of yours."""
+        fn = user_method(self.unit.ctx, obj)
+        if fn is None:
+            return
+        receiver = node.func.value if inspect.ismethod(obj) else node.func
+        name = self.unit.inject(fn, f"{type(getattr(obj, '__self__', obj)).__name__}_{fn.__name__}")
+        func = A.copy_location(A.name(name), node.func)
+        anno.setanno(func, anno.CALLEE, fn)
+        anno.setanno(func, anno.CALLEE_KIND, "user")
+        node.func = func
+        node.args = [A.deepcopy(receiver), *node.args]
 
     @staticmethod
     def check(unit: Unit) -> None:
@@ -146,6 +166,19 @@ def annotate_global_call(unit: Unit, func, path: str):
     anno.setanno(func, anno.CALLEE, obj)
     anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(obj))
     return obj
+
+
+def user_method(ctx, obj):
+    """The function of yours a bound method or a callable object runs, or None."""
+    if inspect.ismethod(obj):
+        fn = obj.__func__
+    elif not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        fn = type(obj).__call__ if callable(obj) else None
+    else:
+        return None
+    if isinstance(fn, types.FunctionType) and ctx.classify(fn) == "user":
+        return fn
+    return None
 
 
 def _declared_nonlocal_anywhere(fdef) -> set[str]:

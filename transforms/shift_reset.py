@@ -553,7 +553,9 @@ class ShiftReset:
                         "derivative rule",
                         value,
                         "call the numpy function instead (e.g. `np.sum(x)`), or register a rule "
-                        "with cpsad.defvjp",
+                        "with cpsad.defvjp; if the value is an object of a class of yours, "
+                        "differentiate with respect to its arrays instead (pass them in a dict "
+                        "and call the method on an object that is not differentiated)",
                     )
                 return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
             raise unit.error(
