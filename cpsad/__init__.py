@@ -6,17 +6,19 @@ backpropagator ``f_bp(k, *args)`` -- readable Python that runs the forward pass,
 the program ``k``, and runs the backward pass when ``k`` returns.
 """
 
-from cpsad.api import Transformed, grad, show, transform, value_and_grad, vjp
-from cpsad.rules import defvjp
+from cpsad.api import Transformed, grad, jvp, show, transform, value_and_grad, vjp
+from cpsad.rules import defjvp, defvjp
 from transforms.errors import TransformError
 
 __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "jvp",
     "transform",
     "show",
     "defvjp",
+    "defjvp",
     "Transformed",
     "TransformError",
 ]

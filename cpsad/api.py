@@ -176,6 +176,69 @@ def vjp(f: Callable, *args, **kwargs):
     return value, pullback
 
 
+def jvp(f: Callable, primals, tangents, **kwargs):
+    """``(f(*primals), tangent_out)``: forward mode. ``tangent_out`` is the derivative of ``f``
+    at ``primals`` along ``tangents`` (one per primal, of the same structure; None for a primal
+    that is not differentiated, an integer count say), computed in one pass alongside the value
+    by ``f``'s tangent function ``f_jvp(*tangents, *primals)``."""
+    fn = _target(f)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(
+            f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one tangent per "
+            "primal, of the same structure"
+        )
+    nums = tuple(i for i, t in enumerate(tangents) if t is not None)  # None: not differentiated
+    args = [promote(a) if i in nums else a for i, a in enumerate(primals)]
+    tans = [as_tangent(tangents[i], args[i], i) for i in nums]
+    if not nums:
+        value = f(*primals, **kwargs)
+        return value, densify(None, value)
+    active, where = _params_for(fn.__code__, nums, len(args))
+    by_param: dict = {}
+    for t, (p, idx) in zip(tans, where):
+        if idx is None:
+            by_param[p] = t
+        else:  # an item of *args
+            by_param[p] = by_param.get(p, ()) + (t,)
+    spec = compiler.specialize(
+        fn, active, compiler.kinds_of(fn.__code__, args, kwargs), mode="forward"
+    )
+    with deep_recursion():
+        try:
+            value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
+        except Exception as exc:
+            _locate(exc)
+            raise
+    return value, densify(tangent, value)
+
+
+def as_tangent(t, x, i: int):
+    """A tangent given for the primal ``x``: of ``x``'s structure and shapes, in floats."""
+    if isinstance(x, dict):
+        if not isinstance(t, dict) or t.keys() != x.keys():
+            raise ValueError(f"jvp: tangent {i} must be a dict with the keys of its primal")
+        return {k: as_tangent(t[k], x[k], i) for k in x}
+    if isinstance(x, (list, tuple)):
+        if not isinstance(t, (list, tuple)) or len(t) != len(x):
+            raise ValueError(f"jvp: tangent {i} must be a {type(x).__name__} like its primal")
+        return (
+            type(x)(as_tangent(a, b, i) for a, b in zip(t, x))
+            if not hasattr(x, "_fields")
+            else type(x)(*(as_tangent(a, b, i) for a, b in zip(t, x)))
+        )
+    if isinstance(x, (np.ndarray, np.generic)):
+        out = np.asarray(t, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
+        if out.shape != np.shape(x):
+            raise ValueError(f"jvp: tangent {i} has shape {out.shape}, its primal {np.shape(x)}")
+        return out if isinstance(x, np.ndarray) else out[()]
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        if np.ndim(t) != 0:
+            raise ValueError(f"jvp: tangent {i} must be a number, like its primal")
+        return float(np.real(t)) if not isinstance(t, complex) else t
+    return None  # not differentiable: no tangent
+
+
 def _same(a, b) -> bool:
     if isinstance(a, (tuple, list)):
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))

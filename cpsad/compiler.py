@@ -33,7 +33,13 @@ import numpy as np
 
 from cpsad.context import Context
 from cpsad.rules import core
-from cpsad.runtime import Closure, item_adjoint, zeros_like
+from cpsad.runtime import (
+    Closure,
+    item_adjoint,
+    tangent_or_zeros,
+    tangent_zeros,
+    zeros_like,
+)
 from transforms import pipeline
 from transforms.context import Default
 from transforms.resolve import user_method
@@ -96,20 +102,23 @@ def cache_dir() -> str:
         return d
 
 
-def specialize(fn: Callable, active: tuple[str, ...], kinds: tuple = ()) -> Spec:
+def specialize(
+    fn: Callable, active: tuple[str, ...], kinds: tuple = (), mode: str = "reverse"
+) -> Spec:
     """The (cached, still valid) backpropagator of ``fn`` with respect to ``active``, specialized
-    to arguments of ``kinds`` (``(("x", ("number",)), ...)``: see ``kinds_of``)."""
+    to arguments of ``kinds`` (``(("x", ("number",)), ...)``: see ``kinds_of``); with ``mode``
+    "forward", its tangent function ``f_jvp(*tangents of active, *params)`` instead."""
     specs = _SPECS.get(fn)
     if specs is not None:
-        spec = specs.get((active, kinds))
+        spec = specs.get((active, kinds, mode))
         if spec is not None and spec.valid():
             return spec
     with _lock:
         building: dict = {}
-        spec = _build(fn, active, kinds, building)
+        spec = _build(fn, active, kinds, mode, building)
         _link(building)
-        for (f, act, kin), s in building.items():
-            _SPECS.setdefault(f, {})[(act, kin)] = s
+        for (f, act, kin, mod), s in building.items():
+            _SPECS.setdefault(f, {})[(act, kin, mod)] = s
         for s in building.values():
             s.guards = _all_guards(s)
         return spec
@@ -138,40 +147,44 @@ def _kind(value) -> frozenset:
     return frozenset({OTHER})
 
 
-def run_pipeline(fn, active, record=False, check=False, upto=None, entry=True, skip=(), kinds=()):
+def run_pipeline(
+    fn, active, record=False, check=False, upto=None, entry=True, skip=(), kinds=(), mode="reverse"
+):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
-    unit = Unit(fn, tuple(active), CONTEXT)
+    unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
     stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
     return unit, stages
 
 
-def variant(fn, active, skip=(), check=True, kinds=()) -> Spec:
+def variant(fn, active, skip=(), check=True, kinds=(), mode="reverse") -> Spec:
     """An uncached backpropagator built with some passes left out (for tests); callees are the
     regular cached ones."""
-    unit, _ = run_pipeline(fn, tuple(active), check=check, entry=False, skip=skip, kinds=kinds)
+    unit, _ = run_pipeline(
+        fn, tuple(active), check=check, entry=False, skip=skip, kinds=kinds, mode=mode
+    )
     path = _write(unit)
     spec = Spec(
         fn, tuple(active), unit.bp_name, unit.text, path, unit.line_map, dict(unit.injected)
     )
     spec.code = _compile(unit, path)
     for name, c in unit.callees.items():
-        spec.callee_specs[name] = specialize(c.fn, c.active, c.kinds)
-    _link({(fn, tuple(active), kinds): spec})
+        spec.callee_specs[name] = specialize(c.fn, c.active, c.kinds, c.mode)
+    _link({(fn, tuple(active), kinds, mode): spec})
     return spec
 
 
-def _build(fn, active, kinds, building) -> Spec:
-    key = (fn, active, kinds)
+def _build(fn, active, kinds, mode, building) -> Spec:
+    key = (fn, active, kinds, mode)
     if key in building:
         return building[key]
     specs = _SPECS.get(fn)
-    cached = specs.get((active, kinds)) if specs else None
+    cached = specs.get((active, kinds, mode)) if specs else None
     if cached is not None and cached.valid():
         return cached
     t0 = time.perf_counter()
-    unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds)
+    unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
     path = _write(unit)
     spec = Spec(
         fn=fn,
@@ -186,11 +199,11 @@ def _build(fn, active, kinds, building) -> Spec:
     spec.code = _compile(unit, path)
     _BY_PATH[path] = spec
     spec.own_guards = _guards(unit)
-    spec.callee_keys = {n: (c.fn, c.active, c.kinds) for n, c in unit.callees.items()}
+    spec.callee_keys = {n: (c.fn, c.active, c.kinds, c.mode) for n, c in unit.callees.items()}
     spec.seconds = time.perf_counter() - t0
     building[key] = spec
-    for name, (cfn, cact, ckinds) in spec.callee_keys.items():
-        spec.callee_specs[name] = _build(cfn, cact, ckinds, building)
+    for name, (cfn, cact, ckinds, cmode) in spec.callee_keys.items():
+        spec.callee_specs[name] = _build(cfn, cact, ckinds, cmode, building)
     return spec
 
 
@@ -418,4 +431,76 @@ def _primitive(rule, f, k, args, kwargs):
     return tuple(result)
 
 
-CONTEXT = Context(helpers={"call_bp": call_bp})
+# --------------------------------------------------------------------------- forward mode
+#
+# Emitted forward-mode code calls ``call_jvp(f, tangents, *args)`` where the source called
+# ``f(*args)`` with ``f`` a value: ``tangents`` has one entry per positional argument (None where
+# the argument does not depend on the inputs). It returns ``(result, tangent of the result)``.
+
+
+def call_jvp(f, tangents, *args, **kwargs):
+    """Call ``f(*args, **kwargs)`` carrying the arguments' tangents; ``(result, its tangent)``."""
+    if isinstance(f, Closure) and f.jvp is not None:
+        params = list(inspect.signature(f.jvp).parameters.values())[len(f.active) :]
+        by_param = _tangents_by_param(params, tangents, args, kwargs)
+        return f.jvp(*[by_param.get(p) for p in f.active], *args, **kwargs)
+    rule = core.lookup(f)
+    if rule is not None:
+        return _primitive_jvp(rule, f, tangents, args, kwargs)
+    if core.is_nondiff(f) or f in (int, bool, str):
+        ans = f(*args, **kwargs)
+        return ans, tangent_zeros(ans)
+    method = user_method(CONTEXT, f)
+    if method is not None:  # the object is data: it has no tangent
+        return call_jvp(method, (None, *tangents), getattr(f, "__self__", f), *args, **kwargs)
+    if isinstance(f, types.FunctionType):
+        params = list(inspect.signature(f).parameters.values())
+        by_param = _tangents_by_param(params, tangents, args, kwargs)
+        active = tuple(p.name for p in params if by_param.get(p.name) is not None)
+        spec = specialize(f, active, kinds_of(f.__code__, args, kwargs), "forward")
+        return spec.bp(*[by_param[p] for p in active], *args, **kwargs)
+    name = getattr(f, "__qualname__", None) or repr(f)
+    raise TypeError(
+        f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
+        "no Python source; register one with cpsad.defvjp and cpsad.defjvp (see docs/rules.md)"
+    )
+
+
+def _tangents_by_param(params, tangents, args, kwargs) -> dict:
+    """``{parameter: tangent}`` from one tangent per positional argument (``*args`` collected
+    into a tuple, zeros where an item has none); parameters without a tangent are left out."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional = [p.name for p in params if p.kind in kinds]
+    star = next((p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL), None)
+    out = {}
+    for name, t in zip(positional, tangents):
+        if t is not None:
+            out[name] = t
+    if star is not None and len(args) > len(positional):
+        rest = list(zip(tangents, args))[len(positional) :]
+        if any(t is not None for t, _ in rest):
+            out[star] = tuple(tangent_or_zeros(t, a) for t, a in rest)
+    return out
+
+
+def _primitive_jvp(rule, f, tangents, args, kwargs):
+    ans = f(*args, **kwargs)
+    bound = rule.bind(args, kwargs)
+    values = {p: (v.value if isinstance(v, Default) else v) for p, v in bound.items()}
+    params = list(rule.signature.parameters)
+    out = None
+    for i, t in enumerate(tangents):
+        if t is None or i >= len(params) or params[i] in rule.discrete:
+            continue
+        template = rule.tangents.get(params[i])
+        if template is None:
+            raise TypeError(
+                f"cpsad: {rule.name} has no forward-mode (tangent) rule for its argument "
+                f"`{params[i]}`; register one with cpsad.defjvp (see docs/rules.md)"
+            )
+        contribution = template.fn(t, ans, **values)
+        out = contribution if out is None else out + contribution
+    return ans, tangent_or_zeros(out, ans)
+
+
+CONTEXT = Context(helpers={"call_bp": call_bp, "call_jvp": call_jvp})

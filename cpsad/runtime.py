@@ -67,6 +67,35 @@ def unbroadcast(g, x):
     return g
 
 
+# --------------------------------------------------------------------------- tangents (forward mode)
+
+
+def tangent_zeros(x):
+    """The zero tangent of ``x``, of its full structure: zeros for numbers and arrays, the same
+    container of zero tangents for a tuple, list or dict, None for what has no derivative."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    if isinstance(x, (float, int)):
+        return None if isinstance(x, bool) else 0.0
+    if isinstance(x, complex):
+        return 0j
+    if isinstance(x, np.generic):
+        return x.dtype.type(0) if x.dtype.kind in "fc" else 0.0
+    if isinstance(x, tuple):
+        items = [tangent_zeros(v) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
+    if isinstance(x, list):
+        return [tangent_zeros(v) for v in x]
+    if isinstance(x, dict):
+        return {k: tangent_zeros(v) for k, v in x.items()}
+    return None  # not a differentiable value: a function, a string, None, an object
+
+
+def tangent_or_zeros(t, x):
+    """``t``, or the zero tangent of ``x`` where ``t`` is None (nothing flowed into it)."""
+    return tangent_zeros(x) if t is None else t
+
+
 # --------------------------------------------------------------------------- containers
 
 
@@ -266,20 +295,35 @@ def call_primal(bp, *args, **kwargs):
 class Closure:
     """A function defined inside a differentiated one, used as a value.
 
-    Calling it computes the original function; ``.bp`` is its backpropagator, which calls made in
-    continuation-passing style use.
+    Calling it computes the original function. In reverse mode ``.bp`` is its backpropagator,
+    which calls made in continuation-passing style use; in forward mode ``.jvp`` is its tangent
+    function, ``jvp(*tangents, *args) -> (result, tangent)`` with a tangent for each parameter
+    named in ``.active``.
     """
 
-    __slots__ = ("bp",)
+    __slots__ = ("bp", "jvp", "active")
 
-    def __init__(self, bp):
-        self.bp = bp
+    def __init__(self, bp=None, jvp=None, active=()):
+        self.bp, self.jvp, self.active = bp, jvp, tuple(active)
 
     def __call__(self, *args, **kwargs):
-        return call_primal(self.bp, *args, **kwargs)
+        if self.bp is not None:
+            return call_primal(self.bp, *args, **kwargs)
+        return self.jvp(*zero_tangents(self, args, kwargs), *args, **kwargs)[0]
 
     def __repr__(self):
-        return f"<cpsad closure {self.bp.__name__}>"
+        fn = self.bp if self.bp is not None else self.jvp
+        return f"<cpsad closure {fn.__name__}>"
+
+
+def zero_tangents(closure, args, kwargs) -> list:
+    """Zero tangents for the active parameters of a forward-mode closure called with ``args``
+    (None for a parameter left to its default: the function fills it in)."""
+    import inspect
+
+    params = list(inspect.signature(closure.jvp).parameters.values())[len(closure.active) :]
+    bound = inspect.Signature(params).bind(*args, **kwargs).arguments
+    return [tangent_zeros(bound[p]) if p in bound else None for p in closure.active]
 
 
 # --------------------------------------------------------------------------- the reset side

@@ -25,11 +25,13 @@ loops -- forward, pushing frames; the end of the loop (the call of ``k``); backw
 The program computes exactly what it did -- each level's backward part sees the values its frame
 held -- without a Python call per iteration or a stack as deep as the loop is long.
 
-Only the shape above is rewritten: a function whose one self-call passes its own ``k`` on, at the
-top level of the branch that continues, with no nested functions (a closure made in an iteration
-would capture that iteration's variables) and every value the backward part reads definitely
-assigned before the self-call. Anything else -- a loop whose body calls a user function, an
-``if`` whose join is a continuation -- keeps its recursion, which is correct, only slower.
+Only the shape above is rewritten: a local function whose one self-call is at the top level of the
+branch that continues, with no nested functions (a closure made in an iteration would capture that
+iteration's variables) and every value the backward part reads definitely assigned before the
+self-call. Anything else -- a loop whose body calls a user function, an ``if`` whose join is a
+continuation -- keeps its recursion, which is correct, only slower. A self-call in tail position
+(``return loop(...)``: nothing to do on the way back, as in forward mode) needs no frames at all:
+the loop rebinds its parameters and goes round again.
 """
 
 from __future__ import annotations
@@ -57,17 +59,21 @@ class Defunctionalize:
         if shape is None:
             return False
         decls, pre, branch, tail = shape
-        k = f.args.args[0].id
         params = A.arg_names(f.args)
         body, orelse = branch.body, branch.orelse
-        calls = [i for i, s in enumerate(body) if _self_call(s, f.name, k, len(params))]
+        calls = [i for i, s in enumerate(body) if _self_call(s, f.name, len(params))]
         if len(calls) != 1 or _mentions(f.body, f.name) != 1:
             return False
         at = calls[0]
         call_stmt = body[at]
         forward, backward = body[:at], body[at + 1 :]
-        if _assigns(f.body, k) or _has_return([*pre, *forward, *backward]):
+        if _has_return([*pre, *forward, *backward]):
             return False
+        # parameters every level passes on unchanged (the continuation k): never saved
+        assigned = _stores(f.body)
+        invariant = {
+            p for p, a in zip(params, call_stmt.value.args) if A.is_name(a, p) and p not in assigned
+        }
         tail_call = isinstance(call_stmt, A.Return)
         if tail_call:
             if _has_return(orelse[:-1]):
@@ -81,7 +87,7 @@ class Defunctionalize:
         definite = set(params) | _top_level_stores(pre) | _top_level_stores(forward)
         maybe = _stores([*pre, *forward])
         needed = _loads([*backward, result] if result is not None else backward)
-        saved = sorted((needed & (maybe | set(params))) - declared - {k})
+        saved = sorted((needed & (maybe | set(params))) - declared - invariant)
         if any(v not in definite for v in saved):
             return False  # a value the backward part reads may not exist at the self-call
         f.body = decls + self.loops(
@@ -94,8 +100,8 @@ class Defunctionalize:
     def loops(self, f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result):
         at = branch
         call = call_stmt.value
-        params = A.arg_names(f.args)[1:]
-        moves = [(p, a) for p, a in zip(params, call.args[1:]) if not A.is_name(a, p)]
+        params = A.arg_names(f.args)
+        moves = [(p, a) for p, a in zip(params, call.args) if not A.is_name(a, p)]
         step = []
         if moves:
             targets = [A.store(p) for p, _ in moves]
@@ -165,8 +171,8 @@ def _shape(f):
     return decls, pre, branch, tail
 
 
-def _self_call(s, fname, k, nparams) -> bool:
-    """``t = f(k, ...)``, ``f(k, ...)`` or ``return f(k, ...)``: the next iteration, same ``k``."""
+def _self_call(s, fname, nparams) -> bool:
+    """``t = f(...)``, ``f(...)`` or ``return f(...)``: the next level, all parameters passed."""
     if isinstance(s, A.Assign) and len(s.targets) == 1:
         value = s.value
     elif isinstance(s, (A.Expr, A.Return)):
@@ -179,16 +185,11 @@ def _self_call(s, fname, k, nparams) -> bool:
         and not value.keywords
         and len(value.args) == nparams
         and not any(isinstance(x, A.Starred) for x in value.args)
-        and A.is_name(value.args[0], k)
     )
 
 
 def _mentions(stmts, name) -> int:
     return sum(1 for s in stmts for n in A.walk(s) if A.is_name(n, name))
-
-
-def _assigns(stmts, name) -> bool:
-    return name in _stores(stmts)
 
 
 def _has_return(stmts) -> bool:

@@ -34,6 +34,7 @@ class Namer:
         self.taken: set[str] = set(taken) | _BUILTINS | set(keyword.kwlist)
         self._adjoints: dict[str, str] = {}
         self._primals: dict[str, str] = {}
+        self._tangents: dict[str, str] = {}
         self.temps: set[str] = set()  # temporaries of A-normal form
         self.generated: set[str] = set()  # every name this namer made up
 
@@ -94,3 +95,13 @@ class Namer:
 
     def backpropagator(self, fname: str) -> str:
         return self.fresh(f"{fname}_bp")
+
+    # Forward mode.
+    def tangent(self, name: str) -> str:
+        """The tangent variable of ``name``: ``x`` -> ``x_dot``; the same answer every time."""
+        if name not in self._tangents:
+            self._tangents[name] = self.fresh(name + "_dot")
+        return self._tangents[name]
+
+    def jvp(self, fname: str) -> str:
+        return self.fresh(f"{fname}_jvp")

@@ -80,7 +80,10 @@ class Parse:
         unit.tree = tree
         code = fn.__code__
         unit.namer.reserve(*A.names_in(tree), *code.co_freevars, *code.co_varnames)
-        unit.bp_name = unit.namer.backpropagator(tree.name)
+        if unit.mode == "forward":
+            unit.bp_name = unit.namer.jvp(tree.name)
+        else:
+            unit.bp_name = unit.namer.backpropagator(tree.name)
         unit.source = SourceInfo(filename, first, col_shift, all_lines)
 
     @staticmethod

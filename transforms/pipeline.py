@@ -26,6 +26,7 @@ from transforms.parse import Parse
 from transforms.resolve import Resolve
 from transforms.shift_reset import ShiftReset
 from transforms.simplify import Simplify
+from transforms.tangent import Tangent
 from transforms.unit import Unit
 
 PIPELINE = [
@@ -44,7 +45,16 @@ PIPELINE = [
     (Emit, "Python source with the user's lines as comments"),
 ]
 
+# Forward mode (jvp) shares the front end and the back end; in between, tangents travel with the
+# values, so there are no continuations to introduce.
+FORWARD = [
+    *PIPELINE[: [c for c, _ in PIPELINE].index(ShiftReset)],
+    (Tangent, "each active statement followed by its tangent; functions return (value, tangent)"),
+    *[(c, w) for c, w in PIPELINE if c in (Simplify, Defunctionalize, Emit)],
+]
+
 STAGES = [cls.name for cls, _ in PIPELINE]
+FORWARD_STAGES = [cls.name for cls, _ in FORWARD]
 
 
 @dataclass
@@ -63,9 +73,11 @@ def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None 
     """
     stages: list[Stage] = []
     timings: dict[str, float] = {}
-    if upto is not None and upto not in STAGES:
-        raise ValueError(f"no stage {upto!r}; the stages are {', '.join(STAGES)}")
-    for cls, what in PIPELINE:
+    passes = FORWARD if unit.mode == "forward" else PIPELINE
+    names = [cls.name for cls, _ in passes]
+    if upto is not None and upto not in names:
+        raise ValueError(f"no stage {upto!r}; the stages are {', '.join(names)}")
+    for cls, what in passes:
         if cls.name in skip:
             continue
         p = cls()

@@ -238,14 +238,7 @@ class ShiftReset:
         return {info.name for info in self.unit.locals.values()}
 
     def python_in_place(self, s):
-        """Off the differentiated path ``y += v`` keeps Python's meaning: ``operator.iadd``."""
-        name = anno.getanno(s, anno.ALIASED_AUG)
-        mod = self.unit.inject(op_module, "operator")
-        func = A.attr(mod, name)
-        anno.setanno(func, anno.CALLEE, getattr(op_module, name))
-        anno.setanno(func, anno.CALLEE_KIND, "nondiff")
-        s.value.func = func
-        return s
+        return python_in_place(self.unit, s)
 
     # ------------------------------------------------------------------ cells
 
@@ -510,63 +503,7 @@ class ShiftReset:
         return instantiate(t, full, self.unit.inject)
 
     def rule_for(self, value):
-        """The rule, argument nodes and a description of an active operation."""
-        ctx, unit = self.ctx, self.unit
-        if isinstance(value, (A.BinOp, A.UnaryOp)):
-            rule = ctx.operator_rule(type(value.op))
-            args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
-            what = f"the operator `{A.expr_source(_op_example(value))}`"
-            if rule is None:
-                raise unit.error(f"{what} has no derivative rule", value)
-            return rule, args, {}, what
-        if isinstance(value, A.Attribute):
-            rule = ctx.attribute_rule(value.attr)
-            if rule is None:
-                raise unit.error(
-                    f"the attribute `.{value.attr}` of a differentiable value has no derivative rule",
-                    value,
-                    "use a numpy function with a rule (see docs/reference.md), or register one "
-                    "with cpsad.defvjp",
-                )
-            return rule, [value.value], {}, f"`.{value.attr}`"
-        if isinstance(value, A.Subscript):
-            rule = ctx.operator_rule(A.Subscript)
-            return rule, [value.value, _index_expr(value.slice, unit)], {}, "indexing"
-        if isinstance(value, A.Call):
-            kind = anno.getanno(value.func, anno.CALLEE_KIND)
-            keywords = {k.arg: k.value for k in value.keywords}
-            if any(isinstance(a, A.Starred) for a in value.args):
-                raise unit.error(
-                    "`*args` in a call on differentiable values is not supported",
-                    value,
-                    "pass the arguments one by one",
-                )
-            shown = A.expr_source(value.func)
-            if kind == "primitive":
-                rule = ctx.rule(anno.getanno(value.func, anno.CALLEE))
-                return rule, list(value.args), keywords, f"`{shown}`"
-            if kind == "method":
-                rule = ctx.method_rule(value.func.attr)
-                if rule is None:
-                    raise unit.error(
-                        f"the method `.{value.func.attr}()` on a differentiable value has no "
-                        "derivative rule",
-                        value,
-                        "call the numpy function instead (e.g. `np.sum(x)`), or register a rule "
-                        "with cpsad.defvjp; if the value is an object of a class of yours, "
-                        "differentiate with respect to its arrays instead (pass them in a dict "
-                        "and call the method on an object that is not differentiated)",
-                    )
-                return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
-            raise unit.error(
-                f"`{shown}` has no derivative rule and cpsad cannot read its source",
-                value,
-                f"register its derivative with `cpsad.defvjp({shown}, ...)` (see docs/rules.md), "
-                "or write it in Python in a .py file",
-            )
-        raise unit.error(  # pragma: no cover - normalize leaves nothing else
-            f"cannot differentiate `{A.expr_source(value)}`", value
-        )
+        return rule_for(self.unit, value)
 
     # ------------------------------------------------------------------ calls of user functions
 
@@ -713,3 +650,74 @@ def _index_expr(idx, unit):
         return idx
     np_name = unit.inject(numpy, "np")
     return A.Subscript(value=A.attr(np_name, "s_"), slice=idx, ctx=A.Load())
+
+
+def rule_for(unit, value):
+    """The rule, argument nodes and a description of an active operation."""
+    ctx = unit.ctx
+    if isinstance(value, (A.BinOp, A.UnaryOp)):
+        rule = ctx.operator_rule(type(value.op))
+        args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
+        what = f"the operator `{A.expr_source(_op_example(value))}`"
+        if rule is None:
+            raise unit.error(f"{what} has no derivative rule", value)
+        return rule, args, {}, what
+    if isinstance(value, A.Attribute):
+        rule = ctx.attribute_rule(value.attr)
+        if rule is None:
+            raise unit.error(
+                f"the attribute `.{value.attr}` of a differentiable value has no derivative rule",
+                value,
+                "use a numpy function with a rule (see docs/reference.md), or register one "
+                "with cpsad.defvjp",
+            )
+        return rule, [value.value], {}, f"`.{value.attr}`"
+    if isinstance(value, A.Subscript):
+        rule = ctx.operator_rule(A.Subscript)
+        return rule, [value.value, _index_expr(value.slice, unit)], {}, "indexing"
+    if isinstance(value, A.Call):
+        kind = anno.getanno(value.func, anno.CALLEE_KIND)
+        keywords = {k.arg: k.value for k in value.keywords}
+        if any(isinstance(a, A.Starred) for a in value.args):
+            raise unit.error(
+                "`*args` in a call on differentiable values is not supported",
+                value,
+                "pass the arguments one by one",
+            )
+        shown = A.expr_source(value.func)
+        if kind == "primitive":
+            rule = ctx.rule(anno.getanno(value.func, anno.CALLEE))
+            return rule, list(value.args), keywords, f"`{shown}`"
+        if kind == "method":
+            rule = ctx.method_rule(value.func.attr)
+            if rule is None:
+                raise unit.error(
+                    f"the method `.{value.func.attr}()` on a differentiable value has no "
+                    "derivative rule",
+                    value,
+                    "call the numpy function instead (e.g. `np.sum(x)`), or register a rule "
+                    "with cpsad.defvjp; if the value is an object of a class of yours, "
+                    "differentiate with respect to its arrays instead (pass them in a dict "
+                    "and call the method on an object that is not differentiated)",
+                )
+            return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
+        raise unit.error(
+            f"`{shown}` has no derivative rule and cpsad cannot read its source",
+            value,
+            f"register its derivative with `cpsad.defvjp({shown}, ...)` (see docs/rules.md), "
+            "or write it in Python in a .py file",
+        )
+    raise unit.error(  # pragma: no cover - normalize leaves nothing else
+        f"cannot differentiate `{A.expr_source(value)}`", value
+    )
+
+
+def python_in_place(unit, s):
+    """Off the differentiated path ``y += v`` keeps Python's meaning: ``operator.iadd``."""
+    name = anno.getanno(s, anno.ALIASED_AUG)
+    mod = unit.inject(op_module, "operator")
+    func = A.attr(mod, name)
+    anno.setanno(func, anno.CALLEE, getattr(op_module, name))
+    anno.setanno(func, anno.CALLEE_KIND, "nondiff")
+    s.value.func = func
+    return s

@@ -49,6 +49,7 @@ class Callee:
     active: tuple[str, ...]  # the callee's parameters that receive active values
     name: str  # the name the emitted code uses for the callee's backpropagator
     kinds: tuple = ()  # (parameter, kinds) its arguments are known to have
+    mode: str = "reverse"  # or "forward": the callee's tangent function
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Unit:
     fn: Callable
     active: tuple[str, ...]
     ctx: Any  # transforms.context.Context
+    mode: str = "reverse"  # "reverse": a backpropagator f_bp; "forward": a tangent function f_jvp
     source: SourceInfo | None = None
     tree: Any = None
     namer: Namer = field(default_factory=Namer)
@@ -141,6 +143,7 @@ class Unit:
         return n
 
     def inject_callee(self, fn, active: tuple[str, ...], kinds: tuple = ()) -> str:
+        """The name of the backpropagator (forward mode: the tangent function) of a call."""
         for c in self.callees.values():
             if c.fn is fn and c.active == active and c.kinds == kinds:
                 return c.name
@@ -149,8 +152,8 @@ class Unit:
         base = getattr(fn, "__name__", "f")
         if base == "<lambda>":
             base = "lambda"
-        n = self.namer.backpropagator(base)
-        self.callees[n] = Callee(fn, active, n, kinds)
+        n = self.namer.jvp(base) if self.mode == "forward" else self.namer.backpropagator(base)
+        self.callees[n] = Callee(fn, active, n, kinds, self.mode)
         return n
 
     def kinds_key(self) -> tuple:

@@ -13,4 +13,4 @@ from cpsad.rules import (  # noqa: F401
     reductions,
     shape,
 )
-from cpsad.rules.core import DISCRETE, defnondiff, defvjp, is_nondiff, lookup  # noqa: F401
+from cpsad.rules.core import DISCRETE, defjvp, defnondiff, defvjp, is_nondiff, lookup  # noqa: F401

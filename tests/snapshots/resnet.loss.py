@@ -203,10 +203,10 @@ def conv2d_bp(k_1, x, w, b):
 
                 def loop_L36(j):
                     # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
-                    if j < k:
+                    while j < k:
                         # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
                         result.append(xp[:, :, i : i + h, j : j + wd])
-                        return loop_L36(j + 1)
+                        j = j + 1
                     return None
 
                 # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
