@@ -7,6 +7,9 @@ pytree structure) and raises ``AssertionError`` with the numbers when they disag
 For functions of any output, with a random cotangent ``c``: ``check_rule(primitive, *args,
 wrt=...)`` checks a primitive's registered adjoint rules, called directly, and ``check_vjp(f,
 *args)`` checks ``cpsad.vjp(f, *args)``, both as ``<adjoint, v> == <c, directional difference>``.
+``check_rule`` checks the primitive's tangent (forward-mode) rules too, where it has them: their
+sum against the directional difference itself, and each against its adjoint rule by the transpose
+identity ``<tangent(v), c> == <v, adjoint(c)>``.
 """
 
 from __future__ import annotations
@@ -142,6 +145,20 @@ def _shift(x, v, eps):
     return float(x) + eps * float(v)
 
 
+def _positions(signature, n: int) -> list:
+    """``(parameter name, j)`` of each of ``n`` positional arguments: ``j`` is the argument's place
+    in a ``*items`` parameter, None for an ordinary one."""
+    import inspect
+
+    out: list = []
+    for p in signature.parameters.values():
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            out += [(p.name, j) for j in range(n - len(out))]
+        elif p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            out.append((p.name, None))
+    return out[:n]
+
+
 def check_rule(
     primitive,
     *args,
@@ -153,6 +170,7 @@ def check_rule(
     atol=1e-7,
     directions=2,
     direction=None,
+    tangents=True,
     **kwargs,
 ):
     """Check the adjoint rules of ``primitive`` at ``primitive(*args, **kwargs)`` against central
@@ -165,6 +183,11 @@ def check_rule(
     e.g. of a method) is given. ``direction(i, v)`` may constrain the direction of argument ``i``
     (to symmetric matrices, say). Each contribution must have its argument's shape (broadcasting
     undone). Returns the contributions, in the order of ``wrt``.
+
+    Where the checked arguments' parameters have tangent rules, those are checked too (unless
+    ``tangents=False``): each contribution has the result's structure, shapes and float types, each
+    is the transpose of its adjoint rule, ``<tangent(v), c> == <v, rule(c)>``, and their sum is the
+    directional derivative, ``(primitive(x + eps v) - primitive(x - eps v)) / (2 eps)``.
     """
     from cpsad.pytree import densify
     from cpsad.rules import core
@@ -174,18 +197,21 @@ def check_rule(
     if rule is None:
         raise ValueError(f"{primitive!r} has no registered rule")
     nums = (wrt,) if isinstance(wrt, int) else tuple(wrt)
-    bound = rule.signature.bind(*args, **kwargs).arguments
-    params = list(bound)
+    rule.signature.bind(*args, **kwargs)  # the call must be one the rule understands
+    where = _positions(rule.signature, len(args))
     rng = np.random.default_rng(seed)
     ans = primitive(*args, **kwargs)
     c = _random_like(ans, rng)
     g = as_adjoint(c)
     out = []
     for i in nums:
-        template = rule.adjoints.get(params[i])
+        param, j = where[i]
+        template = rule.adjoints.get(param)
         if template is None:
-            raise AssertionError(f"{rule.name} has no rule for its argument {params[i]!r}")
+            raise AssertionError(f"{rule.name} has no rule for its argument {param!r}")
         contribution = template.fn(g, ans, *args, **kwargs)
+        if j is not None:  # *items: one adjoint per item
+            contribution = contribution[j]
         x = args[i]
         if not isinstance(x, (list, tuple)) and np.shape(contribution) != np.shape(x):
             raise AssertionError(
@@ -194,7 +220,116 @@ def check_rule(
             )
         out.append(densify(contribution, x))
     _agree(primitive, args, kwargs, nums, c, out, rng, eps, rtol, atol, directions, direction)
+    if tangents:
+        forward = [i for i in nums if where[i][0] in rule.tangents]
+        if forward:
+            adjoints = {i: a for i, a in zip(nums, out)}
+            _check_tangents(
+                rule, primitive, args, kwargs, forward, where, ans, c, adjoints, seed, eps,
+                rtol, atol, directions, direction,
+            )  # fmt: skip
     return out
+
+
+def _tangents_of(rule, args, kwargs, where, ans, vs):
+    """``{parameter: its tangent rule's contribution}`` for the directions ``vs`` of the
+    arguments (a ``*items`` parameter gets the tuple of its items' directions, zeros where an item
+    has none)."""
+    from cpsad.rules.core import zero_tangent
+
+    per_param: dict = {}
+    for i, (param, j) in enumerate(where):
+        if param not in rule.tangents or not any(where[k][0] == param for k in vs):
+            continue
+        if j is None:
+            per_param[param] = vs[i]
+        else:
+            v = vs[i] if i in vs else zero_tangent(args[i])
+            per_param[param] = per_param.get(param, ()) + (v,)
+    return {
+        p: rule.tangents[p].fn(t, ans, *args, **kwargs)
+        for p, t in per_param.items()
+        if t is not None
+    }
+
+
+def _check_tangents(
+    rule, f, args, kwargs, nums, where, ans, c, adjoints, seed, eps, rtol, atol, directions,
+    direction,
+):  # fmt: skip
+    """The tangent rules of the arguments ``nums``: shapes and types, transposes of the adjoint
+    rules, and their sum against central finite differences."""
+    rng = np.random.default_rng(seed + 7919)
+    name = rule.name
+    ans_leaves, _ = leaves(ans)
+    for d in range(directions):
+        vs = {i: _random_like(args[i], rng) for i in nums}
+        if direction is not None:
+            vs = {i: direction(i, v) for i, v in vs.items()}
+        contributions = _tangents_of(rule, args, kwargs, where, ans, vs)
+        for param, t in contributions.items():
+            _same_kind(name, param, t, ans, ans_leaves)
+            # transpose: <tangent(v), c> == <v, adjoint(c)>, summed over the parameter's arguments
+            forward = _inner(t, c)
+            backward = sum(_inner(vs[i], adjoints[i]) for i in nums if where[i][0] == param)
+            scale = _inner_abs(t, c) + sum(
+                _inner_abs(vs[i], adjoints[i]) for i in nums if where[i][0] == param
+            )
+            if not abs(forward - backward) <= 1e-9 * scale + 1e-12:
+                raise AssertionError(
+                    f"{name}: the tangent rule of {param!r} is not the transpose of its adjoint "
+                    f"rule: <tangent(v), c> = {forward!r} but <v, adjoint(c)> = {backward!r} "
+                    f"(direction {d})"
+                )
+        plus = [_shift(a, vs[i], eps) if i in vs else a for i, a in enumerate(args)]
+        minus = [_shift(a, vs[i], -eps) if i in vs else a for i, a in enumerate(args)]
+        hi, _ = leaves(f(*plus, **kwargs))
+        lo, _ = leaves(f(*minus, **kwargs))
+        total = [np.zeros(np.shape(x)) for x in ans_leaves]
+        for t in contributions.values():
+            for k, leaf in enumerate(leaves(t)[0]):
+                total[k] = total[k] + np.asarray(leaf, dtype=np.float64)
+        for k, (ad, h, low) in enumerate(zip(total, hi, lo)):
+            fd = (np.asarray(h, dtype=np.float64) - np.asarray(low, dtype=np.float64)) / (2 * eps)
+            err = np.max(np.abs(ad - fd), initial=0.0)
+            size = max(np.max(np.abs(fd), initial=0.0), np.max(np.abs(ad), initial=0.0))
+            if not err <= atol + rtol * size:
+                raise AssertionError(
+                    f"{name}: the tangent {ad!r} but the finite difference is {fd!r} "
+                    f"(direction {d}, arguments {tuple(nums)}, part {k} of the result)"
+                )
+
+
+def _same_kind(name, param, t, ans, ans_leaves):
+    """A tangent contribution has the result's structure, shapes and (float) types."""
+    tl, _ = leaves(t)
+    if len(tl) != len(ans_leaves):
+        raise AssertionError(
+            f"{name}: the tangent from {param!r} has {len(tl)} parts, the result {len(ans_leaves)}:"
+            f" {t!r} for {ans!r}"
+        )
+    for x, y in zip(tl, ans_leaves):
+        if np.shape(x) != np.shape(y):
+            raise AssertionError(
+                f"{name}: the tangent from {param!r} has shape {np.shape(x)}, the result "
+                f"{np.shape(y)}"
+            )
+        want = np.result_type(y)
+        if isinstance(y, (np.ndarray, np.generic)) and np.issubdtype(want, np.inexact):
+            if np.result_type(x) != want:
+                raise AssertionError(
+                    f"{name}: the tangent from {param!r} is {np.result_type(x)}, the result {want}"
+                )
+
+
+def _inner_abs(a, b) -> float:
+    """``<|a|, |b|>``: the scale of ``<a, b>``, for a tolerance of rounding."""
+    la, _ = leaves(a)
+    lb, _ = leaves(b)
+    return sum(
+        float(np.sum(np.abs(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64))))
+        for x, y in zip(la, lb)
+    )
 
 
 def check_vjp(

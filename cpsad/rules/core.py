@@ -19,13 +19,18 @@ given that parameter's tangent ``t``, with the same parameters after it::
     defjvp(np.sin, sin_jvp)
 
 The result's tangent is the sum of the contributions of the parameters that have a tangent; each
-contribution has the result's shape (broadcasting happens by itself). ``deflinear`` says a
-primitive is linear in a parameter, so its tangent is the primitive applied to the tangent.
+contribution has the result's shape and float type -- broadcast up where the parameter was
+broadcast (``t * y``, or ``broadcast_like(t, ans)`` for ``x + y``), never summed down. A primitive
+linear in a parameter has the primitive itself, applied to the tangent, as its tangent rule
+(``np.sum(t, axis=axis)``). A parameter that is a list or tuple of values (``np.stack(arrays)``)
+gets the same container of tangents, zeros where an entry has none (``zero_tangent``).
 """
 
 from __future__ import annotations
 
 import inspect
+
+import numpy as np
 
 from transforms.context import Rule
 from transforms.templates import template
@@ -178,6 +183,46 @@ def defjvp_as_vjp(primitive):
 def tangent_missing(rule: Rule) -> list[str]:
     """The differentiable parameters of ``rule`` that have no tangent rule yet."""
     return [p for p, t in rule.adjoints.items() if t is not None and p not in rule.tangents]
+
+
+def broadcast_like(t, ans):
+    """The tangent ``t`` of a parameter that went into the result ``ans`` unchanged (``x + y``,
+    ``np.clip``), with the result's shape and float type: broadcast up, never summed down."""
+    if type(t) is np.ndarray and type(ans) is np.ndarray:
+        if t.shape == ans.shape and t.dtype == ans.dtype:
+            return t  # the common case: nothing broadcast, nothing promoted
+    elif type(t) is float and type(ans) is float:
+        return t
+    kind = np.result_type(ans)
+    dtype = kind if np.issubdtype(kind, np.inexact) else np.result_type(t, 0.0)
+    if not isinstance(ans, np.ndarray):  # a number
+        return t if type(ans) is float else np.asarray(t, dtype)[()]
+    out = np.empty(ans.shape, dtype)
+    out[...] = t
+    return out
+
+
+def zero_tangent(x):
+    """The zero tangent of a value: 0.0, zeros of an array's shape and float type, the same
+    container of zero tangents -- and None for what has no tangent (a string, a bool, None)."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, (int, float)):
+        return 0.0
+    if isinstance(x, complex):
+        return 0j
+    if isinstance(x, np.generic):
+        return x.dtype.type(0) if np.issubdtype(x.dtype, np.inexact) else 0.0
+    if isinstance(x, list):
+        return [zero_tangent(v) for v in x]
+    if isinstance(x, tuple):
+        zeros = [zero_tangent(v) for v in x]
+        return type(x)(*zeros) if hasattr(x, "_fields") else tuple(zeros)
+    if isinstance(x, dict):
+        return {k: zero_tangent(v) for k, v in x.items()}
+    return None
 
 
 def defmethod(name: str, *vjps, **named):

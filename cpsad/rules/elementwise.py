@@ -1,4 +1,9 @@
-"""Rules of elementwise functions: numpy's ufuncs, the ``math`` module, and numeric builtins."""
+"""Rules of elementwise functions: numpy's ufuncs, the ``math`` module, and numeric builtins.
+
+Most adjoints here are ``g * f'(x)``, elementwise: the same expression with the tangent for ``g``
+is the tangent rule (``defjvp_as_vjp``). Functions of two arrays broadcast: their tangent rules
+broadcast each operand's tangent up to the result's shape.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,15 @@ import math
 import numpy as np
 
 from cpsad.rules import operators as op
-from cpsad.rules.core import DISCRETE, defmethod, defvjp
+from cpsad.rules.core import (
+    DISCRETE,
+    broadcast_like,
+    defjvp,
+    defjvp_as_vjp,
+    defjvp_method,
+    defmethod,
+    defvjp,
+)
 from cpsad.runtime import unbroadcast
 
 # --------------------------------------------------------------------------- one argument
@@ -160,6 +173,7 @@ for _f, _rule in [
     (np.positive, positive),
 ]:
     defvjp(_f, _rule)
+    defjvp_as_vjp(_f)  # t * f'(x)
 
 # --------------------------------------------------------------------------- two arguments
 
@@ -170,6 +184,13 @@ defvjp(np.divide, op.div_x, op.div_y)
 defvjp(np.power, op.pow_x, op.pow_y)
 defvjp(np.float_power, op.pow_x, op.pow_y)
 defvjp(np.mod, op.mod_x, op.mod_y)
+defjvp(np.add, op.add_x_jvp, op.add_y_jvp)
+defjvp(np.subtract, op.sub_x_jvp, op.sub_y_jvp)
+defjvp(np.multiply, op.mul_x_jvp, op.mul_y_jvp)
+defjvp(np.divide, op.div_x_jvp, op.div_y_jvp)
+defjvp(np.power, op.pow_x_jvp, op.pow_y_jvp)
+defjvp(np.float_power, op.pow_x_jvp, op.pow_y_jvp)
+defjvp(np.mod, op.mod_x_jvp, op.mod_y_jvp)
 
 
 def pick_x(g, ans, x, y):
@@ -182,8 +203,18 @@ def pick_y(g, ans, x, y):
     return unbroadcast(np.where(x == y, 0.5 * g, g * (y == ans)), y)
 
 
+def pick_x_jvp(t, ans, x, y):
+    """Half of each tangent where the operands tie: the transpose of the even split."""
+    return np.where(x == y, 0.5 * t, t * (x == ans))
+
+
+def pick_y_jvp(t, ans, x, y):
+    return np.where(x == y, 0.5 * t, t * (y == ans))
+
+
 for _f in (np.maximum, np.minimum, np.fmax, np.fmin):
     defvjp(_f, pick_x, pick_y)
+    defjvp(_f, pick_x_jvp, pick_y_jvp)
 
 
 def fmod_x(g, ans, x, y):
@@ -197,6 +228,17 @@ def fmod_y(g, ans, x, y):
 defvjp(np.fmod, fmod_x, fmod_y)
 
 
+def fmod_x_jvp(t, ans, x, y):
+    return broadcast_like(t, ans)
+
+
+def fmod_y_jvp(t, ans, x, y):
+    return -t * np.trunc(x / y)
+
+
+defjvp(np.fmod, fmod_x_jvp, fmod_y_jvp)
+
+
 def arctan2_y(g, ans, y, x):
     return unbroadcast(g * x / (x**2 + y**2), y)
 
@@ -206,6 +248,17 @@ def arctan2_x(g, ans, y, x):
 
 
 defvjp(np.arctan2, arctan2_y, arctan2_x)
+
+
+def arctan2_y_jvp(t, ans, y, x):
+    return t * x / (x**2 + y**2)
+
+
+def arctan2_x_jvp(t, ans, y, x):
+    return -t * y / (x**2 + y**2)
+
+
+defjvp(np.arctan2, arctan2_y_jvp, arctan2_x_jvp)
 
 
 def hypot_x(g, ans, x, y):
@@ -219,6 +272,17 @@ def hypot_y(g, ans, x, y):
 defvjp(np.hypot, hypot_x, hypot_y)
 
 
+def hypot_x_jvp(t, ans, x, y):
+    return t * x / ans
+
+
+def hypot_y_jvp(t, ans, x, y):
+    return t * y / ans
+
+
+defjvp(np.hypot, hypot_x_jvp, hypot_y_jvp)
+
+
 def logaddexp_x(g, ans, x, y):
     return unbroadcast(g * np.exp(x - ans), x)
 
@@ -230,6 +294,17 @@ def logaddexp_y(g, ans, x, y):
 defvjp(np.logaddexp, logaddexp_x, logaddexp_y)
 
 
+def logaddexp_x_jvp(t, ans, x, y):
+    return t * np.exp(x - ans)
+
+
+def logaddexp_y_jvp(t, ans, x, y):
+    return t * np.exp(y - ans)
+
+
+defjvp(np.logaddexp, logaddexp_x_jvp, logaddexp_y_jvp)
+
+
 def logaddexp2_x(g, ans, x, y):
     return unbroadcast(g * np.exp2(x - ans), x)
 
@@ -239,6 +314,17 @@ def logaddexp2_y(g, ans, x, y):
 
 
 defvjp(np.logaddexp2, logaddexp2_x, logaddexp2_y)
+
+
+def logaddexp2_x_jvp(t, ans, x, y):
+    return t * np.exp2(x - ans)
+
+
+def logaddexp2_y_jvp(t, ans, x, y):
+    return t * np.exp2(y - ans)
+
+
+defjvp(np.logaddexp2, logaddexp2_x_jvp, logaddexp2_y_jvp)
 
 
 def clip(g, ans, a, a_min=None, a_max=None):
@@ -258,6 +344,21 @@ def clip_max(g, ans, a, a_min=None, a_max=None):
 defvjp(np.clip, clip, clip_min, clip_max)
 
 
+def clip_jvp(t, ans, a, a_min=None, a_max=None):
+    return t * (ans == a)
+
+
+def clip_min_jvp(t, ans, a, a_min=None, a_max=None):
+    return t * ((ans != a) & (ans == a_min) & (ans != a_max))
+
+
+def clip_max_jvp(t, ans, a, a_min=None, a_max=None):
+    return t * ((ans != a) & (ans == a_max))
+
+
+defjvp(np.clip, clip_jvp, clip_min_jvp, clip_max_jvp)
+
+
 def clip_method(g, ans, a, min=None, max=None):
     """``x.clip(min, max)``: the method's parameters have other names."""
     return unbroadcast(g * (ans == a), a)
@@ -274,6 +375,21 @@ def clip_method_max(g, ans, a, min=None, max=None):
 defmethod("clip", clip_method, clip_method_min, clip_method_max)
 
 
+def clip_method_jvp(t, ans, a, min=None, max=None):
+    return t * (ans == a)
+
+
+def clip_method_min_jvp(t, ans, a, min=None, max=None):
+    return t * ((ans != a) & (ans == min) & (ans != max))
+
+
+def clip_method_max_jvp(t, ans, a, min=None, max=None):
+    return t * ((ans != a) & (ans == max))
+
+
+defjvp_method("clip", clip_method_jvp, clip_method_min_jvp, clip_method_max_jvp)
+
+
 def where_x(g, ans, condition, x, y):
     return unbroadcast(np.where(condition, g, 0.0), x)
 
@@ -283,6 +399,17 @@ def where_y(g, ans, condition, x, y):
 
 
 defvjp(np.where, DISCRETE, where_x, where_y)
+
+
+def where_x_jvp(t, ans, condition, x, y):
+    return np.where(condition, t, np.zeros_like(ans))
+
+
+def where_y_jvp(t, ans, condition, x, y):
+    return np.where(condition, np.zeros_like(ans), t)
+
+
+defjvp(np.where, DISCRETE, where_x_jvp, where_y_jvp)
 
 
 # --------------------------------------------------------------------------- the math module
@@ -449,10 +576,14 @@ for _f, _rule in [
 ]:
     if _f is not None:
         defvjp(_f, _rule)
+        defjvp_as_vjp(_f)
 defvjp(math.log, math_log, math_log_base)
 defvjp(math.pow, math_pow_x, math_pow_y)
 defvjp(math.atan2, math_atan2_y, math_atan2_x)
 defvjp(math.hypot, math_hypot_x, math_hypot_y)
+# functions of numbers: each adjoint is g times a partial derivative, so is each tangent
+for _f in (math.log, math.pow, math.atan2, math.hypot):
+    defjvp_as_vjp(_f)
 
 # --------------------------------------------------------------------------- builtins
 
@@ -462,6 +593,7 @@ def builtin_abs(g, ans, x):
 
 
 defvjp(abs, builtin_abs)
+defjvp_as_vjp(abs)
 
 
 def builtin_float(g, ans, x=0.0):
@@ -472,11 +604,30 @@ defvjp(float, builtin_float)
 defvjp(np.float64, builtin_float)
 
 
+def builtin_float_jvp(t, ans, x=0.0):
+    return float(t)
+
+
+def float64_jvp(t, ans, x=0.0):
+    return np.float64(t)
+
+
+defjvp(float, builtin_float_jvp)
+defjvp(np.float64, float64_jvp)
+
+
 def float32(g, ans, x=0.0):
     return g
 
 
 defvjp(np.float32, float32)
+
+
+def float32_jvp(t, ans, x=0.0):
+    return np.float32(t)
+
+
+defjvp(np.float32, float32_jvp)
 
 
 def builtin_pow_x(g, ans, base, exp, mod=None):
@@ -490,3 +641,14 @@ def builtin_pow_y(g, ans, base, exp, mod=None):
 
 
 defvjp(pow, builtin_pow_x, builtin_pow_y, DISCRETE)
+
+
+def builtin_pow_x_jvp(t, ans, base, exp, mod=None):
+    return t * exp * base ** (exp - 1)
+
+
+def builtin_pow_y_jvp(t, ans, base, exp, mod=None):
+    return t * ans * np.log(np.where(base == 0, 1, base), dtype=np.result_type(ans))
+
+
+defjvp(pow, builtin_pow_x_jvp, builtin_pow_y_jvp, DISCRETE)

@@ -1,14 +1,23 @@
 """Rules of Python's operators (``+ - * / ** @ %``, unary ``-`` and ``+``), indexing and containers.
 
 Binary operators broadcast like numpy; ``unbroadcast`` sums each adjoint back to its operand's
-shape. The same functions serve ``np.add``, ``np.multiply``, ... (registered in elementwise.py).
+shape, and each tangent rule (``*_jvp``) broadcasts its operand's tangent up to the result's. The
+same functions serve ``np.add``, ``np.multiply``, ... (registered in elementwise.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import DISCRETE, defoperator, defvjp
+from cpsad.rules.core import (
+    DISCRETE,
+    broadcast_like,
+    defjvp,
+    defjvp_operator,
+    defoperator,
+    defvjp,
+    zero_tangent,
+)
 from cpsad.runtime import (
     as_sequence,
     getitem_adjoint,
@@ -36,6 +45,17 @@ def add_y(g, ans, x, y):
 defoperator("add", add_x, add_y)
 
 
+def add_x_jvp(t, ans, x, y):
+    return broadcast_like(t, ans)
+
+
+def add_y_jvp(t, ans, x, y):
+    return broadcast_like(t, ans)
+
+
+defjvp_operator("add", add_x_jvp, add_y_jvp)
+
+
 def sub_x(g, ans, x, y):
     return unbroadcast(g, x)
 
@@ -45,6 +65,17 @@ def sub_y(g, ans, x, y):
 
 
 defoperator("sub", sub_x, sub_y)
+
+
+def sub_x_jvp(t, ans, x, y):
+    return broadcast_like(t, ans)
+
+
+def sub_y_jvp(t, ans, x, y):
+    return broadcast_like(-t, ans)
+
+
+defjvp_operator("sub", sub_x_jvp, sub_y_jvp)
 
 
 def mul_x(g, ans, x, y):
@@ -58,6 +89,17 @@ def mul_y(g, ans, x, y):
 defoperator("mul", mul_x, mul_y)
 
 
+def mul_x_jvp(t, ans, x, y):
+    return t * y
+
+
+def mul_y_jvp(t, ans, x, y):
+    return x * t
+
+
+defjvp_operator("mul", mul_x_jvp, mul_y_jvp)
+
+
 def div_x(g, ans, x, y):
     return unbroadcast(g / y, x)
 
@@ -67,6 +109,17 @@ def div_y(g, ans, x, y):
 
 
 defoperator("div", div_x, div_y)
+
+
+def div_x_jvp(t, ans, x, y):
+    return t / y
+
+
+def div_y_jvp(t, ans, x, y):
+    return -t * ans / y
+
+
+defjvp_operator("div", div_x_jvp, div_y_jvp)
 
 
 def pow_x(g, ans, x, y):
@@ -82,6 +135,18 @@ def pow_y(g, ans, x, y):
 defoperator("pow", pow_x, pow_y)
 
 
+def pow_x_jvp(t, ans, x, y):
+    return t * y * x ** (y - 1)
+
+
+def pow_y_jvp(t, ans, x, y):
+    """Zero where ``x`` is, like the adjoint."""
+    return t * ans * np.log(np.where(x == 0, 1, x), dtype=np.result_type(ans))
+
+
+defjvp_operator("pow", pow_x_jvp, pow_y_jvp)
+
+
 def mod_x(g, ans, x, y):
     return unbroadcast(g, x)
 
@@ -91,6 +156,17 @@ def mod_y(g, ans, x, y):
 
 
 defoperator("mod", mod_x, mod_y)
+
+
+def mod_x_jvp(t, ans, x, y):
+    return broadcast_like(t, ans)
+
+
+def mod_y_jvp(t, ans, x, y):
+    return -t * np.floor_divide(x, y)
+
+
+defjvp_operator("mod", mod_x_jvp, mod_y_jvp)
 
 
 def matmul_x(g, ans, x, y):
@@ -123,6 +199,17 @@ def matmul_y(g, ans, x, y):
 
 defoperator("matmul", matmul_x, matmul_y)
 
+
+def matmul_x_jvp(t, ans, x, y):
+    return t @ y
+
+
+def matmul_y_jvp(t, ans, x, y):
+    return x @ t
+
+
+defjvp_operator("matmul", matmul_x_jvp, matmul_y_jvp)
+
 # --------------------------------------------------------------------------- unary
 
 
@@ -133,11 +220,25 @@ def neg(g, ans, x):
 defoperator("neg", neg)
 
 
+def neg_jvp(t, ans, x):
+    return -t
+
+
+defjvp_operator("neg", neg_jvp)
+
+
 def pos(g, ans, x):
     return g
 
 
 defoperator("pos", pos)
+
+
+def pos_jvp(t, ans, x):
+    return t
+
+
+defjvp_operator("pos", pos_jvp)
 
 # --------------------------------------------------------------------------- indexing, containers
 
@@ -149,12 +250,40 @@ def getitem(g, ans, x, index):
 defoperator("getitem", getitem, DISCRETE)
 
 
+def getitem_jvp(t, ans, x, index):
+    """The tangent of an array, list, tuple or dict has its structure: index it the same way."""
+    return t[index]
+
+
+defjvp_operator("getitem", getitem_jvp, DISCRETE)
+
+
 def item(g, ans, key, x):
     """``t = (a, b)`` / ``[a, b]`` / ``{k: a}``: the adjoint of the entry ``key``."""
     return item_adjoint(g, key, x)
 
 
 defoperator("item", DISCRETE, item)
+
+
+def item_jvp(t, ans, key, x):
+    """The tangent of the container ``ans`` from its entry ``key``: ``t`` there, zeros elsewhere
+    (the contributions of the entries add up entry by entry to the container of their tangents)."""
+    return with_entry(zero_tangent(ans), key, t)
+
+
+def with_entry(container, key, value):
+    """A copy of a tuple, list or dict with the entry ``key`` replaced by ``value``."""
+    if isinstance(container, dict):
+        return {**container, key: value}
+    entries = list(container)
+    entries[key] = value
+    if isinstance(container, list):
+        return entries
+    return type(container)(*entries) if hasattr(container, "_fields") else tuple(entries)
+
+
+defjvp_operator("item", DISCRETE, item_jvp)
 
 
 def unpack(g, ans, x):
@@ -165,6 +294,14 @@ def unpack(g, ans, x):
 defoperator("unpack", unpack)
 
 
+def unpack_jvp(t, ans, x):
+    """``a, b = t``: the targets' tangents are the entries of the tangent (rows of an array's)."""
+    return tuple(t)
+
+
+defjvp_operator("unpack", unpack_jvp)
+
+
 def sequence(g, ans, x):
     """``for v in xs`` reads ``xs`` through ``as_sequence``: the same elements."""
     return g
@@ -172,9 +309,22 @@ def sequence(g, ans, x):
 
 defvjp(as_sequence, sequence)
 
+
+def sequence_jvp(t, ans, x):
+    """The same elements -- unless ``x`` was not a sequence (a dict gives its keys: no tangent)."""
+    return t if ans is x else zero_tangent(ans)
+
+
+defjvp(as_sequence, sequence_jvp)
+
 # x += y where x may share its array: the same rules as x + y (the runtime refuses arrays)
 defvjp(inplace_add, add_x, add_y)
 defvjp(inplace_sub, sub_x, sub_y)
 defvjp(inplace_mul, mul_x, mul_y)
 defvjp(inplace_div, div_x, div_y)
 defvjp(inplace_pow, pow_x, pow_y)
+defjvp(inplace_add, add_x_jvp, add_y_jvp)
+defjvp(inplace_sub, sub_x_jvp, sub_y_jvp)
+defjvp(inplace_mul, mul_x_jvp, mul_y_jvp)
+defjvp(inplace_div, div_x_jvp, div_y_jvp)
+defjvp(inplace_pow, pow_x_jvp, pow_y_jvp)
