@@ -275,7 +275,9 @@ def _check_tangents(
             scale = _inner_abs(t, c) + sum(
                 _inner_abs(vs[i], adjoints[i]) for i in nums if where[i][0] == param
             )
-            if not abs(forward - backward) <= 1e-9 * scale + 1e-12:
+            # rounding only: relative to the sizes of the products, in the coarsest float type
+            tol = 1e3 * _coarsest_eps(t, c, [vs[i] for i in nums], [adjoints[i] for i in nums])
+            if not abs(forward - backward) <= tol * scale + 1e-300:
                 raise AssertionError(
                     f"{name}: the tangent rule of {param!r} is not the transpose of its adjoint "
                     f"rule: <tangent(v), c> = {forward!r} but <v, adjoint(c)> = {backward!r} "
@@ -320,6 +322,17 @@ def _same_kind(name, param, t, ans, ans_leaves):
                 raise AssertionError(
                     f"{name}: the tangent from {param!r} is {np.result_type(x)}, the result {want}"
                 )
+
+
+def _coarsest_eps(*values) -> float:
+    """The machine epsilon of the least precise float type among the values' leaves."""
+    eps = float(np.finfo(np.float64).eps)
+    for v in values:
+        for leaf in leaves(v)[0]:
+            kind = np.result_type(leaf)
+            if np.issubdtype(kind, np.inexact):
+                eps = max(eps, float(np.finfo(kind).eps))
+    return eps
 
 
 def _inner_abs(a, b) -> float:

@@ -1,10 +1,13 @@
-"""Rules of Python's builtins over sequences: ``sum``, ``max``, ``min``, ``list``, ``tuple``, ``len``."""
+"""Rules of Python's builtins over sequences: ``sum``, ``max``, ``min``, ``list``, ``tuple``, ``len``.
+
+The tangent of a sequence is the same sequence of its entries' tangents (an array's for an array).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import defvjp
+from cpsad.rules.core import broadcast_like, defjvp, defvjp, zero_tangent
 from cpsad.runtime import Sparse, unbroadcast, zeros_like
 
 
@@ -27,6 +30,17 @@ def sum_builtin_start(g, ans, iterable, start=0):
 defvjp(sum, sum_builtin, sum_builtin_start)
 
 
+def sum_builtin_jvp(t, ans, iterable, start=0):
+    return broadcast_like(sum(t), ans)
+
+
+def sum_builtin_start_jvp(t, ans, iterable, start=0):
+    return broadcast_like(t, ans)
+
+
+defjvp(sum, sum_builtin_jvp, sum_builtin_start_jvp)
+
+
 def max_builtin(g, ans, *items):
     """``max(a, b, ...)`` or ``max(xs)``: the adjoint goes to the entry that was chosen (the first
     one, on ties); one adjoint per positional argument."""
@@ -46,6 +60,23 @@ defvjp(max, items=max_builtin)
 defvjp(min, items=max_builtin)
 
 
+def max_builtin_jvp(t, ans, *items):
+    """The tangent of the entry that was chosen (the first one, on ties). ``t`` is the tuple of
+    the positional arguments' tangents: ``max(a, b)`` or ``max(xs)``."""
+    if len(items) > 1:
+        return t[chosen(items, ans)]
+    return t[0][chosen(items[0], ans)]
+
+
+def chosen(seq, ans) -> int:
+    """Which entry of ``seq`` ``max`` or ``min`` returned."""
+    return next(j for j, v in enumerate(seq) if v is ans or np.array_equal(v, ans))
+
+
+defjvp(max, items=max_builtin_jvp)
+defjvp(min, items=max_builtin_jvp)
+
+
 def list_builtin(g, ans, iterable=()):
     """``list(xs)`` / ``tuple(xs)``: the same entries."""
     if isinstance(iterable, np.ndarray) and isinstance(g, Sparse):
@@ -58,3 +89,16 @@ def list_builtin(g, ans, iterable=()):
 
 defvjp(list, list_builtin)
 defvjp(tuple, list_builtin)
+
+
+def list_builtin_jvp(t, ans, iterable=()):
+    """The same entries (the rows of an array); a dict's keys have no tangent."""
+    return zero_tangent(ans) if isinstance(iterable, dict) else list(t)
+
+
+def tuple_builtin_jvp(t, ans, iterable=()):
+    return zero_tangent(ans) if isinstance(iterable, dict) else tuple(t)
+
+
+defjvp(list, list_builtin_jvp)
+defjvp(tuple, tuple_builtin_jvp)

@@ -3,13 +3,18 @@ concatenate, stack, split, tile, repeat, pad, full, linspace, take, sort, unique
 
 The adjoint of a list or tuple of parts is a ``Sparse`` of the parts' adjoints, the form the
 ``item`` rule (``[a, b]``) and the API read container adjoints in.
+
+Forward, the tangent of such a parameter is the same list or tuple of the parts' tangents (zeros
+where a part has none), and every primitive here is linear in its differentiable parameters
+(``linspace`` in ``start`` and ``stop``, ``bincount`` in ``weights``): each tangent rule is the
+primitive applied to the tangent.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import DISCRETE, defmethod, defvjp
+from cpsad.rules.core import DISCRETE, broadcast_like, defjvp, defjvp_method, defmethod, defvjp
 from cpsad.runtime import Sparse, as_adjoint, unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- parts joined
@@ -32,11 +37,25 @@ def array(g, ans, object, dtype=None):
 defvjp(np.array, array)
 
 
+def array_jvp(t, ans, object, dtype=None):
+    return np.array(t, dtype=dtype)
+
+
+defjvp(np.array, array_jvp)
+
+
 def asarray(g, ans, a, dtype=None):
     return parts(g, a)
 
 
 defvjp(np.asarray, asarray)
+
+
+def asarray_jvp(t, ans, a, dtype=None):
+    return np.asarray(t, dtype=dtype)
+
+
+defjvp(np.asarray, asarray_jvp)
 
 
 def unjoin(g, arrays, joined, axis):
@@ -62,12 +81,26 @@ def concatenate_vjp(g, ans, arrays, axis=0):
 defvjp(np.concatenate, concatenate_vjp)
 
 
+def concatenate_jvp(t, ans, arrays, axis=0):
+    return np.concatenate(t, axis=axis)
+
+
+defjvp(np.concatenate, concatenate_jvp)
+
+
 def stack_vjp(g, ans, arrays, axis=0):
     axis = axis % np.ndim(ans)
     return unjoin(g, arrays, [np.shape(np.expand_dims(x, axis)) for x in arrays], axis)
 
 
 defvjp(np.stack, stack_vjp)
+
+
+def stack_jvp(t, ans, arrays, axis=0):
+    return np.stack(t, axis=axis)
+
+
+defjvp(np.stack, stack_jvp)
 
 
 def hstack_vjp(g, ans, tup):
@@ -78,11 +111,25 @@ def hstack_vjp(g, ans, tup):
 defvjp(np.hstack, hstack_vjp)
 
 
+def hstack_jvp(t, ans, tup):
+    return np.hstack(t)
+
+
+defjvp(np.hstack, hstack_jvp)
+
+
 def vstack_vjp(g, ans, tup):
     return unjoin(g, tup, [np.shape(np.atleast_2d(x)) for x in tup], 0)
 
 
 defvjp(np.vstack, vstack_vjp)
+
+
+def vstack_jvp(t, ans, tup):
+    return np.vstack(t)
+
+
+defjvp(np.vstack, vstack_jvp)
 
 
 def column_stack_vjp(g, ans, tup):
@@ -93,11 +140,25 @@ def column_stack_vjp(g, ans, tup):
 defvjp(np.column_stack, column_stack_vjp)
 
 
+def column_stack_jvp(t, ans, tup):
+    return np.column_stack(t)
+
+
+defjvp(np.column_stack, column_stack_jvp)
+
+
 def dstack_vjp(g, ans, tup):
     return unjoin(g, tup, [np.shape(np.atleast_3d(x)) for x in tup], 2)
 
 
 defvjp(np.dstack, dstack_vjp)
+
+
+def dstack_jvp(t, ans, tup):
+    return np.dstack(t)
+
+
+defjvp(np.dstack, dstack_jvp)
 
 # --------------------------------------------------------------------------- an array in parts
 
@@ -111,6 +172,18 @@ def split_vjp(g, ans, ary, indices_or_sections, axis=0):
 
 defvjp(np.split, split_vjp, DISCRETE)
 defvjp(np.array_split, split_vjp, DISCRETE)
+
+
+def split_jvp(t, ans, ary, indices_or_sections, axis=0):
+    return np.split(t, indices_or_sections, axis=axis)
+
+
+def array_split_jvp(t, ans, ary, indices_or_sections, axis=0):
+    return np.array_split(t, indices_or_sections, axis=axis)
+
+
+defjvp(np.split, split_jvp, DISCRETE)
+defjvp(np.array_split, array_split_jvp, DISCRETE)
 
 # --------------------------------------------------------------------------- repeated elements
 
@@ -127,6 +200,13 @@ def tile_vjp(g, ans, A, reps):
 
 
 defvjp(np.tile, tile_vjp, DISCRETE)
+
+
+def tile_jvp(t, ans, A, reps):
+    return np.tile(t, reps)
+
+
+defjvp(np.tile, tile_jvp, DISCRETE)
 
 
 def repeat_vjp(g, ans, a, repeats, axis=None):
@@ -150,6 +230,14 @@ defvjp(np.repeat, repeat_vjp, DISCRETE)
 defmethod("repeat", repeat_vjp, DISCRETE)
 
 
+def repeat_jvp(t, ans, a, repeats, axis=None):
+    return np.repeat(t, repeats, axis=axis)
+
+
+defjvp(np.repeat, repeat_jvp, DISCRETE)
+defjvp_method("repeat", repeat_jvp, DISCRETE)
+
+
 def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
     """The padding cut off again; for the modes that copy elements (edge, reflect, symmetric,
     wrap), every copy of an element adds to its adjoint."""
@@ -167,6 +255,16 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
 
 defvjp(np.pad, pad_vjp, DISCRETE)
 
+
+def pad_jvp(t, ans, array, pad_width, mode="constant", *, constant_values=0):
+    """The tangent padded the same way, with zeros where the value has constants."""
+    if mode not in ("constant", "edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
+    return np.pad(t, pad_width, mode)
+
+
+defjvp(np.pad, pad_jvp, DISCRETE)
+
 # --------------------------------------------------------------------------- filled arrays
 
 
@@ -178,12 +276,26 @@ def full_value(g, ans, shape, fill_value, dtype=None):
 defvjp(np.full, DISCRETE, full_value)
 
 
+def full_value_jvp(t, ans, shape, fill_value, dtype=None):
+    return np.full(shape, t, dtype=dtype)
+
+
+defjvp(np.full, DISCRETE, full_value_jvp)
+
+
 def full_like_value(g, ans, a, fill_value, dtype=None):
     """Only the fill value: ``a`` gives the shape and type, and cannot be differentiated here."""
     return unbroadcast(g, fill_value)
 
 
 defvjp(np.full_like, DISCRETE, full_like_value)
+
+
+def full_like_value_jvp(t, ans, a, fill_value, dtype=None):
+    return np.full_like(ans, t)
+
+
+defjvp(np.full_like, DISCRETE, full_like_value_jvp)
 
 
 def linspace_weights(num, endpoint, like):
@@ -201,6 +313,17 @@ def linspace_stop(g, ans, start, stop, num=50, endpoint=True):
 
 
 defvjp(np.linspace, linspace_start, linspace_stop)
+
+
+def linspace_start_jvp(t, ans, start, stop, num=50, endpoint=True):
+    return broadcast_like((1 - linspace_weights(num, endpoint, ans[0])) * t, ans)
+
+
+def linspace_stop_jvp(t, ans, start, stop, num=50, endpoint=True):
+    return broadcast_like(linspace_weights(num, endpoint, ans[0]) * t, ans)
+
+
+defjvp(np.linspace, linspace_start_jvp, linspace_stop_jvp)
 
 # --------------------------------------------------------------------------- gathering
 
@@ -220,6 +343,14 @@ def take_vjp(g, ans, a, indices, axis=None):
 
 defvjp(np.take, take_vjp, DISCRETE)
 defmethod("take", take_vjp, DISCRETE)
+
+
+def take_jvp(t, ans, a, indices, axis=None):
+    return np.take(t, indices, axis=axis)
+
+
+defjvp(np.take, take_jvp, DISCRETE)
+defjvp_method("take", take_jvp, DISCRETE)
 
 
 def along_axis(indices, axis, shape):
@@ -246,6 +377,13 @@ def take_along_axis_vjp(g, ans, arr, indices, axis=-1):
 defvjp(np.take_along_axis, take_along_axis_vjp, DISCRETE)
 
 
+def take_along_axis_jvp(t, ans, arr, indices, axis=-1):
+    return np.take_along_axis(t, indices, axis)
+
+
+defjvp(np.take_along_axis, take_along_axis_jvp, DISCRETE)
+
+
 def sort_vjp(g, ans, a, axis=-1):
     """Each element's adjoint is the adjoint of the place it was sorted to."""
     if axis is None:
@@ -259,6 +397,14 @@ def sort_vjp(g, ans, a, axis=-1):
 defvjp(np.sort, sort_vjp)
 
 
+def sort_jvp(t, ans, a, axis=-1):
+    """Each place of the result gets the tangent of the element sorted there."""
+    return np.take_along_axis(t, np.argsort(a, axis=axis), axis)
+
+
+defjvp(np.sort, sort_jvp)
+
+
 def unique_vjp(g, ans, ar):
     """``np.unique(x)``: each value's adjoint goes to its first occurrence."""
     _, first = np.unique(ar, return_index=True)
@@ -270,9 +416,24 @@ def unique_vjp(g, ans, ar):
 defvjp(np.unique, unique_vjp)
 
 
+def unique_jvp(t, ans, ar):
+    """Each value's tangent is that of its first occurrence."""
+    return np.ravel(t)[np.unique(ar, return_index=True)[1]]
+
+
+defjvp(np.unique, unique_jvp)
+
+
 def bincount_weights(g, ans, x, weights=None, minlength=0):
     """``np.bincount(x, weights)`` sums the weights of each bin: each weight gets its bin's."""
     return g[x]
 
 
 defvjp(np.bincount, DISCRETE, bincount_weights)
+
+
+def bincount_weights_jvp(t, ans, x, weights=None, minlength=0):
+    return np.bincount(x, weights=t, minlength=minlength)
+
+
+defjvp(np.bincount, DISCRETE, bincount_weights_jvp)

@@ -2,7 +2,8 @@
 diagonals and triangles, and ``np.linalg`` (inv, det, slogdet, solve, cholesky, norm).
 
 Every contraction's adjoint is again a contraction: ``contraction_adjoint`` writes it as an
-``np.einsum`` once, for einsum itself and for tensordot and inner.
+``np.einsum`` once, for einsum itself and for tensordot and inner. Forward, every product is
+linear in each operand: its tangent rule is the product with the tangent in the operand's place.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ import string
 import numpy as np
 
 from cpsad.rules import operators as op
-from cpsad.rules.core import DISCRETE, defattribute, defmethod, defvjp
+from cpsad.rules.core import (
+    DISCRETE,
+    defattribute,
+    defjvp,
+    defjvp_attribute,
+    defjvp_method,
+    defmethod,
+    defvjp,
+)
 from cpsad.runtime import Sparse, item_adjoint, unbroadcast
 
 # --------------------------------------------------------------------------- contractions
@@ -102,6 +111,34 @@ def einsum_d(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
 defvjp(np.einsum, DISCRETE, einsum_a, einsum_b, einsum_c, einsum_d)
 
 
+def einsum_tangent(t, subscripts, operands, i, optimize=False):
+    """``np.einsum(subscripts, *operands)`` with ``t`` in the place of ``operands[i]``."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("cpsad: the derivative of np.einsum needs its subscripts string")
+    operands = [t if j == i else o for j, o in enumerate(operands) if o is not None]
+    optimize = optimize or len(operands) > 2 or sum(np.size(o) for o in operands) > 10_000
+    return np.einsum(subscripts, *operands, optimize=optimize)
+
+
+def einsum_a_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    return einsum_tangent(t, subscripts, [a, b, c, d], 0, optimize=optimize)
+
+
+def einsum_b_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    return einsum_tangent(t, subscripts, [a, b, c, d], 1, optimize=optimize)
+
+
+def einsum_c_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    return einsum_tangent(t, subscripts, [a, b, c, d], 2, optimize=optimize)
+
+
+def einsum_d_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    return einsum_tangent(t, subscripts, [a, b, c, d], 3, optimize=optimize)
+
+
+defjvp(np.einsum, DISCRETE, einsum_a_jvp, einsum_b_jvp, einsum_c_jvp, einsum_d_jvp)
+
+
 def tensordot_subscripts(a, b, axes=2) -> str:
     """``np.tensordot(a, b, axes)`` as einsum subscripts."""
     na, nb = np.ndim(a), np.ndim(b)
@@ -134,6 +171,17 @@ def tensordot_b(g, ans, a, b, axes=2):
 defvjp(np.tensordot, tensordot_a, tensordot_b)
 
 
+def tensordot_a_jvp(t, ans, a, b, axes=2):
+    return np.tensordot(t, b, axes)
+
+
+def tensordot_b_jvp(t, ans, a, b, axes=2):
+    return np.tensordot(a, t, axes)
+
+
+defjvp(np.tensordot, tensordot_a_jvp, tensordot_b_jvp)
+
+
 def inner_subscripts(a, b) -> str:
     """``np.inner(a, b)`` as einsum subscripts: the last axes contracted (scalars multiply)."""
     na, nb = np.ndim(a), np.ndim(b)
@@ -153,6 +201,17 @@ def inner_b(g, ans, a, b):
 
 
 defvjp(np.inner, inner_a, inner_b)
+
+
+def inner_a_jvp(t, ans, a, b):
+    return np.inner(t, b)
+
+
+def inner_b_jvp(t, ans, a, b):
+    return np.inner(a, t)
+
+
+defjvp(np.inner, inner_a_jvp, inner_b_jvp)
 
 
 def dot_subscripts(a, b) -> str:
@@ -186,6 +245,19 @@ defmethod("dot", dot_a, dot_b)
 defvjp(np.matmul, op.matmul_x, op.matmul_y)
 
 
+def dot_a_jvp(t, ans, a, b):
+    return np.dot(t, b)
+
+
+def dot_b_jvp(t, ans, a, b):
+    return np.dot(a, t)
+
+
+defjvp(np.dot, dot_a_jvp, dot_b_jvp)
+defjvp_method("dot", dot_a_jvp, dot_b_jvp)
+defjvp(np.matmul, op.matmul_x_jvp, op.matmul_y_jvp)
+
+
 def outer_a(g, ans, a, b):
     return np.reshape(g @ np.ravel(b), np.shape(a))
 
@@ -197,6 +269,17 @@ def outer_b(g, ans, a, b):
 defvjp(np.outer, outer_a, outer_b)
 
 
+def outer_a_jvp(t, ans, a, b):
+    return np.outer(t, b)
+
+
+def outer_b_jvp(t, ans, a, b):
+    return np.outer(a, t)
+
+
+defjvp(np.outer, outer_a_jvp, outer_b_jvp)
+
+
 def vdot_a(g, ans, a, b):
     return np.reshape(g * np.ravel(b), np.shape(a))
 
@@ -206,6 +289,19 @@ def vdot_b(g, ans, a, b):
 
 
 defvjp(np.vdot, vdot_a, vdot_b)
+
+
+def vdot_a_jvp(t, ans, a, b):
+    """``np.vdot`` conjugates its first operand: so does its tangent (for complex ``a`` the
+    adjoint rule above, which does not conjugate, is not its transpose)."""
+    return np.vdot(t, b)
+
+
+def vdot_b_jvp(t, ans, a, b):
+    return np.vdot(a, t)
+
+
+defjvp(np.vdot, vdot_a_jvp, vdot_b_jvp)
 
 # --------------------------------------------------------------------------- diagonals, triangles
 
@@ -226,6 +322,14 @@ defvjp(np.diagonal, diagonal_vjp)
 defmethod("diagonal", diagonal_vjp)
 
 
+def diagonal_jvp(t, ans, a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(t, offset, axis1, axis2)
+
+
+defjvp(np.diagonal, diagonal_jvp)
+defjvp_method("diagonal", diagonal_jvp)
+
+
 def trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
     """Every element of the diagonal gets the trace's adjoint."""
     shape = np.shape(a)
@@ -239,12 +343,27 @@ defvjp(np.trace, trace_vjp)
 defmethod("trace", trace_vjp)
 
 
+def trace_jvp(t, ans, a, offset=0, axis1=0, axis2=1):
+    return np.trace(t, offset, axis1, axis2)
+
+
+defjvp(np.trace, trace_jvp)
+defjvp_method("trace", trace_jvp)
+
+
 def diag(g, ans, v, k=0):
     """``np.diag`` builds a matrix from a vector, or takes a matrix's diagonal."""
     return np.diag(g, k) if np.ndim(v) == 1 else diagonal_vjp(g, ans, v, offset=k)
 
 
 defvjp(np.diag, diag)
+
+
+def diag_jvp(t, ans, v, k=0):
+    return np.diag(t, k)
+
+
+defjvp(np.diag, diag_jvp)
 
 
 def tril(g, ans, m, k=0):
@@ -257,6 +376,18 @@ def triu(g, ans, m, k=0):
 
 defvjp(np.tril, tril)
 defvjp(np.triu, triu)
+
+
+def tril_jvp(t, ans, m, k=0):
+    return np.tril(t, k)
+
+
+def triu_jvp(t, ans, m, k=0):
+    return np.triu(t, k)
+
+
+defjvp(np.tril, tril_jvp)
+defjvp(np.triu, triu_jvp)
 
 # --------------------------------------------------------------------------- np.linalg
 
@@ -273,11 +404,26 @@ def inv(g, ans, a):
 defvjp(np.linalg.inv, inv)
 
 
+def inv_jvp(t, ans, a):
+    return -ans @ t @ ans
+
+
+defjvp(np.linalg.inv, inv_jvp)
+
+
 def det(g, ans, a):
     return np.expand_dims(g * ans, (-2, -1)) * mT(np.linalg.inv(a))
 
 
 defvjp(np.linalg.det, det)
+
+
+def det_jvp(t, ans, a):
+    """``det(a) tr(a^-1 t)`` (Jacobi's formula)."""
+    return ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+
+
+defjvp(np.linalg.det, det_jvp)
 
 
 def slogdet(g, ans, a):
@@ -288,12 +434,34 @@ def slogdet(g, ans, a):
 defvjp(np.linalg.slogdet, slogdet)
 
 
+def slogdet_jvp(t, ans, a):
+    """The pair's tangent: zero for the sign (a step), ``tr(a^-1 t)`` for ``logabsdet``."""
+    return pair_like(
+        ans, np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+    )
+
+
+def pair_like(ans, first, second):
+    """``(first, second)`` of the type of the pair ``ans`` (numpy's named tuple, or a tuple)."""
+    return type(ans)(first, second) if hasattr(ans, "_fields") else (first, second)
+
+
+defjvp(np.linalg.slogdet, slogdet_jvp)
+
+
 def logabsdet(g, ans, result):
     """``np.linalg.slogdet(a).logabsdet``: the adjoint of the pair ``(sign, logabsdet)``."""
     return Sparse({1: g})
 
 
 defattribute("logabsdet", logabsdet)
+
+
+def logabsdet_jvp(t, ans, result):
+    return t[1]
+
+
+defjvp_attribute("logabsdet", logabsdet_jvp)
 
 
 def solved(g, a, b):
@@ -318,6 +486,20 @@ def solve_b(g, ans, a, b):
 defvjp(np.linalg.solve, solve_a, solve_b)
 
 
+def solve_a_jvp(t, ans, a, b):
+    """``x = solve(a, b)``: ``dx = -solve(a, t x)``."""
+    if np.ndim(b) == 1:  # x a vector (or a stack of them, for a stack of matrices a)
+        return -np.linalg.solve(a, t @ ans[..., None])[..., 0]
+    return -np.linalg.solve(a, t @ ans)
+
+
+def solve_b_jvp(t, ans, a, b):
+    return np.linalg.solve(a, t)
+
+
+defjvp(np.linalg.solve, solve_a_jvp, solve_b_jvp)
+
+
 def cholesky_vjp(g, ans, a, *, upper=False):
     """Murray (2016), eq. 10: ``a_bar = sym(L^-T phi(L^T g) L^-1)``, ``phi`` the lower triangle
     with half the diagonal. numpy reads only ``a``'s lower triangle (upper: its upper one); the
@@ -331,6 +513,20 @@ def cholesky_vjp(g, ans, a, *, upper=False):
 
 
 defvjp(np.linalg.cholesky, cholesky_vjp)
+
+
+def cholesky_jvp(t, ans, a, *, upper=False):
+    """``dL = L phi(L^-1 sym(t) L^-T)``, ``phi`` the lower triangle with half the diagonal. The
+    direction is made symmetric, as the adjoint is: the transpose of the adjoint rule."""
+    L = mT(ans) if upper else ans
+    n = np.shape(L)[-1]
+    s = 0.5 * (t + mT(t))
+    inner = mT(np.linalg.solve(L, mT(np.linalg.solve(L, s))))  # L^-1 s L^-T
+    dL = L @ (np.tril(inner) * (1 - 0.5 * np.eye(n, dtype=np.result_type(L))))
+    return mT(dL) if upper else dL
+
+
+defjvp(np.linalg.cholesky, cholesky_jvp)
 
 
 def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
@@ -386,3 +582,14 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
 
 
 defvjp(np.linalg.norm, norm_vjp)
+
+
+def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
+    """Every norm's adjoint is the (expanded) adjoint times a gradient of ``x``'s shape: the
+    adjoint of a unit adjoint. The tangent is that gradient's inner product with ``t`` over the
+    reduced axes."""
+    gradient = norm_vjp(np.ones_like(ans), ans, x, ord=ord, axis=axis, keepdims=keepdims)
+    return np.sum(gradient * t, axis=axis, keepdims=keepdims)
+
+
+defjvp(np.linalg.norm, norm_jvp)

@@ -3,13 +3,16 @@
 
 Parameters that numpy's functions take after ``dtype`` and ``out`` (``keepdims``, ``ddof``) are
 keyword-only here, so a positional ``dtype`` is not mistaken for them.
+
+A reduction's tangent reduces the tangent the same way: a sum of the tangent (times the partial
+derivatives of each element, for prod, max, var, std) over the reduced axes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import defmethod, defvjp
+from cpsad.rules.core import defjvp, defjvp_method, defmethod, defvjp
 
 
 def expand(g, x, axis=None, keepdims=False):
@@ -107,6 +110,71 @@ defmethod("min", max_vjp)
 defmethod("var", var_vjp)
 defmethod("std", std_vjp)
 
+
+def sum_jvp(t, ans, a, axis=None, *, keepdims=False):
+    return np.sum(t, axis=axis, keepdims=keepdims)
+
+
+def mean_jvp(t, ans, a, axis=None, *, keepdims=False):
+    return np.mean(t, axis=axis, keepdims=keepdims)
+
+
+def prod_jvp(t, ans, a, axis=None, *, keepdims=False):
+    """Each element's tangent times the product of the others -- the adjoint rule's factor for a
+    unit adjoint, zeros handled."""
+    others = prod_vjp(np.ones_like(ans), ans, a, axis=axis, keepdims=keepdims)
+    return np.sum(t * others, axis=axis, keepdims=keepdims)
+
+
+def max_jvp(t, ans, a, axis=None, *, keepdims=False):
+    """The mean of the tangents of the maximal (or minimal) elements: the transpose of the even
+    split between ties."""
+    kept = ans
+    if axis is not None and not keepdims:  # put the reduced axes back, as length 1
+        axes = (axis,) if type(axis) is int else tuple(axis)
+        kept = np.expand_dims(ans, tuple(i % np.ndim(a) for i in axes))
+    hits = a == kept
+    ties = np.sum(hits, axis=axis, keepdims=keepdims)
+    return (np.sum(t * hits, axis=axis, keepdims=keepdims) / ties).astype(
+        np.result_type(t, ans), copy=False
+    )
+
+
+def var_jvp(t, ans, a, axis=None, *, ddof=0, keepdims=False):
+    """``2 sum((a - mean) t) / (n - ddof)``: the tangent's own mean drops out, as the centered
+    values sum to zero."""
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    return 2.0 * np.sum(centered * t, axis=axis, keepdims=keepdims) / (count(a, axis=axis) - ddof)
+
+
+def std_jvp(t, ans, a, axis=None, *, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    return np.sum(centered * t, axis=axis, keepdims=keepdims) / ((count(a, axis=axis) - ddof) * ans)
+
+
+for _f, _jvp in [
+    (np.sum, sum_jvp),
+    (np.mean, mean_jvp),
+    (np.prod, prod_jvp),
+    (np.max, max_jvp),
+    (np.amax, max_jvp),
+    (np.min, max_jvp),
+    (np.amin, max_jvp),
+    (np.var, var_jvp),
+    (np.std, std_jvp),
+]:
+    defjvp(_f, _jvp)
+for _name, _jvp in [
+    ("sum", sum_jvp),
+    ("mean", mean_jvp),
+    ("prod", prod_jvp),
+    ("max", max_jvp),
+    ("min", max_jvp),
+    ("var", var_jvp),
+    ("std", std_jvp),
+]:
+    defjvp_method(_name, _jvp)
+
 # --------------------------------------------------------------------------- cumulative
 
 
@@ -147,3 +215,30 @@ defvjp(np.cumsum, cumsum)
 defvjp(np.cumprod, cumprod)
 defmethod("cumsum", cumsum)
 defmethod("cumprod", cumprod)
+
+
+def cumsum_jvp(t, ans, a, axis=None):
+    return np.cumsum(t, axis=axis)
+
+
+def cumprod_jvp(t, ans, a, axis=None):
+    """Partial product ``k`` changes by ``sum_{j <= k} t_j prod_{i <= k, i != j} a_i``: the
+    partial products times the partial sums of ``t / a`` before a row's first zero; from it on,
+    only the zero's own term is left, its tangent times the partial products without it."""
+    if axis is None:
+        a, t, axis = np.ravel(a), np.ravel(t), 0
+    zero = a == 0
+    if not np.any(zero):
+        return ans * np.cumsum(t / a, axis=axis)
+    first = zero & (np.cumsum(zero, axis=axis) == 1)  # the first zero of each row
+    after = np.cumsum(zero, axis=axis) > 0  # from the first zero on
+    without = np.cumprod(np.where(first, 1, a), axis=axis)
+    at_zero = np.sum(t * first, axis=axis, keepdims=True)
+    before = ans * np.cumsum(t / np.where(zero, 1, a), axis=axis)
+    return np.where(after, at_zero * without, before)
+
+
+defjvp(np.cumsum, cumsum_jvp)
+defjvp(np.cumprod, cumprod_jvp)
+defjvp_method("cumsum", cumsum_jvp)
+defjvp_method("cumprod", cumprod_jvp)

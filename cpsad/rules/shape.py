@@ -1,13 +1,22 @@
 """Rules of functions that move elements without changing them: reshaping, transposing, flipping.
 
-Each adjoint moves the adjoint's elements back where they came from.
+Each adjoint moves the adjoint's elements back where they came from; each is linear, so its
+tangent rule moves the tangent's elements the same way the primitive moves the value's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import DISCRETE, defattribute, defmethod, defvjp
+from cpsad.rules.core import (
+    DISCRETE,
+    defattribute,
+    defjvp,
+    defjvp_attribute,
+    defjvp_method,
+    defmethod,
+    defvjp,
+)
 from cpsad.runtime import unbroadcast
 
 # --------------------------------------------------------------------------- same elements, new shape
@@ -20,11 +29,25 @@ def reshape(g, ans, a, shape=None, order="C"):
 defvjp(np.reshape, reshape)
 
 
+def reshape_jvp(t, ans, a, shape=None, order="C"):
+    return np.reshape(t, np.shape(ans), order=order)
+
+
+defjvp(np.reshape, reshape_jvp)
+
+
 def reshape_method(g, ans, a, *shape, order="C"):
     return np.reshape(g, np.shape(a), order=order)
 
 
 defmethod("reshape", reshape_method)
+
+
+def reshape_method_jvp(t, ans, a, *shape, order="C"):
+    return np.reshape(t, np.shape(ans), order=order)
+
+
+defjvp_method("reshape", reshape_method_jvp)
 
 
 def ravel(g, ans, a, order="C"):
@@ -36,11 +59,27 @@ defmethod("ravel", ravel)
 defmethod("flatten", ravel)
 
 
+def ravel_jvp(t, ans, a, order="C"):
+    return np.ravel(t, order=order)
+
+
+defjvp(np.ravel, ravel_jvp)
+defjvp_method("ravel", ravel_jvp)
+defjvp_method("flatten", ravel_jvp)
+
+
 def expand_dims(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
 
 
 defvjp(np.expand_dims, expand_dims, DISCRETE)
+
+
+def expand_dims_jvp(t, ans, a, axis):
+    return np.expand_dims(t, axis)
+
+
+defjvp(np.expand_dims, expand_dims_jvp, DISCRETE)
 
 
 def squeeze(g, ans, a, axis=None):
@@ -49,6 +88,14 @@ def squeeze(g, ans, a, axis=None):
 
 defvjp(np.squeeze, squeeze)
 defmethod("squeeze", squeeze)
+
+
+def squeeze_jvp(t, ans, a, axis=None):
+    return np.squeeze(t, axis)
+
+
+defjvp(np.squeeze, squeeze_jvp)
+defjvp_method("squeeze", squeeze_jvp)
 
 
 def atleast(g, ans, a):
@@ -60,11 +107,27 @@ defvjp(np.atleast_2d, atleast)
 defvjp(np.atleast_3d, atleast)
 
 
+def atleast_jvp(t, ans, a):
+    return np.reshape(t, np.shape(ans))
+
+
+defjvp(np.atleast_1d, atleast_jvp)
+defjvp(np.atleast_2d, atleast_jvp)
+defjvp(np.atleast_3d, atleast_jvp)
+
+
 def broadcast_to(g, ans, array, shape):
     return unbroadcast(g, array)
 
 
 defvjp(np.broadcast_to, broadcast_to, DISCRETE)
+
+
+def broadcast_to_jvp(t, ans, array, shape):
+    return np.broadcast_to(t, shape)
+
+
+defjvp(np.broadcast_to, broadcast_to_jvp, DISCRETE)
 
 # --------------------------------------------------------------------------- axes permuted
 
@@ -86,6 +149,13 @@ def transpose(g, ans, a, axes=None):
 defvjp(np.transpose, transpose)
 
 
+def transpose_jvp(t, ans, a, axes=None):
+    return np.transpose(t, axes)
+
+
+defjvp(np.transpose, transpose_jvp)
+
+
 def transpose_method(g, ans, a, *axes):
     return untranspose(g, axes)
 
@@ -93,11 +163,26 @@ def transpose_method(g, ans, a, *axes):
 defmethod("transpose", transpose_method)
 
 
+def transpose_method_jvp(t, ans, a, *axes):
+    """``x.transpose()``, ``x.transpose(1, 0)`` and ``x.transpose((1, 0))`` alike."""
+    return np.asarray(t).transpose(*axes)
+
+
+defjvp_method("transpose", transpose_method_jvp)
+
+
 def T(g, ans, a):
     return np.transpose(g)
 
 
 defattribute("T", T)
+
+
+def T_jvp(t, ans, a):
+    return np.transpose(t)
+
+
+defjvp_attribute("T", T_jvp)
 
 
 def swapaxes(g, ans, a, axis1, axis2):
@@ -108,11 +193,26 @@ defvjp(np.swapaxes, swapaxes, DISCRETE, DISCRETE)
 defmethod("swapaxes", swapaxes, DISCRETE, DISCRETE)
 
 
+def swapaxes_jvp(t, ans, a, axis1, axis2):
+    return np.swapaxes(t, axis1, axis2)
+
+
+defjvp(np.swapaxes, swapaxes_jvp, DISCRETE, DISCRETE)
+defjvp_method("swapaxes", swapaxes_jvp, DISCRETE, DISCRETE)
+
+
 def moveaxis(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
 
 
 defvjp(np.moveaxis, moveaxis, DISCRETE, DISCRETE)
+
+
+def moveaxis_jvp(t, ans, a, source, destination):
+    return np.moveaxis(t, source, destination)
+
+
+defjvp(np.moveaxis, moveaxis_jvp, DISCRETE, DISCRETE)
 
 
 def flip(g, ans, m, axis=None):
@@ -122,11 +222,25 @@ def flip(g, ans, m, axis=None):
 defvjp(np.flip, flip)
 
 
+def flip_jvp(t, ans, m, axis=None):
+    return np.flip(t, axis)
+
+
+defjvp(np.flip, flip_jvp)
+
+
 def fliplr(g, ans, m):
     return np.fliplr(g)
 
 
 defvjp(np.fliplr, fliplr)
+
+
+def fliplr_jvp(t, ans, m):
+    return np.fliplr(t)
+
+
+defjvp(np.fliplr, fliplr_jvp)
 
 
 def flipud(g, ans, m):
@@ -136,11 +250,25 @@ def flipud(g, ans, m):
 defvjp(np.flipud, flipud)
 
 
+def flipud_jvp(t, ans, m):
+    return np.flipud(t)
+
+
+defjvp(np.flipud, flipud_jvp)
+
+
 def roll(g, ans, a, shift, axis=None):
     return np.roll(g, np.negative(shift), axis)
 
 
 defvjp(np.roll, roll, DISCRETE)
+
+
+def roll_jvp(t, ans, a, shift, axis=None):
+    return np.roll(t, shift, axis)
+
+
+defjvp(np.roll, roll_jvp, DISCRETE)
 
 # --------------------------------------------------------------------------- copies and casts
 
@@ -153,6 +281,14 @@ defvjp(np.copy, copy)
 defmethod("copy", copy)
 
 
+def copy_jvp(t, ans, a):
+    return t
+
+
+defjvp(np.copy, copy_jvp)
+defjvp_method("copy", copy_jvp)
+
+
 def astype(g, ans, a, dtype, copy=True):
     """Back to the receiver's float type (``x.astype(float)`` of float32 ``x``: float32)."""
     return (
@@ -163,3 +299,16 @@ def astype(g, ans, a, dtype, copy=True):
 
 
 defmethod("astype", astype)
+
+
+def astype_jvp(t, ans, a, dtype, copy=True):
+    """In the result's float type (``x.astype(np.float32)``: float32); a cast to integers is a step,
+    its tangent zero."""
+    return (
+        np.asarray(t).astype(ans.dtype, copy=False)
+        if np.issubdtype(ans.dtype, np.inexact)
+        else np.zeros(np.shape(ans))
+    )
+
+
+defjvp_method("astype", astype_jvp)
