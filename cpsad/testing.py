@@ -116,6 +116,8 @@ def _random_like(x, rng):
             if not hasattr(x, "_fields")
             else tuple(_random_like(v, rng) for v in x)
         )
+    if isinstance(x, dict):
+        return {k: _random_like(v, rng) for k, v in x.items()}
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return rng.standard_normal(x.shape).astype(dtype)
@@ -139,7 +141,10 @@ def _shift(x, v, eps):
     if isinstance(x, dict):
         return {k: _shift(a, v[k], eps) for k, a in x.items()}
     if isinstance(x, (list, tuple)):
-        return type(x)(_shift(a, b, eps) for a, b in zip(x, v))
+        shifted = [_shift(a, b, eps) for a, b in zip(x, v)]
+        return type(x)(*shifted) if hasattr(x, "_fields") else type(x)(shifted)
+    if isinstance(x, dict):
+        return {k: _shift(a, v[k], eps) for k, a in x.items()}
     if isinstance(x, np.ndarray):
         return _as_float(x) + eps * np.asarray(v, dtype=np.float64)
     return float(x) + eps * float(v)
@@ -171,6 +176,7 @@ def check_rule(
     directions=2,
     direction=None,
     tangents=True,
+    adjoint_form=None,
     **kwargs,
 ):
     """Check the adjoint rules of ``primitive`` at ``primitive(*args, **kwargs)`` against central
@@ -182,7 +188,8 @@ def check_rule(
     is the one registered for ``primitive`` unless ``rule`` (a ``Rule`` of ``cpsad.rules.core``,
     e.g. of a method) is given. ``direction(i, v)`` may constrain the direction of argument ``i``
     (to symmetric matrices, say). Each contribution must have its argument's shape (broadcasting
-    undone). Returns the contributions, in the order of ``wrt``.
+    undone). Returns the contributions, in the order of ``wrt``. ``adjoint_form(c)`` is the form the
+    rule receives the cotangent in: by default ``as_adjoint`` (containers become ``Sparse``).
 
     Where the checked arguments' parameters have tangent rules, those are checked too (unless
     ``tangents=False``): each contribution has the result's structure, shapes and float types, each
@@ -202,7 +209,7 @@ def check_rule(
     rng = np.random.default_rng(seed)
     ans = primitive(*args, **kwargs)
     c = _random_like(ans, rng)
-    g = as_adjoint(c)
+    g = (adjoint_form or as_adjoint)(c)
     out = []
     for i in nums:
         param, j = where[i]

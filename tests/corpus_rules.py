@@ -17,6 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from cpsad.rules import core
+from cpsad.runtime import (
+    as_sequence,
+    inplace_add,
+    inplace_div,
+    inplace_mul,
+    inplace_pow,
+    inplace_sub,
+)
 
 # ----------------------------------------------------------------------------- primitives
 
@@ -66,6 +74,8 @@ class Case:
     xfail: str | None = None  # a known bug outside the rules (the pipeline) it runs into
     rtol: float = 1e-5
     atol: float = 1e-7
+    eps: float = 1e-6  # the finite differences' step (larger for results in float32)
+    adjoint_form: Callable | None = None  # the cotangent as the rule receives it (check_rule)
     label: str = ""
 
     @property
@@ -601,6 +611,7 @@ for sx, sy in [((2, 3), (2, 3)), ((2, 3), (3,)), ((3, 1), (1, 4)), ((), (3,))]:
     )
 for f, p in [(maximum, np.maximum), (minimum, np.minimum), (hypot, np.hypot)]:
     case(f, p, 0.3, -0.6, wrt=(0, 1))
+    case(f, p, u(2, 3), 0.3, wrt=(0, 1))  # a number against an array: its tangent broadcast
 X_MOD = np.array([2.3, -1.7, 0.4, 5.2])
 Y_MOD = np.array([1.1, 0.9, -0.7, 1.5])
 case(remainder, np.remainder, X_MOD, Y_MOD, wrt=(0, 1))
@@ -758,6 +769,22 @@ def pow_builtin(base, exp):
     return pow(base, exp)
 
 
+def float64_builtin(x):
+    return np.float64(x)
+
+
+def float32_builtin(x):
+    return np.float32(x)
+
+
+def math_exp2(x):
+    return math.exp2(x)
+
+
+def math_cbrt(x):
+    return math.cbrt(x)
+
+
 for f, p, x in [
     (math_exp, math.exp, 0.3),
     (math_log, math.log, 1.7),
@@ -798,6 +825,16 @@ case(
     float64="float() makes a Python float",
 )
 case(pow_builtin, pow, 1.3, 0.6, wrt=(0, 1))
+NO_FLOAT = "autograd's boxes have no float()"
+case(float_builtin, float, u(), autograd=NO_FLOAT, float64="float() makes a Python float")
+case(float64_builtin, np.float64, 0.4, autograd=NO_FLOAT)
+case(float64_builtin, np.float64, u(2, 3), autograd=NO_FLOAT, float64="np.float64 makes float64")
+F32_OUT = "np.float32 makes float32"
+case(float32_builtin, np.float32, 0.4, autograd=NO_FLOAT, float64=F32_OUT, eps=1e-3, rtol=1e-3)
+case(float32_builtin, np.float32, u(3), autograd=NO_FLOAT, float64=F32_OUT, eps=1e-3, rtol=1e-3)
+for name, x in [("exp2", 0.3), ("cbrt", -1.3)]:  # Python >= 3.11
+    if hasattr(math, name):
+        case(globals()[f"math_{name}"], getattr(math, name), x, autograd=NO_MATH)
 case(pow_builtin, pow, u(3, lo=0.5, hi=1.5), 2.5, wrt=(0, 1))
 
 # ============================================================================= reductions
@@ -1174,6 +1211,15 @@ case(slogdet, np.linalg.slogdet, -STACK)
 # adjoints where the shift expects one (transforms/cps.py epilogue vs shift_reset.py k_stmt)
 end_to_end(logdet, WELL)
 end_to_end(logdet_attribute, STACK, autograd="autograd's slogdet has no attributes")
+
+
+def logabsdet_of(result):
+    return result.logabsdet
+
+
+NO_ATTRIBUTE = "autograd's slogdet has no attributes"
+case(logabsdet_of, Attribute("logabsdet"), np.linalg.slogdet(WELL), autograd=NO_ATTRIBUTE)
+case(logabsdet_of, Attribute("logabsdet"), np.linalg.slogdet(-STACK), autograd=NO_ATTRIBUTE)
 case(solve, np.linalg.solve, WELL, u(3), wrt=(0, 1))
 case(solve, np.linalg.solve, WELL, u(3, 2), wrt=(0, 1))
 case(solve, np.linalg.solve, STACK, u(2, 3, 4), wrt=(0, 1))
@@ -1627,6 +1673,132 @@ case(unique, np.unique, np.array([0.3, -0.2, 0.9, 0.1, 0.5]), autograd="autograd
 NO_BINCOUNT = "autograd has no rule for np.bincount"
 case(bincount, np.bincount, np.array([0, 2, 2, 5]), u(4), wrt=1, autograd=NO_BINCOUNT)
 case(bincount, np.bincount, np.array([1, 1, 0]), u(3), 4, wrt=1, autograd=NO_BINCOUNT)
+
+# ============================================================================= builtins on sequences
+
+
+def sum_builtin(iterable):
+    return sum(iterable)
+
+
+def sum_builtin_start(iterable, start):
+    return sum(iterable, start)
+
+
+def max_builtin(a, b, c):
+    return max(a, b, c)
+
+
+def min_builtin(a, b, c):
+    return min(a, b, c)
+
+
+def max_of(items):
+    return max(items)
+
+
+def min_of(items):
+    return min(items)
+
+
+def list_builtin(iterable):
+    return list(iterable)
+
+
+def tuple_builtin(iterable):
+    return tuple(iterable)
+
+
+NO_CONTAINER_OUT = "autograd's vjp needs an array or a number out, not a list or tuple of them"
+case(sum_builtin, sum, [0.3, u(3), -0.5])
+case(sum_builtin, sum, u(4, 2))
+case(sum_builtin_start, sum, [u(3), u(3)], u(2, 3), wrt=(0, 1))
+case(sum_builtin_start, sum, (0.3, -0.2), 1.5, wrt=(0, 1))
+case(max_builtin, max, 0.3, 0.9, -0.2, wrt=(0, 1, 2), fn_kw={})
+case(min_builtin, min, 0.3, 0.9, -0.2, wrt=(0, 1, 2), fn_kw={})
+case(max_of, max, [0.3, 0.9, -0.2])
+case(min_of, min, u(4))
+case(list_builtin, list, (0.3, u(2)), autograd=NO_CONTAINER_OUT)
+case(list_builtin, list, u(3, 2), autograd=NO_CONTAINER_OUT)
+case(tuple_builtin, tuple, [0.3, u(2), -0.5], autograd=NO_CONTAINER_OUT)
+
+# ============================================================================= displays, unpacking
+
+
+def display_list(x):
+    return [0.3, x, 2]
+
+
+def display_tuple(x):
+    return (x, -0.5)
+
+
+def display_dict(x):
+    return {"w": x, "n": 3}
+
+
+def unpack_three(x):
+    a, b, c = x
+    return a, b, c
+
+
+ITEM_LIST = Operator("item", lambda key, x: [0.3, x, 2])
+ITEM_TUPLE = Operator("item", lambda key, x: (x, -0.5))
+ITEM_DICT = Operator("item", lambda key, x: {"w": x, "n": 3})
+UNPACK = Operator("unpack", tuple)
+case(display_list, ITEM_LIST, 1, u(3), wrt=1, fn_kw={}, autograd=NO_CONTAINER_OUT)
+case(display_tuple, ITEM_TUPLE, 0, 0.4, wrt=1, fn_kw={}, autograd=NO_CONTAINER_OUT)
+case(display_dict, ITEM_DICT, "w", u(2, 2), wrt=1, fn_kw={}, autograd=NO_CONTAINER_OUT)
+# the unpack rule receives the tuple of the targets' adjoints, not a Sparse
+for xs in ([0.3, u(2), -0.5], (u(2), u(2), u(2))):
+    case(unpack_three, UNPACK, xs, autograd=NO_CONTAINER_OUT, adjoint_form=tuple)
+end_to_end(
+    unpack_three,
+    u(3, 2),
+    autograd=NO_CONTAINER_OUT,
+    xfail="the unpack rule's adjoint of an array is a Sparse of its rows, which nothing densifies "
+    "(runtime.unpack_adjoint; the rule does not look at x)",
+)
+
+# ============================================================================= the runtime's helpers
+# (what a `for` loop and `x += y` on a name become)
+
+
+def as_sequence_(x):
+    return as_sequence(x)
+
+
+def inplace_add_(x, y):
+    return inplace_add(x, y)
+
+
+def inplace_sub_(x, y):
+    return inplace_sub(x, y)
+
+
+def inplace_mul_(x, y):
+    return inplace_mul(x, y)
+
+
+def inplace_div_(x, y):
+    return inplace_div(x, y)
+
+
+def inplace_pow_(x, y):
+    return inplace_pow(x, y)
+
+
+case(as_sequence_, as_sequence, [0.3, u(2)], autograd=NO_CONTAINER_OUT)
+case(as_sequence_, as_sequence, u(3), autograd="as_sequence makes a list of autograd's boxes")
+for f, p in [
+    (inplace_add_, inplace_add),
+    (inplace_sub_, inplace_sub),
+    (inplace_mul_, inplace_mul),
+    (inplace_div_, inplace_div),
+    (inplace_pow_, inplace_pow),
+]:
+    case(f, p, 0.7, u(3, lo=0.5, hi=1.5), wrt=(0, 1))  # a number, an array: x += y makes new
+    case(f, p, 1.3, 0.6, wrt=(0, 1))
 
 # ============================================================================= no derivative
 

@@ -9,7 +9,16 @@ import cpsad
 from cpsad.pytree import densify
 from cpsad.rules import core
 from cpsad.runtime import as_adjoint
-from cpsad.testing import _random_like, check_grads, check_rule, check_vjp, leaves
+from cpsad.testing import (
+    _check_tangents,
+    _positions,
+    _random_like,
+    _tangents_of,
+    check_grads,
+    check_rule,
+    check_vjp,
+    leaves,
+)
 from tests import corpus_rules as C
 from tests.oracles import autograd, autograd_version
 
@@ -47,6 +56,8 @@ def test_rule(case):
         direction=case.direction,
         rtol=case.rtol,
         atol=case.atol,
+        eps=case.eps,
+        adjoint_form=case.adjoint_form,
         **case.kwargs,
     )
 
@@ -61,6 +72,7 @@ def test_end_to_end(case):
         direction=case.direction,
         rtol=case.rtol,
         atol=case.atol,
+        eps=case.eps,
         **case.fn_kwargs,
     )
 
@@ -92,9 +104,23 @@ def test_autograd(case):
 def float32(x):
     """``x`` with its float64 arrays and numpy scalars in float32 (Python floats stay)."""
     if isinstance(x, (list, tuple)):
-        return type(x)(float32(v) for v in x)
+        items = [float32(v) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    if isinstance(x, dict):
+        return {k: float32(v) for k, v in x.items()}
     if isinstance(x, (np.ndarray, np.float64)) and x.dtype == np.float64:
         return x.astype(np.float32)
+    return x
+
+
+def float64(x):
+    if isinstance(x, (list, tuple)):
+        items = [float64(v) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    if isinstance(x, dict):
+        return {k: float64(v) for k, v in x.items()}
+    if isinstance(x, (np.ndarray, np.floating)):
+        return np.asarray(x, np.float64)
     return x
 
 
@@ -114,10 +140,13 @@ def test_float32_stays_float32(case):
     kwargs = {k: float32(v) for k, v in case.kwargs.items()}
     ans = case.prim(*args, **kwargs)
     c = float32(_random_like(ans, np.random.default_rng(2)))
-    params = list(case.rule.signature.bind(*args, **kwargs).arguments)
+    form = case.adjoint_form or as_adjoint
+    where = _positions(case.rule.signature, len(args))
     for i in case.wrt:
-        rule = case.rule.adjoints[params[i]].fn
-        raw = rule(as_adjoint(c), ans, *args, **kwargs)  # (densify would cast)
+        param, j = where[i]
+        rule = case.rule.adjoints[param].fn
+        raw = rule(form(c), ans, *args, **kwargs)  # (densify would cast)
+        raw = raw if j is None else raw[j]
         got = densify(raw, args[i])
         raw = raw if isinstance(raw, dict) else {0: raw}
         x = args[i] if isinstance(args[i], (list, tuple)) else [args[i]]
@@ -125,17 +154,119 @@ def test_float32_stays_float32(case):
             if isinstance(x[k], (np.ndarray, np.floating)) and x[k].dtype == np.float32:
                 assert np.result_type(leaf) == np.float32, f"argument {i}: {np.result_type(leaf)}"
         # and the same numbers as in float64, roughly
-        c64 = as_adjoint(float64(c))
+        c64 = form(float64(c))
         want = rule(c64, case.prim(*case.args, **case.kwargs), *case.args, **case.kwargs)
+        want = want if j is None else want[j]
         assert_tree_close(got, densify(want, case.args[i]), rtol=2e-3, atol=2e-4)
 
 
-def float64(x):
-    if isinstance(x, (list, tuple)):
-        return type(x)(float64(v) for v in x)
-    if isinstance(x, (np.ndarray, np.floating)):
-        return np.asarray(x, np.float64)
-    return x
+@pytest.mark.parametrize("case", F32_CASES, ids=ids(F32_CASES))
+def test_float32_tangents_stay_float32(case):
+    """float32 in, float32 out, forward: each tangent contribution has the result's float type,
+    and roughly the numbers it has in float64."""
+    if case.float64:
+        pytest.skip(case.float64)
+    args32 = float32(case.args)
+    kwargs32 = {k: float32(v) for k, v in case.kwargs.items()}
+    rng = np.random.default_rng(4)
+    vs = {i: _random_like(case.args[i], rng) for i in case.wrt}
+    if case.direction is not None:
+        vs = {i: case.direction(i, v) for i, v in vs.items()}
+    where = _positions(case.rule.signature, len(case.args))
+    ans32 = case.prim(*args32, **kwargs32)
+    ans64 = case.prim(*case.args, **case.kwargs)
+    got = _tangents_of(case.rule, args32, kwargs32, where, ans32, float32(vs))
+    want = _tangents_of(case.rule, case.args, case.kwargs, where, ans64, vs)
+    for param, t in got.items():
+        for leaf, result in zip(leaves(t)[0], leaves(ans32)[0]):
+            if isinstance(result, (np.ndarray, np.floating)) and result.dtype == np.float32:
+                assert np.result_type(leaf) == np.float32, f"{param}: {np.result_type(leaf)}"
+        assert_tree_close(t, want[param], rtol=2e-3, atol=2e-4)
+
+
+# ----------------------------------------------------------------------------- forward mode
+
+# Rules cpsad ships that have no tangent rule for some differentiable parameter, and why. None:
+# every primitive with an adjoint has its tangent.
+NO_TANGENT: dict[str, str] = {}
+
+
+def shipped_rules():
+    """Every rule in the tables that cpsad itself registers (not a user's, from a test)."""
+    for table in (core.FUNCTIONS, core.OPERATORS, core.METHODS, core.ATTRIBUTES):
+        for rule in table.values():
+            fns = [t.fn for t in rule.adjoints.values() if t is not None]
+            if all(f.__module__.startswith("cpsad.rules") for f in fns):
+                yield rule
+
+
+def test_every_rule_has_tangents():
+    """Forward mode can differentiate whatever reverse mode can: a tangent rule for every
+    parameter that has an adjoint rule, and none for one that has not (None, DISCRETE)."""
+    missing = {r.name: core.tangent_missing(r) for r in shipped_rules() if core.tangent_missing(r)}
+    assert missing.keys() == NO_TANGENT.keys(), f"no tangent rule: {missing}"
+    for rule in shipped_rules():
+        extra = [p for p in rule.tangents if rule.adjoints.get(p) is None]
+        assert not extra, f"{rule.name}: tangent rules for {extra}, which have no adjoint"
+
+
+def test_every_rule_is_checked():
+    """Each shipped rule has a case in tests/corpus_rules.py, so check_rule checks its adjoint and
+    tangent rules against finite differences and each other."""
+    checked = {id(c.rule) for c in RULE_CASES}
+    unchecked = [r.name for r in shipped_rules() if id(r) not in checked]
+    assert not unchecked, f"no case checks {unchecked}"
+
+
+def test_check_rule_catches_a_wrong_tangent():
+    """The tangent checks fail: on a wrong shape, on a small error finite differences let pass
+    (the transpose identity is exact up to rounding), and on a wrong derivative."""
+    from transforms.templates import template
+
+    def with_tangent(rule, param, fn):
+        return core.Rule(
+            name=rule.name,
+            signature=rule.signature,
+            adjoints=rule.adjoints,
+            discrete=rule.discrete,
+            tangents={**rule.tangents, param: template(fn)},
+        )
+
+    x = np.linspace(0.1, 1.0, 5)
+    rule = with_tangent(core.lookup(np.sin), "x", lambda t, ans, x: t * np.cos(x) * (1 + 1e-7))
+    check_rule(np.sin, x, rule=rule, tangents=False)  # the adjoint alone is right
+    with pytest.raises(AssertionError, match="not the transpose of its adjoint"):
+        check_rule(np.sin, x, rule=rule)
+    mul = core.OPERATORS["mul"]
+    rule = with_tangent(mul, "x", lambda t, ans, x, y: t)
+    with pytest.raises(AssertionError, match="shape"):
+        check_rule(C.MUL, np.ones(3), np.ones((2, 3)), wrt=(0, 1), rule=rule)
+    rule = with_tangent(mul, "y", lambda t, ans, x, y: (x * t).astype(np.float32))
+    with pytest.raises(AssertionError, match="float32, the result float64"):
+        check_rule(C.MUL, np.ones(3), np.ones(3), wrt=(0, 1), rule=rule)
+    # the transpose of a wrong adjoint: check_rule stops at the adjoint, but the tangent's own
+    # check against finite differences fails too
+    wrong = core.make_rule("wrong sin", [lambda g, ans, x: g * np.cos(x) * 1.001])
+    wrong.tangents["x"] = template(lambda t, ans, x: t * np.cos(x) * 1.001)
+    c = np.ones(5)
+    adjoints = {0: wrong.adjoints["x"].fn(c, np.sin(x), x)}
+    with pytest.raises(AssertionError, match="the tangent .* but the finite difference"):
+        _check_tangents(
+            wrong, np.sin, (x,), {}, [0], [("x", None)], np.sin(x), c, adjoints,
+            seed=0, eps=1e-6, rtol=1e-5, atol=1e-7, directions=1, direction=None,
+        )  # fmt: skip
+
+
+def test_tangents_at_ties_are_the_transpose_of_the_even_split():
+    """At a kink the tangent rules take the mean of the tied operands' tangents, as the adjoints
+    split evenly: maximum(x, x) moves as x does."""
+    x = np.array([1.0, 3.0, 3.0, 2.0])
+    tx, ty = np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 20.0, 30.0, 40.0])
+    rule = core.lookup(np.maximum)
+    both = rule.tangents["x"].fn(tx, x, x, x) + rule.tangents["y"].fn(ty, x, x, x)
+    np.testing.assert_allclose(both, (tx + ty) / 2)
+    rule = core.lookup(np.max)
+    np.testing.assert_allclose(rule.tangents["a"].fn(tx, 3.0, x), 2.5)  # mean of 2.0 and 3.0
 
 
 # ----------------------------------------------------------------------------- no derivative

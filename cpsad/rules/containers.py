@@ -14,7 +14,7 @@ from cpsad.runtime import Sparse, unbroadcast, zeros_like
 def spread(g, seq):
     """The adjoint of every entry of ``seq`` when each went into the result unchanged (a sum)."""
     if isinstance(seq, np.ndarray):
-        return np.broadcast_to(g, seq.shape[:1] + np.shape(g)) + np.zeros(seq.shape)
+        return np.broadcast_to(g, seq.shape[:1] + np.shape(g)) + zeros_like(seq)
     return Sparse({i: unbroadcast(g, v) for i, v in enumerate(seq)})
 
 
@@ -50,7 +50,7 @@ def max_builtin(g, ans, *items):
     seq = items[0]
     i = next(j for j, v in enumerate(seq) if v is ans or np.array_equal(v, ans))
     if isinstance(seq, np.ndarray):
-        out = np.zeros(seq.shape)
+        out = zeros_like(seq)
         out[i] = g
         return (out,)
     return (Sparse({i: g}),)
@@ -80,7 +80,7 @@ defjvp(min, items=max_builtin_jvp)
 def list_builtin(g, ans, iterable=()):
     """``list(xs)`` / ``tuple(xs)``: the same entries."""
     if isinstance(iterable, np.ndarray) and isinstance(g, Sparse):
-        out = np.zeros(iterable.shape)
+        out = zeros_like(iterable)
         for i, v in g.items():
             out[i] = v
         return out

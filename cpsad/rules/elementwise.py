@@ -204,12 +204,13 @@ def pick_y(g, ans, x, y):
 
 
 def pick_x_jvp(t, ans, x, y):
-    """Half of each tangent where the operands tie: the transpose of the even split."""
-    return np.where(x == y, 0.5 * t, t * (x == ans))
+    """Half of each tangent where the operands tie: the transpose of the even split. (A number's
+    tangent times a mask would be float64: ``broadcast_like`` keeps the result's type.)"""
+    return broadcast_like(np.where(x == y, 0.5 * t, t * (x == ans)), ans)
 
 
 def pick_y_jvp(t, ans, x, y):
-    return np.where(x == y, 0.5 * t, t * (y == ans))
+    return broadcast_like(np.where(x == y, 0.5 * t, t * (y == ans)), ans)
 
 
 for _f in (np.maximum, np.minimum, np.fmax, np.fmin):
@@ -345,15 +346,16 @@ defvjp(np.clip, clip, clip_min, clip_max)
 
 
 def clip_jvp(t, ans, a, a_min=None, a_max=None):
-    return t * (ans == a)
+    """The tangent in the result's shape and type (a number's times a mask would be float64)."""
+    return broadcast_like(t, ans) * (ans == a)
 
 
 def clip_min_jvp(t, ans, a, a_min=None, a_max=None):
-    return t * ((ans != a) & (ans == a_min) & (ans != a_max))
+    return broadcast_like(t, ans) * ((ans != a) & (ans == a_min) & (ans != a_max))
 
 
 def clip_max_jvp(t, ans, a, a_min=None, a_max=None):
-    return t * ((ans != a) & (ans == a_max))
+    return broadcast_like(t, ans) * ((ans != a) & (ans == a_max))
 
 
 defjvp(np.clip, clip_jvp, clip_min_jvp, clip_max_jvp)
@@ -376,15 +378,15 @@ defmethod("clip", clip_method, clip_method_min, clip_method_max)
 
 
 def clip_method_jvp(t, ans, a, min=None, max=None):
-    return t * (ans == a)
+    return broadcast_like(t, ans) * (ans == a)
 
 
 def clip_method_min_jvp(t, ans, a, min=None, max=None):
-    return t * ((ans != a) & (ans == min) & (ans != max))
+    return broadcast_like(t, ans) * ((ans != a) & (ans == min) & (ans != max))
 
 
 def clip_method_max_jvp(t, ans, a, min=None, max=None):
-    return t * ((ans != a) & (ans == max))
+    return broadcast_like(t, ans) * ((ans != a) & (ans == max))
 
 
 defjvp_method("clip", clip_method_jvp, clip_method_min_jvp, clip_method_max_jvp)
