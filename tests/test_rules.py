@@ -269,6 +269,44 @@ def test_tangents_at_ties_are_the_transpose_of_the_even_split():
     np.testing.assert_allclose(rule.tangents["a"].fn(tx, 3.0, x), 2.5)  # mean of 2.0 and 3.0
 
 
+def test_complex_tangents_are_the_transposes_of_the_adjoints():
+    """Complex values: tangents are holomorphic derivatives, adjoints their plain transposes (no
+    conjugation), ``<tangent(v), c> == <v, adjoint(c)>`` with the bilinear ``sum(a * b)``. (check_rule
+    compares real parts only; these are the complex-linear rules with a complex case.)"""
+    rng = np.random.default_rng(5)
+
+    def z(*shape):
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    a = z(3, 3) + 3 * np.eye(3)
+    for f, args, wrt in [
+        (np.exp, (z(3),), (0,)),
+        (np.multiply, (z(2, 3), z(3)), (0, 1)),
+        (np.power, (z(3), z(3)), (0, 1)),
+        (np.matmul, (z(2, 3), z(3, 4)), (0, 1)),
+        (np.linalg.inv, (a,), (0,)),
+        (np.linalg.solve, (a, z(3)), (0, 1)),
+        (np.linalg.det, (a,), (0,)),
+        (np.prod, (z(4),), (0,)),
+        (np.vdot, (z(3), z(3)), (1,)),  # linear in b, with conj(a)
+    ]:
+        rule = core.lookup(f)
+        params = list(rule.signature.parameters)
+        ans = f(*args)
+        c = z(*np.shape(ans))
+        for i in wrt:
+            v = z(*np.shape(args[i]))
+            forward = np.sum(rule.tangents[params[i]].fn(v, ans, *args) * c)
+            backward = np.sum(v * rule.adjoints[params[i]].fn(c, ans, *args))
+            np.testing.assert_allclose(forward, backward, rtol=1e-10, err_msg=rule.name)
+            eps = 1e-7
+            plus, minus = list(args), list(args)
+            plus[i], minus[i] = args[i] + eps * v, args[i] - eps * v
+            fd = (f(*plus) - f(*minus)) / (2 * eps)
+            tangent = rule.tangents[params[i]].fn(v, ans, *args)
+            np.testing.assert_allclose(tangent, fd, rtol=1e-6, atol=1e-8, err_msg=rule.name)
+
+
 # ----------------------------------------------------------------------------- no derivative
 
 

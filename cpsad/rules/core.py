@@ -174,7 +174,9 @@ def defjvp_attribute(name: str, jvp):
 
 def defjvp_as_vjp(primitive):
     """For an elementwise function of one argument whose adjoint rule is ``g * f'(x)`` (no
-    unbroadcast): the tangent rule is the same expression with the tangent for ``g``."""
+    unbroadcast): the tangent rule is the same expression with the tangent for ``g``. The same
+    holds for a function of several numbers (``math.pow``): each adjoint is ``g`` times a partial
+    derivative, and so is each tangent."""
     rule = _registered(FUNCTIONS, primitive, _label(primitive))
     rule.tangents.update({p: t for p, t in rule.adjoints.items() if t is not None})
     return primitive

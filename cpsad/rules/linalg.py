@@ -285,15 +285,16 @@ def vdot_a(g, ans, a, b):
 
 
 def vdot_b(g, ans, a, b):
-    return np.reshape(g * np.ravel(a), np.shape(b))
+    """``np.vdot`` conjugates ``a``: for complex ``a`` the transpose in ``b`` has ``conj(a)``."""
+    return np.reshape(g * np.conj(np.ravel(a)), np.shape(b))
 
 
 defvjp(np.vdot, vdot_a, vdot_b)
 
 
 def vdot_a_jvp(t, ans, a, b):
-    """``np.vdot`` conjugates its first operand: so does its tangent (for complex ``a`` the
-    adjoint rule above, which does not conjugate, is not its transpose)."""
+    """``np.vdot`` conjugates its first operand, so does its tangent: not complex-linear in ``a``,
+    for complex ``a`` it is not the transpose of ``vdot_a`` (right for real ``a``)."""
     return np.vdot(t, b)
 
 
