@@ -304,7 +304,7 @@ def _check_tangents(
             size = max(np.max(np.abs(fd), initial=0.0), np.max(np.abs(ad), initial=0.0))
             if not err <= atol + rtol * size:
                 raise AssertionError(
-                    f"{name}: the tangent {ad!r} but the finite difference is {fd!r} "
+                    f"{name}: the tangent is {ad!r} but the finite difference is {fd!r} "
                     f"(direction {d}, arguments {tuple(nums)}, part {k} of the result)"
                 )
 

@@ -250,7 +250,7 @@ def test_check_rule_catches_a_wrong_tangent():
     wrong.tangents["x"] = template(lambda t, ans, x: t * np.cos(x) * 1.001)
     c = np.ones(5)
     adjoints = {0: wrong.adjoints["x"].fn(c, np.sin(x), x)}
-    with pytest.raises(AssertionError, match="the tangent .* but the finite difference"):
+    with pytest.raises(AssertionError, match="the tangent is .* but the finite difference"):
         _check_tangents(
             wrong, np.sin, (x,), {}, [0], [("x", None)], np.sin(x), c, adjoints,
             seed=0, eps=1e-6, rtol=1e-5, atol=1e-7, directions=1, direction=None,
