@@ -242,7 +242,7 @@ def _tangents_of(rule, args, kwargs, where, ans, vs):
     """``{parameter: its tangent rule's contribution}`` for the directions ``vs`` of the
     arguments (a ``*items`` parameter gets the tuple of its items' directions, zeros where an item
     has none)."""
-    from cpsad.rules.core import zero_tangent
+    from cpsad.runtime import tangent_zeros
 
     per_param: dict = {}
     for i, (param, j) in enumerate(where):
@@ -251,7 +251,7 @@ def _tangents_of(rule, args, kwargs, where, ans, vs):
         if j is None:
             per_param[param] = vs[i]
         else:
-            v = vs[i] if i in vs else zero_tangent(args[i])
+            v = vs[i] if i in vs else tangent_zeros(args[i])
             per_param[param] = per_param.get(param, ()) + (v,)
     return {
         p: rule.tangents[p].fn(t, ans, *args, **kwargs)

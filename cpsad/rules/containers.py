@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import broadcast_like, defjvp, defvjp, zero_tangent
-from cpsad.runtime import Sparse, unbroadcast, zeros_like
+from cpsad.rules.core import broadcast_like, defjvp, defvjp
+from cpsad.runtime import Sparse, tangent_zeros, unbroadcast, zeros_like
 
 
 def spread(g, seq):
@@ -93,11 +93,11 @@ defvjp(tuple, list_builtin)
 
 def list_builtin_jvp(t, ans, iterable=()):
     """The same entries (the rows of an array); a dict's keys have no tangent."""
-    return zero_tangent(ans) if isinstance(iterable, dict) else list(t)
+    return tangent_zeros(ans) if isinstance(iterable, dict) else list(t)
 
 
 def tuple_builtin_jvp(t, ans, iterable=()):
-    return zero_tangent(ans) if isinstance(iterable, dict) else tuple(t)
+    return tangent_zeros(ans) if isinstance(iterable, dict) else tuple(t)
 
 
 defjvp(list, list_builtin_jvp)

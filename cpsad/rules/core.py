@@ -23,7 +23,8 @@ contribution has the result's shape and float type -- broadcast up where the par
 broadcast (``t * y``, or ``broadcast_like(t, ans)`` for ``x + y``), never summed down. A primitive
 linear in a parameter has the primitive itself, applied to the tangent, as its tangent rule
 (``np.sum(t, axis=axis)``). A parameter that is a list or tuple of values (``np.stack(arrays)``)
-gets the same container of tangents, zeros where an entry has none (``zero_tangent``).
+gets the same container of tangents, zeros where an entry has none
+(``cpsad.runtime.tangent_zeros``).
 """
 
 from __future__ import annotations
@@ -202,29 +203,6 @@ def broadcast_like(t, ans):
     out = np.empty(ans.shape, dtype)
     out[...] = t
     return out
-
-
-def zero_tangent(x):
-    """The zero tangent of a value: 0.0, zeros of an array's shape and float type, the same
-    container of zero tangents -- and None for what has no tangent (a string, a bool, None)."""
-    if isinstance(x, np.ndarray):
-        return np.zeros(x.shape, x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
-    if isinstance(x, (bool, np.bool_)):
-        return None
-    if isinstance(x, (int, float)):
-        return 0.0
-    if isinstance(x, complex):
-        return 0j
-    if isinstance(x, np.generic):
-        return x.dtype.type(0) if np.issubdtype(x.dtype, np.inexact) else 0.0
-    if isinstance(x, list):
-        return [zero_tangent(v) for v in x]
-    if isinstance(x, tuple):
-        zeros = [zero_tangent(v) for v in x]
-        return type(x)(*zeros) if hasattr(x, "_fields") else tuple(zeros)
-    if isinstance(x, dict):
-        return {k: zero_tangent(v) for k, v in x.items()}
-    return None
 
 
 def defmethod(name: str, *vjps, **named):

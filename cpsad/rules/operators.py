@@ -16,7 +16,6 @@ from cpsad.rules.core import (
     defjvp_operator,
     defoperator,
     defvjp,
-    zero_tangent,
 )
 from cpsad.runtime import (
     as_sequence,
@@ -27,6 +26,7 @@ from cpsad.runtime import (
     inplace_pow,
     inplace_sub,
     item_adjoint,
+    tangent_zeros,
     unbroadcast,
     unpack_adjoint,
 )
@@ -269,7 +269,7 @@ defoperator("item", DISCRETE, item)
 def item_jvp(t, ans, key, x):
     """The tangent of the container ``ans`` from its entry ``key``: ``t`` there, zeros elsewhere
     (the contributions of the entries add up entry by entry to the container of their tangents)."""
-    return with_entry(zero_tangent(ans), key, t)
+    return with_entry(tangent_zeros(ans), key, t)
 
 
 def with_entry(container, key, value):
@@ -312,7 +312,7 @@ defvjp(as_sequence, sequence)
 
 def sequence_jvp(t, ans, x):
     """The same elements -- unless ``x`` was not a sequence (a dict gives its keys: no tangent)."""
-    return t if ans is x else zero_tangent(ans)
+    return t if ans is x else tangent_zeros(ans)
 
 
 defjvp(as_sequence, sequence_jvp)
