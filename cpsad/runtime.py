@@ -91,6 +91,23 @@ def tangent_zeros(x):
     return None  # not a differentiable value: a function, a string, None, an object
 
 
+def broadcast_like(t, ans):
+    """The tangent ``t`` of a parameter that went into the result ``ans`` unchanged (``x + y``,
+    ``np.clip``), with the result's shape and float type: broadcast up, never summed down."""
+    if type(t) is np.ndarray and type(ans) is np.ndarray:
+        if t.shape == ans.shape and t.dtype == ans.dtype:
+            return t  # the common case: nothing broadcast, nothing promoted
+    elif type(t) is float and type(ans) is float:
+        return t
+    kind = np.result_type(ans)
+    dtype = kind if np.issubdtype(kind, np.inexact) else np.result_type(t, 0.0)
+    if not isinstance(ans, np.ndarray):  # a number
+        return t if type(ans) is float else np.asarray(t, dtype)[()]
+    out = np.empty(ans.shape, dtype)
+    out[...] = t
+    return out
+
+
 def tangent_or_zeros(t, x):
     """``t``, or the zero tangent of ``x`` where ``t`` is None (nothing flowed into it)."""
     return tangent_zeros(x) if t is None else t

@@ -374,6 +374,49 @@ def check_vjp(
     return grads
 
 
+def check_jvp(
+    f, *args, seed=0, eps=1e-6, rtol=1e-5, atol=1e-7, directions=2, direction=None, **kwargs
+):
+    """Check ``cpsad.jvp(f, args, v)`` along random directions ``v`` of every positional argument:
+    against central finite differences, ``(f(x + eps v) - f(x - eps v)) / (2 eps)``, and against
+    reverse mode, ``<c, jvp(v)> == <vjp(c), v>`` for a random cotangent ``c``. Returns the last
+    tangent."""
+    from cpsad.api import jvp, vjp
+
+    rng = np.random.default_rng(seed)
+    name = getattr(f, "__name__", repr(f))
+    ans, pullback = vjp(f, *args, **kwargs)
+    c = _random_like(ans, rng)
+    grads = pullback(c)
+    tangent = None
+    for d in range(directions):
+        vs = [_random_like(a, rng) for a in args]
+        if direction is not None:
+            vs = [direction(i, v) for i, v in enumerate(vs)]
+        value, tangent = jvp(f, args, vs, **kwargs)
+        lv, _ = leaves(value)
+        lt, _ = leaves(tangent)
+        shapes = [np.shape(x) for x in lv], [np.shape(x) for x in lt]
+        assert (
+            shapes[0] == shapes[1]
+        ), f"{name}: the tangent has shapes {shapes[1]}, not {shapes[0]}"
+        plus = [_shift(a, v, eps) for a, v in zip(args, vs)]
+        minus = [_shift(a, v, -eps) for a, v in zip(args, vs)]
+        fd = (_inner(c, f(*plus, **kwargs)) - _inner(c, f(*minus, **kwargs))) / (2 * eps)
+        forward = _inner(c, tangent)
+        if not np.isclose(forward, fd, rtol=rtol, atol=atol):
+            raise AssertionError(
+                f"{name}: <c, jvp(v)> = {forward!r} but the finite difference is {fd!r} "
+                f"(direction {d})"
+            )
+        reverse = sum(_inner(g, v) for g, v in zip(grads, vs))
+        if not np.isclose(forward, reverse, rtol=1e-7, atol=1e-10):
+            raise AssertionError(
+                f"{name}: <c, jvp(v)> = {forward!r} but <vjp(c), v> = {reverse!r} (direction {d})"
+            )
+    return tangent
+
+
 def _agree(f, args, kwargs, nums, c, grads, rng, eps, rtol, atol, directions, direction):
     """``<grads, v> == <c, (f(x + eps v) - f(x - eps v)) / (2 eps)>`` along random directions."""
     name = getattr(f, "__name__", repr(f))

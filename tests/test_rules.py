@@ -15,6 +15,7 @@ from cpsad.testing import (
     _random_like,
     _tangents_of,
     check_grads,
+    check_jvp,
     check_rule,
     check_vjp,
     leaves,
@@ -67,6 +68,21 @@ def test_end_to_end(case):
     """The same through the pipeline: the vjp of the wrapper, whose emitted code inlines or calls
     the rule."""
     check_vjp(
+        case.fn,
+        *case.diff_args(),
+        direction=case.direction,
+        rtol=case.rtol,
+        atol=case.atol,
+        eps=case.eps,
+        **case.fn_kwargs,
+    )
+
+
+@pytest.mark.parametrize("case", pipeline(C.CASES), ids=ids(C.CASES))
+def test_end_to_end_forward(case):
+    """Forward mode through the pipeline: the jvp of the wrapper, whose emitted code inlines or
+    calls the tangent rule, against finite differences and against reverse mode."""
+    check_jvp(
         case.fn,
         *case.diff_args(),
         direction=case.direction,

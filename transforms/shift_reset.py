@@ -471,17 +471,7 @@ class ShiftReset:
         ]
 
     def without_unbroadcast(self, e):
-        fn = self.ctx.runtime("unbroadcast")
-        names = {n for n, obj in self.unit.injected.items() if obj is fn}
-
-        class Strip(A.NodeTransformer):
-            def visit_Call(self, node):
-                self.generic_visit(node)
-                if isinstance(node.func, A.Name) and node.func.id in names and node.args:
-                    return node.args[0]
-                return node
-
-        return Strip().visit(e)
+        return without_calls(self.unit, e, self.ctx.runtime("unbroadcast"))
 
     def unpack_adjoints(self, targets, value, g) -> list:
         if not (isinstance(value, A.Name) and value.id in self.active):
@@ -721,3 +711,18 @@ def python_in_place(unit, s):
     anno.setanno(func, anno.CALLEE_KIND, "nondiff")
     s.value.func = func
     return s
+
+
+def without_calls(unit, e, fn):
+    """``e`` with every call of the runtime helper ``fn`` replaced by its first argument (for a
+    scalar result, ``unbroadcast(g, x)`` and ``broadcast_like(t, ans)`` are ``g`` and ``t``)."""
+    names = {n for n, obj in unit.injected.items() if obj is fn}
+
+    class Strip(A.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if isinstance(node.func, A.Name) and node.func.id in names and node.args:
+                return node.args[0]
+            return node
+
+    return Strip().visit(e)

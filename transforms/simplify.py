@@ -340,7 +340,7 @@ class Simplify:
                 if b not in local or counts.get(b, 0) + (b in params) > 1:
                     continue
                 if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
-                    if self._can_rename(f, b, a):
+                    if self._can_rename(f, b, a) and _unused_between(block, b, s, a):
                         block.remove(s)
                         S.rename_free(f.body, {b: a})
                         touched |= {a, b}
@@ -612,6 +612,24 @@ def _join(a: dict, b: dict) -> dict:
         else:
             out[k] = MAYBE
     return out
+
+
+def _unused_between(block, b: str, copy, a: str) -> bool:
+    """In ``block``, is ``a`` neither read nor written after ``b`` is assigned and before the copy
+    ``a = b``? (Then ``b`` can be named ``a`` from its assignment on: ``b = a * a; ...; a = b``
+    with ``a`` read in between must keep both names -- the reads want the old ``a``.)"""
+    start = None
+    for i, s in enumerate(block):
+        if s is copy:
+            break
+        if isinstance(s, A.Assign) and any(A.is_name(n, b) for t in s.targets for n in A.walk(t)):
+            start = i
+    else:
+        return False
+    if start is None:
+        return False
+    between = block[start + 1 : block.index(copy)]
+    return all(a not in A.names_in(s) for s in between)
 
 
 def _first_effect_is(stmt, use) -> bool:

@@ -26,7 +26,13 @@ from transforms import astlib as A
 from transforms.activity import MUTATORS, RET, flow_operands
 from transforms.context import Rule
 from transforms.kinds import is_number
-from transforms.shift_reset import _hole, python_in_place, rule_for, signature_of
+from transforms.shift_reset import (
+    _hole,
+    python_in_place,
+    rule_for,
+    signature_of,
+    without_calls,
+)
 from transforms.templates import instantiate
 from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
 
@@ -139,8 +145,8 @@ class Tangent:
 
     def ret(self, s):
         value = s.value if s.value is not None else A.const(None)
-        if isinstance(value, A.Name) and value.id in self.active:
-            tangent = A.name(self.dot(value.id))
+        if self.tan(value) is not None:
+            tangent = self.tan(value)
         elif self.returns_active:
             tangent = self.zeros(value)
         else:
@@ -197,6 +203,8 @@ class Tangent:
                 if t in self.active:
                     out.append(self.loc(A.assign(self.dot(t), self.zeros(A.name(v))), s))
         elif single:
+            if is_number(self.kinds.get(targets[0], UNKNOWN)):  # float arithmetic: no broadcasting
+                tangent = without_calls(self.unit, tangent, self.ctx.runtime("broadcast_like"))
             out.append(self.loc(A.assign(self.dot(targets[0]), tangent), s))
         elif active_targets:
             dots = A.tuple_([A.store(self.dot_or_unused(t)) for t in targets], "store")
@@ -503,9 +511,10 @@ class Tangent:
     def check(unit: Unit) -> None:
         for node in A.walk(unit.tree):
             if isinstance(node, A.Return):
-                assert (
-                    isinstance(node.value, A.Tuple) and len(node.value.elts) == 2
-                ), "a transformed function returns (value, tangent): " + A.to_source(node)
+                pair = isinstance(node.value, A.Tuple) and len(node.value.elts) == 2
+                assert pair or isinstance(node.value, A.Call), (  # a pair, or a tail call
+                    "a transformed function returns (value, tangent): " + A.to_source(node)
+                )
 
 
 def _tail_calls(stmts) -> list:

@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
-
+from cpsad.runtime import broadcast_like  # noqa: F401  (rules import it from here)
 from transforms.context import Rule
 from transforms.templates import template
 
@@ -186,23 +185,6 @@ def defjvp_as_vjp(primitive):
 def tangent_missing(rule: Rule) -> list[str]:
     """The differentiable parameters of ``rule`` that have no tangent rule yet."""
     return [p for p, t in rule.adjoints.items() if t is not None and p not in rule.tangents]
-
-
-def broadcast_like(t, ans):
-    """The tangent ``t`` of a parameter that went into the result ``ans`` unchanged (``x + y``,
-    ``np.clip``), with the result's shape and float type: broadcast up, never summed down."""
-    if type(t) is np.ndarray and type(ans) is np.ndarray:
-        if t.shape == ans.shape and t.dtype == ans.dtype:
-            return t  # the common case: nothing broadcast, nothing promoted
-    elif type(t) is float and type(ans) is float:
-        return t
-    kind = np.result_type(ans)
-    dtype = kind if np.issubdtype(kind, np.inexact) else np.result_type(t, 0.0)
-    if not isinstance(ans, np.ndarray):  # a number
-        return t if type(ans) is float else np.asarray(t, dtype)[()]
-    out = np.empty(ans.shape, dtype)
-    out[...] = t
-    return out
 
 
 def defmethod(name: str, *vjps, **named):
