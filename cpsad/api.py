@@ -18,7 +18,6 @@ import numpy as np
 from cpsad import compiler
 from cpsad.pytree import densify, promote
 from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
-from transforms import pipeline
 
 _TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -260,12 +259,14 @@ class Transformed:
     fn: Callable
     argnums: tuple[int, ...] | None
     kinds: tuple = ()  # specialized to the kinds of some arguments: see ``at``
+    mode: str = "reverse"  # or "forward": the tangent function f_jvp instead of f_bp
 
     def at(self, *args, **kwargs) -> Transformed:
         """The transformation a call with these arguments runs: specialized to their kinds (a
         float program's backward pass is float arithmetic, an array's unbroadcasts)."""
         code = self.fn.__code__
-        return Transformed(self.fn, self.argnums, compiler.kinds_of(code, args, kwargs))
+        kinds = compiler.kinds_of(code, args, kwargs)
+        return Transformed(self.fn, self.argnums, kinds, self.mode)
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -277,7 +278,7 @@ class Transformed:
 
     @property
     def spec(self):
-        return compiler.specialize(self.fn, self.active, self.kinds)
+        return compiler.specialize(self.fn, self.active, self.kinds, self.mode)
 
     @property
     def source(self) -> str:
@@ -295,7 +296,9 @@ class Transformed:
     @property
     def stages(self) -> dict[str, str]:
         """Every pipeline stage's program, by stage name, in order."""
-        _, stages = compiler.run_pipeline(self.fn, self.active, record=True, kinds=self.kinds)
+        _, stages = compiler.run_pipeline(
+            self.fn, self.active, record=True, kinds=self.kinds, mode=self.mode
+        )
         return {s.name: s.source for s in stages}
 
     def grad(self, *args, **kwargs):
@@ -308,18 +311,27 @@ class Transformed:
         return vjp(self.fn, *args, **kwargs)
 
 
-def transform(f: Callable, argnums=None) -> Transformed:
-    """Transform ``f`` (with respect to ``argnums``, default: every positional parameter)."""
-    return Transformed(_target(f), None if argnums is None else _argnums(argnums))
+def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
+    """Transform ``f`` (with respect to ``argnums``, default: every positional parameter) into
+    its backpropagator, or with ``mode="forward"`` its tangent function."""
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f"mode is 'reverse' or 'forward', not {mode!r}")
+    return Transformed(_target(f), None if argnums is None else _argnums(argnums), mode=mode)
 
 
 def show(
-    f: Callable, stage: str | None = None, argnums=None, format: bool = True, callees=True
+    f: Callable,
+    stage: str | None = None,
+    argnums=None,
+    format: bool = True,
+    callees=True,
+    mode: str = "reverse",
 ) -> str:
-    """The emitted backpropagator of ``f`` -- and of the functions it calls, unless ``callees`` is
-    false -- or the program after pipeline stage ``stage``, as Python source formatted with black.
+    """The emitted backpropagator of ``f`` (``mode="forward"``: its tangent function) -- and of
+    the functions it calls, unless ``callees`` is false -- or the program after pipeline stage
+    ``stage``, as Python source formatted with black.
     """
-    t = transform(f, argnums)
+    t = transform(f, argnums, mode)
     if stage is None:
         specs = compiler.call_graph(t.spec) if callees else [t.spec]
         texts = [format_source(s.text) if format else s.text for s in specs]
@@ -327,7 +339,7 @@ def show(
     else:
         stages = t.stages
         if stage not in stages:
-            raise ValueError(f"no stage {stage!r}; the stages are: {', '.join(pipeline.STAGES)}")
+            raise ValueError(f"no stage {stage!r}; the stages are: {', '.join(stages)}")
         text = stages[stage]
     return format_source(text) if format else text
 

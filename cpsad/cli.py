@@ -13,7 +13,7 @@ import types
 
 from cpsad import api, compiler
 from transforms.errors import TransformError
-from transforms.pipeline import PIPELINE, STAGES
+from transforms.pipeline import FORWARD, FORWARD_STAGES, PIPELINE, STAGES
 
 DESCRIPTION = """\
 Print the backpropagator cpsad generates for each function of a Python file.
@@ -65,13 +65,21 @@ def parser() -> argparse.ArgumentParser:
     )
     which = show.add_mutually_exclusive_group()
     which.add_argument(
-        "--stage", metavar="NAME", choices=STAGES, help="show the program after stage NAME"
+        "--stage",
+        metavar="NAME",
+        choices=sorted(set(STAGES) | set(FORWARD_STAGES)),
+        help="show the program after stage NAME",
     )
     which.add_argument("--stages", action="store_true", help="show the program after every stage")
     show.add_argument(
         "--wrt",
         metavar="NAMES",
         help="comma-separated parameters to differentiate (default: every positional parameter)",
+    )
+    show.add_argument(
+        "--forward",
+        action="store_true",
+        help="show the forward-mode tangent function (f_jvp) instead of the backpropagator",
     )
     show.add_argument(
         "--out", metavar="DIR", help="also write each emitted module to DIR as a .py file"
@@ -182,9 +190,14 @@ def show(args) -> int:
 
 
 def render(fn, argnums, args, shown: set) -> list[str]:
-    t = api.transform(fn, argnums)
+    t = api.transform(fn, argnums, "forward" if args.forward else "reverse")
     if args.stages or args.stage:
-        _, stages = compiler.run_pipeline(t.fn, t.active, record=True)
+        _, stages = compiler.run_pipeline(t.fn, t.active, record=True, mode=t.mode)
+        if args.stage and args.stage not in [s.name for s in stages]:
+            raise ValueError(
+                f"no stage {args.stage!r} in {t.mode} mode; its stages are "
+                + ", ".join(s.name for s in stages)
+            )
         blocks = []
         for s in stages:
             if args.stage and s.name != args.stage:
@@ -210,7 +223,7 @@ def render(fn, argnums, args, shown: set) -> list[str]:
 
 
 def _invariant(stage: str) -> str:
-    for cls, what in PIPELINE:
+    for cls, what in PIPELINE + FORWARD:
         if cls.name == stage:
             return what
     return ""
