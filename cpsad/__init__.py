@@ -7,6 +7,7 @@ the program ``k``, and runs the backward pass when ``k`` returns.
 """
 
 from cpsad.api import Transformed, grad, jvp, show, transform, value_and_grad, vjp
+from cpsad.higher import hessian, hvp, jacobian
 from cpsad.rules import defjvp, defvjp
 from transforms.errors import TransformError
 
@@ -15,6 +16,9 @@ __all__ = [
     "value_and_grad",
     "vjp",
     "jvp",
+    "hvp",
+    "hessian",
+    "jacobian",
     "transform",
     "show",
     "defvjp",

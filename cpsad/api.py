@@ -85,8 +85,7 @@ def _argnums(argnums) -> tuple[int, ...]:
 
 def _run(f, argnums, args, kwargs, k):
     """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
-    fn = _target(f)
-    nums = _argnums(argnums)
+    fn, args, nums = _function_of(f, tuple(args), _argnums(argnums), kwargs)
     active, where = _params_for(fn.__code__, nums, len(args))
     call_args = list(args)
     for i in nums:
@@ -107,6 +106,41 @@ def _run(f, argnums, args, kwargs, k):
             adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
         grads.append(densify(adj, args[i % len(args)]))
     return grads
+
+
+def _function_of(f, args: tuple, nums: tuple, kwargs):
+    """The Python function to transform for ``f(*args)``, its arguments and which of them
+    ``nums`` (positions in ``args``) are: ``f`` itself -- or, for ``f = cpsad.grad(g)``, the
+    emitted backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
+    transform emitted code again, as many times as ``grad`` is nested."""
+    d = getattr(f, "__cpsad_derivative__", None)
+    if d is None:
+        return _target(f), args, nums
+    kind, inner, inner_argnums = d
+    if kind != "grad":
+        raise TypeError(
+            "cpsad differentiates a derivative made by cpsad.grad; value_and_grad returns a pair, "
+            "which is not a scalar: differentiate cpsad.grad(f) instead"
+        )
+    fn, inner_args, inner_nums = _function_of(inner, args, _argnums(inner_argnums), kwargs)
+    active, where = _params_for(fn.__code__, inner_nums, len(inner_args))
+    if any(idx is not None for _, idx in where):
+        raise TypeError("higher derivatives with respect to items of *args are not supported")
+    call_args = list(inner_args)
+    for i in inner_nums:
+        call_args[i] = promote(call_args[i])
+    kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
+    spec = compiler.specialize(fn, active, kinds, "reverse" + compiler.NESTED)
+    seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
+    return spec.bp, (scalar_seed, *call_args), tuple(i % len(args) + seeds + 1 for i in nums)
+
+
+def _gradient_value(f, out, args: tuple):
+    """What ``cpsad.grad(g)`` returns, from the raw adjoints its backpropagator returns."""
+    _, inner, inner_argnums = f.__cpsad_derivative__
+    if isinstance(inner_argnums, int):
+        return densify(out, args[inner_argnums])
+    return tuple(densify(o, args[i]) for o, i in zip(out, inner_argnums))
 
 
 def _locate(exc: BaseException) -> None:
@@ -131,8 +165,12 @@ def value_and_grad(f: Callable, argnums=0) -> Callable:
             return scalar_seed(result)
 
         grads = _run(f, argnums, args, kwargs, k)
-        return box[0], grads[0] if single else tuple(grads)
+        value = box[0]
+        if hasattr(f, "__cpsad_derivative__"):
+            value = _gradient_value(f, value, args)
+        return value, grads[0] if single else tuple(grads)
 
+    value_and_grad_f.__cpsad_derivative__ = ("value_and_grad", f, argnums)
     return value_and_grad_f
 
 
@@ -144,7 +182,11 @@ def grad(f: Callable, argnums=0) -> Callable:
     def grad_f(*args, **kwargs):
         return vg(*args, **kwargs)[1]
 
+    grad_f.__cpsad_derivative__ = ("grad", f, argnums)  # so grad(grad(f)) transforms f_bp
     return grad_f
+
+
+grad.__cpsad_operator__ = "grad"  # a derivative taken inside a transformed function: see Nested
 
 
 def vjp(f: Callable, *args, **kwargs):
@@ -180,7 +222,6 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     at ``primals`` along ``tangents`` (one per primal, of the same structure; None for a primal
     that is not differentiated, an integer count say), computed in one pass alongside the value
     by ``f``'s tangent function ``f_jvp(*tangents, *primals)``."""
-    fn = _target(f)
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(
@@ -193,6 +234,8 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     if not nums:
         value = f(*primals, **kwargs)
         return value, densify(None, value)
+    fn, args, nums = _function_of(f, tuple(args), nums, kwargs)
+    args = list(args)
     active, where = _params_for(fn.__code__, nums, len(args))
     by_param: dict = {}
     for t, (p, idx) in zip(tans, where):
@@ -209,6 +252,9 @@ def jvp(f: Callable, primals, tangents, **kwargs):
         except Exception as exc:
             _locate(exc)
             raise
+    if hasattr(f, "__cpsad_derivative__"):  # the gradient of a gradient: shaped like its argument
+        value = _gradient_value(f, value, tuple(primals))
+        return value, _gradient_value(f, densify(tangent, value), tuple(primals))
     return value, densify(tangent, value)
 
 

@@ -107,7 +107,9 @@ def specialize(
 ) -> Spec:
     """The (cached, still valid) backpropagator of ``fn`` with respect to ``active``, specialized
     to arguments of ``kinds`` (``(("x", ("number",)), ...)``: see ``kinds_of``); with ``mode``
-    "forward", its tangent function ``f_jvp(*tangents of active, *params)`` instead."""
+    "forward", its tangent function ``f_jvp(*tangents of active, *params)`` instead. A mode with
+    the suffix ``NESTED`` ("reverse/nested") is code meant to be transformed again (a higher
+    derivative): its loops stay recursive, and so do its callees'."""
     specs = _SPECS.get(fn)
     if specs is not None:
         spec = specs.get((active, kinds, mode))
@@ -151,6 +153,9 @@ def run_pipeline(
     fn, active, record=False, check=False, upto=None, entry=True, skip=(), kinds=(), mode="reverse"
 ):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
+    mode, nested = _mode(mode)
+    if nested:  # Defunctionalize's while loops pop a list: keep loops recursive to transform again
+        skip = tuple(skip) + ("defunctionalize",)
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
@@ -173,6 +178,17 @@ def variant(fn, active, skip=(), check=True, kinds=(), mode="reverse") -> Spec:
         spec.callee_specs[name] = specialize(c.fn, c.active, c.kinds, c.mode)
     _link({(fn, tuple(active), kinds, mode): spec})
     return spec
+
+
+NESTED = "/nested"
+
+
+def _mode(mode: str) -> tuple[str, bool]:
+    """``("reverse", True)`` for "reverse/nested"."""
+    base, _, rest = mode.partition("/")
+    if base not in ("reverse", "forward") or rest not in ("", "nested"):
+        raise ValueError(f"no mode {mode!r}")
+    return base, bool(rest)
 
 
 def _build(fn, active, kinds, mode, building) -> Spec:
@@ -199,7 +215,10 @@ def _build(fn, active, kinds, mode, building) -> Spec:
     spec.code = _compile(unit, path)
     _BY_PATH[path] = spec
     spec.own_guards = _guards(unit)
-    spec.callee_keys = {n: (c.fn, c.active, c.kinds, c.mode) for n, c in unit.callees.items()}
+    suffix = NESTED if _mode(mode)[1] else ""
+    spec.callee_keys = {
+        n: (c.fn, c.active, c.kinds, c.mode + suffix) for n, c in unit.callees.items()
+    }
     spec.seconds = time.perf_counter() - t0
     building[key] = spec
     for name, (cfn, cact, ckinds, cmode) in spec.callee_keys.items():
@@ -379,6 +398,10 @@ def call_bp(f, k, *args, **kwargs):
     if method is not None:  # a bound method, or an object with __call__: the object goes first
         receiver = getattr(f, "__self__", f)
         return _function(method, k, (receiver, *args), kwargs, data=1)[1:]
+    if hasattr(f, "__cpsad_derivative__"):  # cpsad.grad(g): g's backpropagator, transformed
+        fn, full, _ = _derivative_function(f, args, kwargs)
+        seeds = len(full) - len(args)
+        return _function(fn, k, full, kwargs, data=seeds)[seeds:]
     if isinstance(f, types.FunctionType):
         return _function(f, k, args, kwargs)
     name = getattr(f, "__qualname__", None) or repr(f)
@@ -453,6 +476,11 @@ def call_jvp(f, tangents, *args, **kwargs):
     method = user_method(CONTEXT, f)
     if method is not None:  # the object is data: it has no tangent
         return call_jvp(method, (None, *tangents), getattr(f, "__self__", f), *args, **kwargs)
+    if hasattr(f, "__cpsad_derivative__"):  # cpsad.grad(g): g's backpropagator, transformed
+        fn, full, gradient = _derivative_function(f, args, kwargs)
+        seeds = len(full) - len(args)
+        value, tangent = call_jvp(fn, (None,) * seeds + tuple(tangents), *full, **kwargs)
+        return gradient(value), gradient(tangent)
     if isinstance(f, types.FunctionType):
         params = list(inspect.signature(f).parameters.values())
         by_param = _tangents_by_param(params, tangents, args, kwargs)
@@ -464,6 +492,15 @@ def call_jvp(f, tangents, *args, **kwargs):
         f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
         "no Python source; register one with cpsad.defvjp and cpsad.defjvp (see docs/rules.md)"
     )
+
+
+def _derivative_function(f, args, kwargs):
+    """For ``f = cpsad.grad(g)``: the backpropagator to transform, its arguments (the seeds of
+    the continuations first), and how to turn what it returns into what ``f`` returns."""
+    from cpsad import api  # the API builds on this module
+
+    fn, full, _ = api._function_of(f, tuple(args), tuple(range(len(args))), kwargs)
+    return fn, full, lambda out: api._gradient_value(f, out, tuple(args))
 
 
 def _tangents_by_param(params, tangents, args, kwargs) -> dict:
@@ -503,4 +540,11 @@ def _primitive_jvp(rule, f, tangents, args, kwargs):
     return ans, tangent_or_zeros(out, ans)
 
 
-CONTEXT = Context(helpers={"call_bp": call_bp, "call_jvp": call_jvp})
+def backpropagator_of(fn, active, kinds=()):
+    """The emitted backpropagator of a function, as code to transform again (Nested)."""
+    return specialize(fn, active, kinds, "reverse" + NESTED).bp
+
+
+CONTEXT = Context(
+    helpers={"call_bp": call_bp, "call_jvp": call_jvp, "backpropagator_of": backpropagator_of}
+)

@@ -74,3 +74,34 @@ def densify(adj, x):
     if isinstance(x, dict):
         return {k: densify(_entry(adj, k), v) for k, v in x.items()}
     return adj  # not a differentiable value (None, str, an object used as data)
+
+
+def leaves(tree):
+    """The float / array leaves of a pytree, in a fixed order, with a way to rebuild it."""
+    if isinstance(tree, dict):
+        keys = list(tree)
+        parts = [leaves(tree[k]) for k in keys]
+
+        def build(vals, parts=parts, keys=keys):
+            out, i = {}, 0
+            for k, (ls, b) in zip(keys, parts):
+                out[k] = b(vals[i : i + len(ls)])
+                i += len(ls)
+            return out
+
+        return [x for ls, _ in parts for x in ls], build
+    if isinstance(tree, (list, tuple)):
+        parts = [leaves(v) for v in tree]
+        kind = type(tree)
+
+        def build(vals, parts=parts, kind=kind):
+            out, i = [], 0
+            for ls, b in parts:
+                out.append(b(vals[i : i + len(ls)]))
+                i += len(ls)
+            return kind(out)
+
+        return [x for ls, _ in parts for x in ls], build
+    if isinstance(tree, (float, int, np.ndarray, np.generic)) and not isinstance(tree, bool):
+        return [tree], lambda vals: vals[0]
+    return [], lambda vals, t=tree: t

@@ -323,3 +323,18 @@ def names_in(node) -> set[str]:
             out |= names_in(n)
         return out
     return {n.id for n in walk(node) if isinstance(n, Name)}
+
+
+def replace(root, old, new) -> None:
+    """Put ``new`` where ``old`` is, below ``root`` (the first place it occurs)."""
+    for parent in walk(root):
+        for field in parent._fields:
+            value = getattr(parent, field, None)
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    if v is old:
+                        value[i] = new
+                        return

@@ -21,6 +21,7 @@ from transforms.errors import InternalError, TransformError
 from transforms.fence import Fence
 from transforms.inline import Inline
 from transforms.kinds import Kinds
+from transforms.nested import Nested
 from transforms.normalize import Normalize
 from transforms.parse import Parse
 from transforms.resolve import Resolve
@@ -33,6 +34,7 @@ PIPELINE = [
     (Parse, "read the function's source; lines and columns are the user's"),
     (Fence, "reject unsupported syntax with a TransformError at the user's line"),
     (Desugar, "loops, comprehensions and lambdas become local (recursive) functions"),
+    (Nested, "a derivative of a function defined inside becomes its backpropagator, here"),
     (Resolve, "bind every called name to a real object: primitive, user function, ..."),
     (Inline, "replace calls of small helper functions by the expressions they compute"),
     (Normalize, "A-normal form: every operand a name or a constant, one operation a line"),
@@ -65,11 +67,19 @@ class Stage:
     notes: list[str] = field(default_factory=list)
 
 
-def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None = None, skip=()):
+def run(
+    unit: Unit,
+    record: bool = False,
+    check: bool = False,
+    upto: str | None = None,
+    skip=(),
+    start: str | None = None,
+):
     """Run the pipeline on ``unit``; return the recorded stages (empty unless ``record``).
 
     ``skip`` leaves out passes that only improve the program (the tests run the emitted code
-    without Simplify to check that simplifying changes no gradient).
+    without Simplify to check that simplifying changes no gradient); ``start`` begins at a later
+    stage, on a unit whose ``tree`` earlier stages already made.
     """
     stages: list[Stage] = []
     timings: dict[str, float] = {}
@@ -77,6 +87,9 @@ def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None 
     names = [cls.name for cls, _ in passes]
     if upto is not None and upto not in names:
         raise ValueError(f"no stage {upto!r}; the stages are {', '.join(names)}")
+    if start is not None:
+        passes = passes[names.index(start) :]
+    unit.derive = derive
     for cls, what in passes:
         if cls.name in skip:
             continue
@@ -104,3 +117,11 @@ def run(unit: Unit, record: bool = False, check: bool = False, upto: str | None 
             break
     unit.timings = timings
     return stages
+
+
+def derive(sub: Unit) -> None:
+    """Reverse mode of a function met inside the one being transformed (``cpsad.grad(h)`` with
+    ``h`` defined there): ``sub.tree`` is its definition, desugared; this runs the stages from
+    Resolve through Simplify on it, leaving its backpropagator in ``sub.tree``. (The Nested pass
+    asks for this through ``unit.derive``, so no pass calls another.)"""
+    run(sub, start="resolve", upto="simplify")

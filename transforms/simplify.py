@@ -542,7 +542,7 @@ class Simplify:
                     continue
                 if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
                     continue
-                _replace(nxt, uses[0], A.deepcopy(s.value))
+                A.replace(nxt, uses[0], A.deepcopy(s.value))
                 del block[i]
                 return True
         return False
@@ -648,20 +648,6 @@ def _first_effect_is(stmt, use) -> bool:
         return "call" if isinstance(node, A.Call) else None
 
     return visit(stmt) == "use"
-
-
-def _replace(root, old, new) -> None:
-    for parent in A.walk(root):
-        for field in parent._fields:
-            value = getattr(parent, field, None)
-            if value is old:
-                setattr(parent, field, new)
-                return
-            if isinstance(value, list):
-                for i, v in enumerate(value):
-                    if v is old:
-                        value[i] = new
-                        return
 
 
 def _drop_empty(f) -> None:

@@ -145,12 +145,9 @@ class Tangent:
 
     def ret(self, s):
         value = s.value if s.value is not None else A.const(None)
-        if self.tan(value) is not None:
-            tangent = self.tan(value)
-        elif self.returns_active:
+        tangent = self.tan(value)
+        if tangent is None:  # the value does not depend on the inputs: its zero, never absent
             tangent = self.zeros(value)
-        else:
-            tangent = A.const(None)  # nothing that depends on the inputs reaches this result
         return self.loc(A.return_(A.tuple_([value, tangent])), s)
 
     # ------------------------------------------------------------------ active assignments

@@ -89,6 +89,7 @@ class Unit:
     never_none: set[str] = field(default_factory=set)  # adjoints that start at 0.0, never None
     active_names: set[str] = field(default_factory=set)  # set by Activity
     timings: dict[str, float] = field(default_factory=dict)  # seconds per pass
+    derive: Any = None  # set by the driver: runs reverse mode on a sub-unit (see pipeline.derive)
     text: str = ""  # the emitted module
     line_map: dict[int, int] = field(default_factory=dict)  # emitted line -> user line
 

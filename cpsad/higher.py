@@ -1,0 +1,130 @@
+"""Derivatives built from the two modes: Hessian-vector products, Hessians and Jacobians.
+
+Each is a composition of transformations, not a new one:
+
+* ``hvp(f)(x, v)`` is forward over reverse, ``jvp(grad(f), (x,), (v,))``: the tangent function of
+  ``f``'s emitted backpropagator -- cpsad transforms its own output;
+* ``hessian(f)(x)`` is that, once per basis direction of ``x``;
+* ``jacobian(f)(x)`` runs forward mode once per input element when there are fewer inputs than
+  outputs, else reverse mode once per output element.
+
+Arguments and results may be pytrees (nested tuples, lists and dicts of numbers and arrays): a
+Jacobian then has the result's structure, each leaf holding the argument's structure with
+arrays of shape ``result_leaf.shape + argument_leaf.shape``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from cpsad.api import grad, jvp, vjp
+from cpsad.pytree import leaves, promote
+
+
+def hvp(f: Callable, argnums=0) -> Callable:
+    """``hvp(f)(*args, v)``: the Hessian of the scalar ``f`` with respect to ``args[argnums]``
+    times ``v`` (of that argument's structure), by forward mode over reverse mode."""
+    if not isinstance(argnums, int):
+        raise TypeError("hvp differentiates with respect to one argument: give argnums an int")
+    g = grad(f, argnums)
+
+    def hvp_f(*args_and_v, **kwargs):
+        *args, v = args_and_v
+        tangents = [None] * len(args)
+        tangents[argnums] = v
+        return jvp(g, args, tangents, **kwargs)[1]
+
+    hvp_f.__name__ = f"hvp_{getattr(f, '__name__', 'f')}"
+    return hvp_f
+
+
+def hessian(f: Callable, argnums=0) -> Callable:
+    """``hessian(f)(*args)``: the matrix of second derivatives of the scalar ``f`` with respect
+    to ``args[argnums]`` -- shape ``x.shape + x.shape`` for an array ``x`` -- one Hessian-vector
+    product (forward over reverse) per element of ``x``."""
+    return jacobian(grad(f, argnums), argnums, mode="forward")
+
+
+def jacobian(f: Callable, argnums=0, mode: str | None = None) -> Callable:
+    """``jacobian(f)(*args)``: the derivatives of every element of ``f``'s result with respect
+    to every element of ``args[argnums]``. ``mode`` "forward" (one jvp per input element) or
+    "reverse" (one vjp per output element); by default the one with fewer passes."""
+    if not isinstance(argnums, int):
+        raise TypeError("jacobian differentiates with respect to one argument: give argnums an int")
+    if mode not in (None, "forward", "reverse"):
+        raise ValueError(f"mode is 'forward' or 'reverse', not {mode!r}")
+
+    def jacobian_f(*args, **kwargs):
+        args = list(args)
+        x = promote(args[argnums])
+        args[argnums] = x
+        in_leaves, in_build = leaves(x)
+        in_sizes = [int(np.size(a)) for a in in_leaves]
+        n_in = sum(in_sizes)
+        value = f(*args, **kwargs)
+        out_leaves, out_build = leaves(value)
+        n_out = sum(int(np.size(o)) for o in out_leaves)
+        use = mode or ("forward" if n_in <= n_out else "reverse")
+        rows = []  # rows[i][j]: d out_i / d in_j, as a matrix over flattened elements
+        if use == "forward":
+            columns = []
+            for j in range(n_in):
+                direction = in_build(_unit(in_leaves, j))
+                tangents = [None] * len(args)
+                tangents[argnums] = direction
+                _, t = jvp(f, args, tangents, **kwargs)
+                columns.append(_flat(leaves(t)[0], out_leaves))
+            matrix = np.array(columns, dtype=float).T.reshape(n_out, n_in)
+        else:
+            _, pullback = vjp(f, *args, **kwargs)
+            for i in range(n_out):
+                cotangent = out_build(_unit(out_leaves, i))
+                g = pullback(cotangent)[argnums]
+                rows.append(_flat(leaves(g)[0], in_leaves))
+            matrix = np.array(rows, dtype=float).reshape(n_out, n_in)
+        return _structure(matrix, out_leaves, out_build, in_leaves, in_build)
+
+    jacobian_f.__name__ = f"jacobian_{getattr(f, '__name__', 'f')}"
+    return jacobian_f
+
+
+def _unit(template_leaves, k: int):
+    """Leaves like ``template_leaves``, zero except a 1 at flattened position ``k``."""
+    out = []
+    for leaf in template_leaves:
+        n = int(np.size(leaf))
+        flat = np.zeros(n)
+        if 0 <= k < n:
+            flat[k] = 1.0
+        k -= n
+        if isinstance(leaf, np.ndarray):
+            out.append(flat.reshape(leaf.shape).astype(np.result_type(leaf, 1.0)))
+        else:
+            out.append(float(flat[0]))
+    return out
+
+
+def _flat(values, template_leaves) -> np.ndarray:
+    parts = [np.ravel(np.asarray(v, dtype=float)) for v in values]
+    n = sum(int(np.size(t)) for t in template_leaves)
+    return np.concatenate(parts) if parts else np.zeros(n)
+
+
+def _structure(matrix, out_leaves, out_build, in_leaves, in_build):
+    """The Jacobian matrix in the result's and the argument's structures."""
+    blocks = []
+    r = 0
+    for o in out_leaves:
+        no = int(np.size(o))
+        c = 0
+        row = []
+        for a in in_leaves:
+            na = int(np.size(a))
+            block = matrix[r : r + no, c : c + na].reshape(np.shape(o) + np.shape(a))
+            row.append(block if block.ndim else float(block))
+            c += na
+        blocks.append(in_build(row))
+        r += no
+    return out_build(blocks)
