@@ -108,11 +108,12 @@ def _run(f, argnums, args, kwargs, k):
     return grads
 
 
-def _function_of(f, args: tuple, nums: tuple, kwargs):
+def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     """The Python function to transform for ``f(*args)``, its arguments and which of them
     ``nums`` (positions in ``args``) are: ``f`` itself -- or, for ``f = cpsad.grad(g)``, the
     emitted backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
-    transform emitted code again, as many times as ``grad`` is nested."""
+    transform emitted code again, as many times as ``grad`` is nested. ``generic``: for no
+    arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
     d = getattr(f, "__cpsad_derivative__", None)
     if d is None:
         return _target(f), args, nums
@@ -122,14 +123,14 @@ def _function_of(f, args: tuple, nums: tuple, kwargs):
             "cpsad differentiates a derivative made by cpsad.grad; value_and_grad returns a pair, "
             "which is not a scalar: differentiate cpsad.grad(f) instead"
         )
-    fn, inner_args, inner_nums = _function_of(inner, args, _argnums(inner_argnums), kwargs)
+    fn, inner_args, inner_nums = _function_of(inner, args, _argnums(inner_argnums), kwargs, generic)
     active, where = _params_for(fn.__code__, inner_nums, len(inner_args))
     if any(idx is not None for _, idx in where):
         raise TypeError("higher derivatives with respect to items of *args are not supported")
     call_args = list(inner_args)
     for i in inner_nums:
-        call_args[i] = promote(call_args[i])
-    kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
+        call_args[i] = call_args[i] if generic else promote(call_args[i])
+    kinds = () if generic else compiler.kinds_of(fn.__code__, call_args, kwargs)
     spec = compiler.specialize(fn, active, kinds, "reverse" + compiler.NESTED)
     seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
     return spec.bp, (scalar_seed, *call_args), tuple(i % len(args) + seeds + 1 for i in nums)
@@ -362,6 +363,14 @@ def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
     its backpropagator, or with ``mode="forward"`` its tangent function."""
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode is 'reverse' or 'forward', not {mode!r}")
+    if hasattr(f, "__cpsad_derivative__"):  # grad(g): the transformation of g's backpropagator
+        inner = f
+        while hasattr(inner, "__cpsad_derivative__"):
+            inner = inner.__cpsad_derivative__[1]
+        n = _target(inner).__code__.co_argcount
+        nums = _argnums(0 if argnums is None else argnums)
+        fn, _, shifted = _function_of(f, (None,) * n, nums, {}, generic=True)
+        return Transformed(fn, shifted, mode=mode)
     return Transformed(_target(f), None if argnums is None else _argnums(argnums), mode=mode)
 
 

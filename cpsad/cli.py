@@ -77,6 +77,14 @@ def parser() -> argparse.ArgumentParser:
         help="comma-separated parameters to differentiate (default: every positional parameter)",
     )
     show.add_argument(
+        "--order",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the code of the N-th derivative: the backpropagator of the backpropagator ... "
+        "(N >= 2 needs one parameter to differentiate, --wrt NAME)",
+    )
+    show.add_argument(
         "--forward",
         action="store_true",
         help="show the forward-mode tangent function (f_jvp) instead of the backpropagator",
@@ -190,7 +198,17 @@ def show(args) -> int:
 
 
 def render(fn, argnums, args, shown: set) -> list[str]:
-    t = api.transform(fn, argnums, "forward" if args.forward else "reverse")
+    if args.order < 1:
+        raise ValueError("--order is 1 or more")
+    target = fn
+    if args.order > 1:
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums or (0,))
+        if len(nums) != 1:
+            raise ValueError("--order 2 and more differentiates one parameter: give --wrt NAME")
+        for _ in range(args.order - 1):
+            target = api.grad(target, nums[0])
+        argnums = nums[0]
+    t = api.transform(target, argnums, "forward" if args.forward else "reverse")
     if args.stages or args.stage:
         _, stages = compiler.run_pipeline(t.fn, t.active, record=True, mode=t.mode)
         if args.stage and args.stage not in [s.name for s in stages]:

@@ -385,6 +385,7 @@ def _all_guards(spec: Spec) -> list:
 
 def call_bp(f, k, *args, **kwargs):
     """Call ``f(*args, **kwargs)`` in continuation-passing style; the adjoints of ``args``."""
+    k = _present(k)
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         params = list(inspect.signature(f.bp).parameters.values())[1:]
         return _positional(params, [p.name for p in params], f.bp(k, *args, **kwargs), args)
@@ -409,6 +410,17 @@ def call_bp(f, k, *args, **kwargs):
         f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
         "no Python source; register one with cpsad.defvjp (see docs/rules.md)"
     )
+
+
+def _present(k):
+    """``k``, except that an absent adjoint (None: the caller did not use the result) comes
+    back as the result's zero -- what ``f``'s backpropagator, written for any caller, expects."""
+
+    def k_present(result):
+        g = k(result)
+        return zeros_like(result) if g is None else g
+
+    return k_present
 
 
 def _function(f, k, args, kwargs, data=0):

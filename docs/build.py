@@ -65,6 +65,16 @@ def generate(spec: str) -> str:
         file, name, wrt = args
         fn = _function(file, name)
         return "```python\n" + api.show(fn, argnums=_argnums(fn, wrt)) + "```\n"
+    if kind == "forward":
+        file, name, wrt = args
+        fn = _function(file, name)
+        text = api.show(fn, argnums=_argnums(fn, wrt), mode="forward")
+        return "```python\n" + text + "```\n"
+    if kind == "second":  # the backpropagator of the backpropagator
+        file, name, wrt = args
+        fn = _function(file, name)
+        (i,) = _argnums(fn, wrt)
+        return "```python\n" + api.show(api.grad(fn, i), argnums=i, callees=False) + "```\n"
     raise ValueError(f"unknown generated part {spec!r}")
 
 
