@@ -63,3 +63,77 @@ def test_forward_without_simplify_or_defunctionalize_agrees(f, args, argnums):
     dots = [as_tangent(tangents[i], args[i], i) for i in nums]
     _, got = raw.bp(*dots, *args)
     np.testing.assert_allclose(float(got), float(expected), rtol=1e-9, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the API
+
+
+def test_jvp_of_pytrees_and_keywords():
+    def f(p, x, scale=1.0):
+        return scale * np.sum(np.tanh(p["W"] @ x + p["b"][0]))
+
+    rng = np.random.default_rng(3)
+    p = {"W": rng.standard_normal((2, 3)), "b": [rng.standard_normal(2)]}
+    x = rng.standard_normal(3)
+    v = {"W": rng.standard_normal((2, 3)), "b": [rng.standard_normal(2)]}
+    value, tangent = cpsad.jvp(f, (p, x), (v, None), scale=2.0)
+    assert value == pytest.approx(f(p, x, scale=2.0))
+    g = cpsad.grad(f)(p, x, scale=2.0)
+    assert tangent == pytest.approx(inner(g, v), rel=1e-12)
+
+
+def test_jvp_keeps_float32_and_promotes_ints():
+    x32 = np.array([0.5, -1.0], dtype=np.float32)
+    _, t = cpsad.jvp(lambda x: np.sin(x) * 2, (x32,), (np.ones(2, np.float32),))
+    assert t.dtype == np.float32
+    _, t = cpsad.jvp(lambda x: x * x, (3,), (1,))
+    assert t == 6.0 and isinstance(t, float)
+
+
+def test_jvp_of_an_array_valued_function_has_its_shape():
+    A = np.arange(6.0).reshape(3, 2)
+    value, t = cpsad.jvp(lambda x: A @ x, (np.ones(2),), (np.array([1.0, 0.0]),))
+    np.testing.assert_allclose(t, A[:, 0])
+    assert t.shape == value.shape == (3,)
+
+
+def test_jvp_refuses_mismatched_tangents():
+    with pytest.raises(ValueError, match="one tangent per primal"):
+        cpsad.jvp(lambda x, y: x * y, (1.0, 2.0), (1.0,))
+    with pytest.raises(ValueError, match="shape"):
+        cpsad.jvp(lambda x: np.sum(x), (np.ones(3),), (np.ones(2),))
+    with pytest.raises(ValueError, match="keys"):
+        cpsad.jvp(lambda p: p["a"], ({"a": 1.0},), ({"b": 1.0},))
+
+
+def test_forward_mode_has_its_own_readable_code():
+    def f(x, w):
+        h = np.tanh(w * x)
+        return h * x
+
+    text = cpsad.show(f, mode="forward")
+    assert "def f_jvp(x_dot, w_dot, x, w):" in text
+    assert "h_dot = " in text and "return " in text
+    assert "k(" not in text  # no continuations in forward mode
+
+
+def test_a_forward_loop_is_a_while_loop():
+    def f(x, n):
+        for i in range(n):  # noqa: B007
+            x = np.sin(x) + x
+        return x
+
+    text = cpsad.show(f, argnums=0, mode="forward")
+    assert "while i < n:" in text and "loop_L" in text
+    _, t = cpsad.jvp(f, (0.3, 100000), (1.0, None))  # no recursion a hundred thousand deep
+    assert np.isfinite(t)
+
+
+def test_forward_mode_errors_name_the_users_line():
+    def f(x):
+        y = np.sort(x)
+        y.sort()
+        return np.sum(y)
+
+    with pytest.raises(cpsad.TransformError, match="for its effect"):
+        cpsad.jvp(f, (np.ones(3),), (np.ones(3),))
