@@ -411,9 +411,9 @@ class Simplify:
     def _live(self, f, block, live: set, changed) -> set:
         for s in reversed(list(block)):
             if isinstance(s, A.FunctionDef):
-                if anno.hasanno(s, anno.CONT) and not self.facts[id(f)].reads.get(s.name):
-                    block.remove(s)
-                    changed[0] = True
+                if _inert(s) and not self.facts[id(f)].reads.get(s.name):
+                    block.remove(s)  # a function nothing calls (a continuation inlined away,
+                    changed[0] = True  # a function whose derivative Nested made)
                 continue
             if isinstance(s, A.If):
                 a = self._live(f, s.body, set(live), changed)
