@@ -13,7 +13,6 @@ so the gast-version details -- which fields a constructor needs (``type_params``
 from __future__ import annotations
 
 import ast as _ast
-import copy as _copy
 
 import astor as _astor
 import gast as _gast
@@ -114,6 +113,7 @@ from gast import (  # noqa: F401  (re-exported)
     comprehension,
     iter_child_nodes,
     keyword,
+    stmt,
     walk,
     withitem,
 )
@@ -279,8 +279,26 @@ def copy_location(new: AST, old: AST) -> AST:
 
 
 def deepcopy(node):
-    """A deep copy that keeps annotations (they live in the ``_cpsad`` attribute)."""
-    return _copy.deepcopy(node)
+    """A deep copy of a tree (or a list of them) that keeps annotations (they live in the
+    ``_cpsad`` attribute): nodes are copied, the values they hold -- names, constants, the
+    objects annotations refer to -- are shared, which is what ``copy.deepcopy`` would spend most
+    of its time copying for nothing."""
+    if isinstance(node, list):
+        return [deepcopy(x) for x in node]
+    if not isinstance(node, AST):
+        return node
+    new = node.__class__.__new__(node.__class__)
+    d = new.__dict__
+    for k, v in node.__dict__.items():
+        if isinstance(v, AST):
+            d[k] = deepcopy(v)
+        elif isinstance(v, list):
+            d[k] = [deepcopy(x) if isinstance(x, AST) else x for x in v]
+        elif k == "_cpsad":
+            d[k] = dict(v)  # annotations: a dict of their own, the same facts
+        else:
+            d[k] = v
+    return new
 
 
 def arg_names(args: arguments) -> list[str]:

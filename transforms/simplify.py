@@ -34,8 +34,15 @@ _VERSIONED = re.compile(r"_\d+$")
 
 
 def functions(tree) -> list:
-    """Every function definition in ``tree``, outermost first."""
-    return [n for n in A.walk(tree) if isinstance(n, A.FunctionDef)]
+    """Every function definition in ``tree``, outermost first (definitions are statements here:
+    lambdas are gone, so only statement lists are searched, not expressions)."""
+    out = [tree]
+    i = 0
+    while i < len(out):
+        for block in statement_lists(out[i]):
+            out += [s for s in block if isinstance(s, A.FunctionDef)]
+        i += 1
+    return out
 
 
 def statement_lists(fdef):
@@ -108,12 +115,13 @@ class Simplify:
 
     def inline_all(self, root) -> None:
         """Inline every continuation called once, innermost first, so each moves in already flat."""
+        self.summaries: dict = {}  # statement -> its names, for the repeated analyses below
         for f in reversed(functions(root)):  # deeper definitions come later in breadth-first order
             while self.inline_into(f):
                 pass
 
     def inline_into(self, f) -> bool:
-        facts = S.analyze(f)
+        facts = S.analyze(f, self.summaries)
         own = facts[id(f)]
         calls = {}
         for block in statement_lists(f):
@@ -165,6 +173,9 @@ class Simplify:
                 continue  # the call's result variable and the continuation's own are one
             if n in outside:
                 mapping[n] = self.namer.version(n)
+        if mapping:
+            for n in A.walk(d):  # changed in place: their cached summaries are stale
+                self.summaries.pop(id(n), None)
         S.rename_free(d.body, mapping)
         new_params = [mapping.get(p, p) for p in params]
         stmts = []
@@ -212,9 +223,9 @@ class Simplify:
         visit(f.body)
         return seen
 
-    @staticmethod
-    def _add_nonlocals(f, names) -> None:
+    def _add_nonlocals(self, f, names) -> None:
         if f.body and isinstance(f.body[0], A.Nonlocal):
+            self.summaries.pop(id(f.body[0]), None)
             f.body[0].names = sorted(set(f.body[0].names) | set(names))
         else:
             decl = A.copy_location(A.nonlocal_(names), f.body[0] if f.body else f)
@@ -380,7 +391,7 @@ class Simplify:
 
     def _reads(self, f, node) -> set[str]:
         """Names a statement reads, including through the closures it runs."""
-        out = {n.id for n in A.walk(node) if isinstance(n, A.Name) and isinstance(n.ctx, A.Load)}
+        out = S.loads(node)
         reads, writes = self.effects
         for name in out & set(reads):
             out = out | reads[name] | writes[name]
@@ -554,12 +565,17 @@ class Simplify:
 def closure_effects(root, facts):
     """For each function nested in ``root``: the outer names a call of it may read and write,
     following the calls it makes to other local functions (a join called from a continuation)."""
-    defs = {f.name: f for f in functions(root) if f is not root}
+    every = functions(root)
+    defs = {f.name: f for f in every if f is not root}
     reads = {n: set(facts[id(f)].free) for n, f in defs.items()}
     writes = {n: set(facts[id(f)].writes) for n, f in defs.items()}
-    calls = {n: (A.names_in(f) & set(defs)) - {n} for n, f in defs.items()}
+    # the local functions each one mentions: its own names and those of functions nested in it
+    calls = {
+        n: ((set(facts[id(f)].reads) | set(facts[id(f)].stores)) & set(defs)) - {n}
+        for n, f in defs.items()
+    }
     parent: dict[str, str | None] = {}
-    for f in functions(root):
+    for f in every:
         for g in facts[id(f)].nested:
             parent[g.name] = None if f is root else f.name
 
