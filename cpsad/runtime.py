@@ -49,6 +49,8 @@ def unbroadcast(g, x):
     """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
     if type(g) is float:
         return g
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
+        return g  # the common case, without np.shape's two Python-level calls
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -171,6 +173,8 @@ def unpack_adjoint(gs):
 
 def getitem_adjoint(g, x, index):
     """The adjoint of ``x`` in ``y = x[index]``; repeated integer indices accumulate."""
+    if type(x) is dict:  # a parameter dict's entry: the most frequent case, tested first
+        return Sparse({index: g})
     if isinstance(x, np.ndarray):
         dtype = np.result_type(
             x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype
