@@ -186,7 +186,7 @@ def main(argv=None) -> None:
         given = argv if argv is not None else sys.argv[1:]
         command = "python -m benchmarks.run " + shlex.join(given)
         if command.endswith("run --out docs/benchmarks.md"):
-            command = f"make bench` (`{command}"
+            command = "make bench"
         with open(args.out, "w") as fh:
             fh.write(report.markdown(rows, command))
         print(f"wrote {args.out}")
