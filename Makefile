@@ -12,7 +12,7 @@ help:
 	@echo "make test       run the tests (finite differences, autograd, snapshots, CLI)"
 	@echo "make lint       ruff and black --check"
 	@echo "make snapshots  regenerate tests/snapshots from examples/ (then review the diff)"
-	@echo "make bench      install the peers (torch, jax) and write docs/benchmarks.md (~15 min)"
+	@echo "make bench      install the peers (torch, jax) and write docs/benchmarks.md (~12 min)"
 	@echo "make clean      remove the virtual environment and caches"
 
 $(STAMP): pyproject.toml

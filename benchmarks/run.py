@@ -1,6 +1,6 @@
 """cpsad against a hand-written backward pass, HIPS autograd, PyTorch and JAX, on six workloads.
 
-    python -m benchmarks.run --out docs/benchmarks.md   # what `make bench` runs (a few minutes)
+    python -m benchmarks.run --out docs/benchmarks.md   # what `make bench` runs (~12 minutes)
     python -m benchmarks.run --only MLP,RNN             # some workloads, printed only
     python -m benchmarks.run --tiny                     # every workload once at a tiny size:
                                                         # gradients checked, nothing timed
