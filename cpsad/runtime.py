@@ -58,11 +58,14 @@ def unbroadcast(g, x):
     if not shape:
         return np.sum(g)
     extra = len(gshape) - len(shape)
-    if extra > 0:
-        g = np.sum(g, axis=tuple(range(extra)))
-    axes = tuple(i for i, (a, b) in enumerate(zip(shape, np.shape(g))) if a == 1 and b != 1)
-    if axes:
-        g = np.sum(g, axis=axes, keepdims=True)
+    if extra >= 0:  # one reduction: over the leading axes x lacks and those where it has length 1
+        axes = tuple(range(extra)) + tuple(
+            extra + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1
+        )
+        if axes:
+            g = np.add.reduce(g, axis=axes, keepdims=True)
+            if extra:
+                g = g.reshape(g.shape[extra:])
     if np.shape(g) != shape:  # x broadcast against a larger adjoint it does not fit: a bug upstream
         g = np.broadcast_to(g, shape)
     return g
