@@ -13,6 +13,7 @@ help:
 	@echo "make test       run the tests (finite differences, autograd, snapshots, CLI)"
 	@echo "make lint       ruff and black --check"
 	@echo "make snapshots  regenerate tests/snapshots from examples/ (then review the diff)"
+	@echo "make bench      install the peers (torch, jax) and write docs/benchmarks.md (~12 min)"
 	@echo "make clean      remove the virtual environment and caches"
 
 $(STAMP): pyproject.toml
@@ -30,12 +31,21 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(PY) -m ruff check cpsad transforms tests examples
-	$(PY) -m black --check --quiet cpsad transforms examples
+	$(PY) -m ruff check cpsad transforms tests examples benchmarks
+	$(PY) -m black --check --quiet cpsad transforms examples benchmarks
 
 snapshots: $(STAMP)
 	CPSAD_UPDATE_SNAPSHOTS=1 $(PY) -m pytest tests/test_snapshots.py -q
 	$(PY) docs/build.py
+
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint,examples,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) -m benchmarks.run --out docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

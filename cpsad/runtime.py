@@ -48,20 +48,23 @@ def unbroadcast(g, x):
     """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
     if type(g) is float:
         return g
-    if type(g) is np.ndarray and type(x) is np.ndarray:  # the common case, without np.shape
-        shape, gshape = x.shape, g.shape
-    else:
-        shape, gshape = np.shape(x), np.shape(g)
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
+        return g  # the common case, without np.shape's two Python-level calls
+    shape = np.shape(x)
+    gshape = np.shape(g)
     if gshape == shape:
         return g
     if not shape:
         return np.sum(g)
     extra = len(gshape) - len(shape)
-    if extra > 0:
-        g = np.sum(g, axis=tuple(range(extra)))
-    axes = tuple(i for i, (a, b) in enumerate(zip(shape, np.shape(g))) if a == 1 and b != 1)
-    if axes:
-        g = np.sum(g, axis=axes, keepdims=True)
+    if extra >= 0:  # one reduction: over the leading axes x lacks and those where it has length 1
+        axes = tuple(range(extra)) + tuple(
+            extra + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1
+        )
+        if axes:
+            g = np.add.reduce(g, axis=axes, keepdims=True)
+            if extra:
+                g = g.reshape(g.shape[extra:])
     if np.shape(g) != shape:  # x broadcast against a larger adjoint it does not fit: a bug upstream
         g = np.broadcast_to(g, shape)
     return g
@@ -218,6 +221,8 @@ def unpack_adjoint(gs):
 
 def getitem_adjoint(g, x, index):
     """The adjoint of ``x`` in ``y = x[index]``; repeated integer indices accumulate."""
+    if type(x) is dict:  # a parameter dict's entry: the most frequent case, tested first
+        return Sparse({index: g})
     if isinstance(x, np.ndarray):
         dtype = np.result_type(
             x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype

@@ -1,8 +1,11 @@
 """Benchmarks are not tests -- nothing here is timed -- but their code must run."""
 
+import importlib.util
 import os
 import subprocess
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,6 +22,59 @@ def run(script, *args):
     return r.stdout
 
 
+def run_module(*args):
+    r = subprocess.run(
+        [sys.executable, "-m", *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
 def test_long_loops_runs():
     out = run("long_loops.py", "--quick")
     assert "10,000" in out
+
+
+def installed(name):
+    return importlib.util.find_spec(name) is not None
+
+
+WORKLOADS = ["scalar loop", "100k loop", "MLP", "RNN", "TreeLSTM", "CNN"]
+
+
+def test_every_workload_agrees_at_a_tiny_size():
+    """Each workload once, tiny: cpsad, autograd and PyTorch (if installed) against the
+    hand-written backward pass -- the same code `make bench` times (a difference fails the run)."""
+    frameworks = "cpsad,autograd" + (",torch" if installed("torch") else "")
+    out = run_module("benchmarks.run", "--tiny", "--frameworks", frameworks)
+    for name in WORKLOADS:
+        assert f"{name}: " in out
+    assert out.count("gradients agree: numpy (hand-written), cpsad, autograd") == len(WORKLOADS)
+
+
+@pytest.mark.skipif(not installed("jax"), reason="jax is a benchmark peer (`make bench`)")
+def test_every_workload_agrees_under_jax():
+    """JAX on the same tiny workloads: jit on every one (it traces the same rebound loss as
+    eager mode, or the workload's `jax_jit_loss`), eager on the loop that jit runs differently.
+    Each eager operation is compiled on first use: eager everywhere would take 10 s."""
+    out = run_module("benchmarks.run", "--tiny", "--frameworks", "jax-jit")
+    assert out.count("gradients agree: numpy (hand-written), jax jit") == len(WORKLOADS)
+    out = run_module(
+        "benchmarks.run", "--tiny", "--only", "scalar loop", "--frameworks", "jax-eager"
+    )
+    assert "gradients agree: numpy (hand-written), jax eager" in out
+
+
+def test_a_missing_peer_is_skipped_and_named():
+    """With torch and jax hidden, the run skips them and says why."""
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['jax'] = None\n"
+        "from benchmarks import run; run.main(['--tiny', '--only', 'MLP'])"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    assert "PyTorch: skipped -- not installed" in r.stdout
+    assert "jax jit: skipped -- not installed" in r.stdout
+    assert "gradients agree: numpy (hand-written), cpsad, autograd" in r.stdout

@@ -193,14 +193,24 @@ defjvp(np.float_power, op.pow_x_jvp, op.pow_y_jvp)
 defjvp(np.mod, op.mod_x_jvp, op.mod_y_jvp)
 
 
+def split_ties(picked, g, x, y):
+    """``picked``, the adjoint ``g`` sent to the operand of maximum or minimum that is the result,
+    halved where ``x == y``: a tie splits the adjoint evenly. Only an array with ties is
+    rewritten (a ReLU's adjoint is one comparison and one product, not five full arrays)."""
+    tie = x == y
+    if np.any(tie):
+        return np.where(tie, 0.5 * g, picked)
+    return picked
+
+
 def pick_x(g, ans, x, y):
     """maximum, minimum, fmax, fmin: the adjoint goes to the operand that is the result, split
     evenly between ties."""
-    return unbroadcast(np.where(x == y, 0.5 * g, g * (x == ans)), x)
+    return unbroadcast(split_ties(g * (x == ans), g, x, y), x)
 
 
 def pick_y(g, ans, x, y):
-    return unbroadcast(np.where(x == y, 0.5 * g, g * (y == ans)), y)
+    return unbroadcast(split_ties(g * (y == ans), g, x, y), y)
 
 
 def pick_x_jvp(t, ans, x, y):

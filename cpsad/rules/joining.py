@@ -64,9 +64,14 @@ def unjoin(g, arrays, joined, axis):
     ``joined`` are the shapes the parts had when joined (after ``np.atleast_2d`` or flattening,
     say); each part's adjoint is reshaped back to its own shape.
     """
-    ends = np.cumsum([s[axis] for s in joined])
-    pieces = np.split(g, ends[:-1], axis=axis)
-    adjoints = [np.reshape(p, np.shape(x)) for p, x in zip(pieces, arrays)]
+    g = np.asarray(g)
+    index = [slice(None)] * g.ndim
+    adjoints = []
+    start = 0
+    for s, x in zip(joined, arrays):  # slices, not np.split: a split costs 10 us, a slice 0.1
+        index[axis] = slice(start, start + s[axis])
+        adjoints.append(g[tuple(index)].reshape(np.shape(x)))
+        start += s[axis]
     if isinstance(arrays, np.ndarray):  # an array's rows joined: its adjoint is an array
         return np.stack(adjoints)
     return Sparse(enumerate(adjoints))

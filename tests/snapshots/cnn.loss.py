@@ -203,6 +203,7 @@ def conv2d_bp(k_1, x, w, b):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
 import numpy as np
+from cpsad.rules.elementwise import split_ties
 from cpsad.runtime import unbroadcast
 
 
@@ -211,7 +212,7 @@ def relu_bp(k, x):
     maximum_x = np.maximum(x, 0.0)
     maximum_x_bar = k(maximum_x)
     x_bar = unbroadcast(
-        np.where(x == 0.0, 0.5 * maximum_x_bar, maximum_x_bar * (x == maximum_x)), x
+        split_ties(maximum_x_bar * (x == maximum_x), maximum_x_bar, x, 0.0), x
     )
     return x_bar
 

@@ -244,6 +244,7 @@ def conv2d_bp(k_1, x, w, b):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
 import numpy as np
+from cpsad.rules.elementwise import split_ties
 from cpsad.runtime import unbroadcast
 
 
@@ -252,7 +253,7 @@ def relu_bp(k, x):
     maximum_x = np.maximum(x, 0.0)
     maximum_x_bar = k(maximum_x)
     x_bar = unbroadcast(
-        np.where(x == 0.0, 0.5 * maximum_x_bar, maximum_x_bar * (x == maximum_x)), x
+        split_ties(maximum_x_bar * (x == maximum_x), maximum_x_bar, x, 0.0), x
     )
     return x_bar
 
@@ -262,6 +263,7 @@ def relu_bp(k, x):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of (block, x). Do not edit.
 import numpy as np
+from cpsad.rules.elementwise import split_ties
 from cpsad.runtime import acc, getitem_adjoint, unbroadcast
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to x, w, b
@@ -283,9 +285,7 @@ def residual_block_bp(k, block, x):
                 maximum = np.maximum(add, 0.0)
                 maximum_bar = k(maximum)
                 add_bar = unbroadcast(
-                    np.where(
-                        add == 0.0, 0.5 * maximum_bar, maximum_bar * (add == maximum)
-                    ),
+                    split_ties(maximum_bar * (add == maximum), maximum_bar, add, 0.0),
                     add,
                 )
                 x_bar = acc(x_bar, unbroadcast(add_bar, x))
