@@ -126,8 +126,20 @@ def specialize(
         return spec
 
 
+_KINDS: dict = {}  # (code, argument types, keyword names) -> kinds key
+
+
 def kinds_of(code, args, kwargs) -> tuple:
-    """The kinds of the arguments of a call, as the key ``specialize`` takes."""
+    """The kinds of the arguments of a call, as the key ``specialize`` takes (a kind depends on
+    the type alone, so the answer is remembered per code object and argument types)."""
+    memo = (code, tuple(map(type, args)), tuple(kwargs), tuple(map(type, kwargs.values())))
+    key = _KINDS.get(memo)
+    if key is None:
+        key = _KINDS[memo] = _kinds_of(code, args, kwargs)
+    return key
+
+
+def _kinds_of(code, args, kwargs) -> tuple:
     names = code.co_varnames
     out = {}
     for name, value in zip(names[: code.co_argcount], args):

@@ -47,6 +47,8 @@ def _entry(adj, key):
 
 def densify(adj, x):
     """The gradient with respect to ``x`` from its adjoint ``adj`` (None meaning zero)."""
+    if type(adj) is float and type(x) is float:
+        return adj  # the common case of a number, first
     if type(x) is np.ndarray and type(adj) is np.ndarray and adj.dtype == x.dtype:
         if adj.shape == x.shape and adj.flags.writeable and not np.may_share_memory(adj, x):
             return adj  # the common case: a fresh array of the argument's shape and dtype

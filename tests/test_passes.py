@@ -428,12 +428,14 @@ def test_defunctionalize_turns_a_loops_continuations_into_a_stack_of_frames():
                     frames.append(x)
                     i, x = i + 1, x_2
                 x_bar = k(x)
+                w_bar_local = w_bar
                 while frames:
                     x = frames.pop()
                     x_1_bar = x_bar
                     x_bar = x_1_bar * math.cos(x)
                     x_bar = x_bar + x_1_bar * w
-                    w_bar = w_bar + x_1_bar * x
+                    w_bar_local = w_bar_local + x_1_bar * x
+                w_bar = w_bar_local
                 return x_bar
 
             x_bar = loop_L4_bp(k, 0, x)

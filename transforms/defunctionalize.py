@@ -135,12 +135,59 @@ class Defunctionalize:
                 back = [A.assign(A.store(value), result), *restore]
                 back.append(A.assign(target, A.name(value)))
             else:
-                back = [*restore, A.assign(target, A.deepcopy(result))]
+                pairs = _pairs(target, result)
+                kept = [(t, r) for t, r in pairs if not _rename_if_safe(backward, t, r)]
+                back = list(restore)
+                if kept:
+                    targets = [A.store(t) for t, _ in kept]
+                    values = [A.name(r) for _, r in kept]
+                    if pairs is None:  # not names: the whole value, as it was
+                        back.append(A.assign(target, A.deepcopy(result)))
+                    elif len(kept) == 1:
+                        back.append(A.assign(targets[0], values[0]))
+                    else:
+                        back.append(A.assign(A.tuple_(targets, "store"), A.tuple_(values)))
         else:
             back = restore
-        backward_loop = A.While(test=A.name(frames), body=back + backward, orelse=[])
+        body = back + backward
+        before, after = self.local_accumulators(f, body, frames)
+        backward_loop = A.While(test=A.name(frames), body=body, orelse=[])
         init = A.assign(A.store(frames), A.List(elts=[], ctx=A.Load()))
-        return [_at(init, at), _at(forward_loop, at), *orelse, _at(backward_loop, at), *tail]
+        return [
+            _at(init, at),
+            _at(forward_loop, at),
+            *orelse,
+            *[_at(s, at) for s in before],
+            _at(backward_loop, at),
+            *[_at(s, at) for s in after],
+            *tail,
+        ]
+
+    def local_accumulators(self, f, body, frames):
+        """Adjoints of enclosing functions the backward loop adds to (``nonlocal w_bar``) live in
+        locals while it runs -- a cell costs more on every access -- when nothing called in it
+        can see them (it calls only helpers and module functions)."""
+        declared = {n for s in f.body if isinstance(s, A.Nonlocal) for n in s.names}
+        written = _stores(body) & declared
+        helpers = (set(self.unit.injected) - set(self.unit.callees)) | {frames}
+        for n in (x for s in body for x in A.walk(s)):
+            if isinstance(n, A.Call):
+                func = n.func
+                if not (A.dotted(func) and A.dotted(func).split(".")[0] in helpers):
+                    if not (isinstance(func, A.Attribute) and isinstance(func.value, A.Name)):
+                        return [], []
+                    if func.value.id not in helpers and func.value.id not in _stores(body):
+                        return [], []
+        renames = {n: self.unit.namer.fresh(f"{n}_local") for n in sorted(written)}
+        if not renames:
+            return [], []
+        for s in body:
+            for n in A.walk(s):
+                if isinstance(n, A.Name) and n.id in renames:
+                    n.id = renames[n.id]
+        before = [A.assign(A.store(new), A.name(old)) for old, new in renames.items()]
+        after = [A.assign(A.store(old), A.name(new)) for old, new in renames.items()]
+        return before, after
 
 
 # ---------------------------------------------------------------------- helpers
@@ -169,6 +216,44 @@ def _shape(f):
     if any(not isinstance(s, A.Return) for s in tail) or len(tail) > 1:
         return None
     return decls, pre, branch, tail
+
+
+def _pairs(target, result):
+    """``[(t, r), ...]`` for ``T = R`` of names or tuples of names of the same length, else None."""
+    if isinstance(target, A.Name) and isinstance(result, A.Name):
+        return [(target.id, result.id)]
+    if (
+        isinstance(target, A.Tuple)
+        and isinstance(result, A.Tuple)
+        and len(target.elts) == len(result.elts)
+        and all(isinstance(e, A.Name) for e in target.elts + result.elts)
+    ):
+        return [(t.id, r.id) for t, r in zip(target.elts, result.elts)]
+    return None
+
+
+def _rename_if_safe(stmts, t: str, r: str) -> bool:
+    """Read ``r`` where ``stmts`` read ``t`` (the copy ``t = r`` before them then goes), if
+    ``t`` is never written in them and every read of it comes before ``r`` is written."""
+    if t == r or t in _stores(stmts):
+        return False
+
+    def restores(s):  # r = t: a no-op once t is r
+        return isinstance(s, A.Assign) and A.is_name(s.targets[0], r) and A.is_name(s.value, t)
+
+    reads = [i for i, s in enumerate(stmts) if t in _loads([s]) and not restores(s)]
+    writes = [i for i, s in enumerate(stmts) if r in _stores([s]) and not restores(s)]
+    if reads and writes:
+        last, first = max(reads), min(writes)
+        same_ok = last == first and isinstance(stmts[last], A.Assign)  # read, then stored
+        if last > first or (last == first and not same_ok):
+            return False
+    stmts[:] = [s for s in stmts if not restores(s)]
+    for s in stmts:
+        for n in A.walk(s):
+            if isinstance(n, A.Name) and n.id == t:
+                n.id = r
+    return True
 
 
 def _self_call(s, fname, nparams) -> bool:

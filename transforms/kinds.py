@@ -26,6 +26,7 @@ from transforms.activity import Scopes, assigned_names, statements
 from transforms.unit import ARRAY, NUMBER, OTHER, SCALAR, UNKNOWN, Unit
 
 RETURN = "<return>"  # the pseudo-variable of what a local function returns
+ENTRIES = 8  # of a tuple (a loop's carried values, say), the entries whose kinds are followed
 
 
 def join(a, b):
@@ -54,6 +55,9 @@ class Kinds:
             if key and unit.locals[key].escapes:
                 for p in A.arg_names(fdef.args):
                     kinds[(key, p)] = UNKNOWN
+            for p in A.arg_names(fdef.args):  # a parameter holding a tuple: nothing known of it
+                for i in range(ENTRIES):
+                    kinds[(key, f"{p}#{i}")] = UNKNOWN
         changed = True
         while changed:
             changed = False
@@ -105,18 +109,45 @@ class Kinds:
         def result(g):  # what a call of the local function g returns
             return kinds.get((g, RETURN), frozenset())
 
+        def entries(var):
+            """The pseudo-variables of the entries of a tuple held in ``var``."""
+            return [None if var is None else (var[0], f"{var[1]}#{i}") for i in range(ENTRIES)]
+
+        def entry_kinds(v):
+            """The kinds of the entries of the tuple ``v`` (a display, a name, a local call)."""
+            if isinstance(v, (A.Tuple, A.List)) and len(v.elts) <= ENTRIES:
+                known = [kind(e) if not isinstance(e, A.Starred) else UNKNOWN for e in v.elts]
+                return known + [UNKNOWN] * (ENTRIES - len(known))
+            if isinstance(v, A.Name):
+                return [kinds.get(e, frozenset()) for e in entries(scopes.resolve(key, v.id))]
+            if isinstance(v, A.Call) and anno.getanno(v.func, anno.CALLEE_KIND) == "local":
+                g = anno.getanno(v.func, anno.CALLEE)
+                return [kinds.get((g, f"{RETURN}#{i}"), frozenset()) for i in range(ENTRIES)]
+            return [UNKNOWN] * ENTRIES
+
         out = []
         if isinstance(s, A.Return):
             v = s.value if s.value is not None else A.const(None)
             out.append(((key, RETURN), kind(v) if isinstance(v, (A.Name, A.Constant)) else UNKNOWN))
+            out += list(zip(entries((key, RETURN)), entry_kinds(v)))
         if isinstance(s, A.Assign):
             targets = assigned_names(s)
             v = s.value
-            if len(targets) == 1 and isinstance(s.targets[0], A.Name):
-                value = self.expression(unit, v, kind, result)
-                out.append((scopes.resolve(key, targets[0]), value))
+            t = s.targets[0]
+            if len(targets) == 1 and isinstance(t, A.Name):
+                var = scopes.resolve(key, targets[0])
+                out.append((var, self.expression(unit, v, kind, result)))
+                out += list(zip(entries(var), entry_kinds(v)))  # a tuple's entries, if one
+            elif isinstance(t, (A.Tuple, A.List)) and all(isinstance(e, A.Name) for e in t.elts):
+                known = entry_kinds(v) if len(t.elts) <= ENTRIES else [UNKNOWN] * len(t.elts)
+                for e, k in zip(t.elts, known):  # a, b = t: the entries' kinds
+                    var = scopes.resolve(key, e.id)
+                    out.append((var, k))
+                    out += list(zip(entries(var), [UNKNOWN] * ENTRIES))
             else:
-                out += [(scopes.resolve(key, t), UNKNOWN) for t in targets]
+                for name in targets:
+                    var = scopes.resolve(key, name)
+                    out += [(var, UNKNOWN)] + list(zip(entries(var), [UNKNOWN] * ENTRIES))
             out += self.call_edges(unit, scopes, key, v, kind)
         elif isinstance(s, A.Expr):
             out += self.call_edges(unit, scopes, key, s.value, kind)

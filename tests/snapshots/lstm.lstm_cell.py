@@ -46,7 +46,7 @@ def lstm_cell_bp(k, params, x, h, c):
     # h = sigmoid(o) * np.tanh(c)
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
-    c_bar_1 = c_bar_1 + tanh_c_bar * (1 - tanh_c**2)
+    c_bar_1 = c_bar_1 + tanh_c_bar * (1 - tanh_c * tanh_c)
     add_3_bar = unbroadcast(-div_2_bar * div_2 / add_3, add_3)
     exp_2_bar = unbroadcast(add_3_bar, exp_2)
     neg_2_bar = exp_2_bar * exp_2
@@ -57,7 +57,7 @@ def lstm_cell_bp(k, params, x, h, c):
     mul_1_bar = unbroadcast(c_1_bar, mul_1)
     div_1_bar = unbroadcast(mul_1_bar * tanh_g, div_1)
     tanh_g_bar = unbroadcast(mul_1_bar * div_1, tanh_g)
-    g_bar = tanh_g_bar * (1 - tanh_g**2)
+    g_bar = tanh_g_bar * (1 - tanh_g * tanh_g)
     add_2_bar = unbroadcast(-div_1_bar * div_1 / add_2, add_2)
     exp_1_bar = unbroadcast(add_2_bar, exp_1)
     neg_1_bar = exp_1_bar * exp_1

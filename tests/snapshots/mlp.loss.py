@@ -73,7 +73,7 @@ def predict_bp(k, params, X):
     params_W2_bar = matmul_y(matmul_1_bar, matmul_1, h, params_W2)
     params_bar = params_bar + getitem_adjoint(params_W2_bar, params, "W2")
     # h = np.tanh(X @ params["W1"] + params["b1"])
-    add_bar = h_bar * (1 - h**2)
+    add_bar = h_bar * (1 - h * h)
     matmul_bar = unbroadcast(add_bar, matmul)
     params_b1_bar = unbroadcast(add_bar, params_b1)
     params_bar = params_bar + getitem_adjoint(params_b1_bar, params, "b1")

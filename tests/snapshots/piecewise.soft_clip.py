@@ -31,7 +31,7 @@ def soft_clip_bp(k, x, lo=-1.0, hi=1.0):
         # z = np.tanh(z)
         z_1 = np.tanh(z)
         z_1_bar = after_if_L45(z_1)
-        z_bar = z_1_bar * (1 - z_1**2)
+        z_bar = z_1_bar * (1 - z_1 * z_1)
     else:
         z_bar = after_if_L45(z)
     # z = (x - centre) / width

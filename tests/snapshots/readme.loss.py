@@ -20,6 +20,6 @@ def loss_bp(k, w, x, y):
     sub_bar = unbroadcast(power_bar * 2 * sub, sub)
     h_bar = unbroadcast(sub_bar, h)
     # h = np.tanh(x @ w)
-    matmul_bar = h_bar * (1 - h**2)
+    matmul_bar = h_bar * (1 - h * h)
     w_bar = matmul_y(matmul_bar, matmul, x, w)
     return w_bar

@@ -94,6 +94,7 @@ def loss_bp(k, params, inputs, targets, h):
         h_bar_2 = item_adjoint(tup_1_bar, 0, h)
         total_bar_2 = item_adjoint(tup_1_bar, 1, total)
         h_bar, total_bar = h_bar_2, total_bar_2
+        params_bar_local = params_bar
         while frames:
             # for x, t in zip(inputs, targets):
             (
@@ -122,8 +123,8 @@ def loss_bp(k, params, inputs, targets, h):
                 total,
                 x,
             ) = frames.pop()
-            h_bar_loop_L60, total_bar_loop_L60 = h_bar, total_bar
-            h_bar_1 = h_bar_loop_L60
+            total_bar_loop_L60 = total_bar
+            h_bar_1 = h_bar
             # total = total - np.mean(logp[np.arange(len(t)), t])
             total_bar = unbroadcast(total_bar_loop_L60, total)
             mean_bar = unbroadcast(-total_bar_loop_L60, mean)
@@ -144,23 +145,34 @@ def loss_bp(k, params, inputs, targets, h):
             # logits = h @ params["Why"] + params["by"]
             matmul_2_bar = unbroadcast(logits_bar, matmul_2)
             params_by_bar = unbroadcast(logits_bar, params_by)
-            params_bar = acc(params_bar, getitem_adjoint(params_by_bar, params, "by"))
+            params_bar_local = acc(
+                params_bar_local, getitem_adjoint(params_by_bar, params, "by")
+            )
             h_bar_1 = h_bar_1 + matmul_x(matmul_2_bar, matmul_2, h_1, params_Why)
             params_Why_bar = matmul_y(matmul_2_bar, matmul_2, h_1, params_Why)
-            params_bar = params_bar + getitem_adjoint(params_Why_bar, params, "Why")
+            params_bar_local = params_bar_local + getitem_adjoint(
+                params_Why_bar, params, "Why"
+            )
             # h = rnn_cell(params, x, h)
             h_1_bar = h_bar_1
-            add_1_bar = h_1_bar * (1 - h_1**2)
+            add_1_bar = h_1_bar * (1 - h_1 * h_1)
             add_bar = unbroadcast(add_1_bar, add)
             params_bh_bar = unbroadcast(add_1_bar, params_bh)
-            params_bar = params_bar + getitem_adjoint(params_bh_bar, params, "bh")
+            params_bar_local = params_bar_local + getitem_adjoint(
+                params_bh_bar, params, "bh"
+            )
             matmul_bar = unbroadcast(add_bar, matmul)
             matmul_1_bar = unbroadcast(add_bar, matmul_1)
             h_bar = matmul_x(matmul_1_bar, matmul_1, h, params_Whh)
             params_Whh_bar = matmul_y(matmul_1_bar, matmul_1, h, params_Whh)
-            params_bar = params_bar + getitem_adjoint(params_Whh_bar, params, "Whh")
+            params_bar_local = params_bar_local + getitem_adjoint(
+                params_Whh_bar, params, "Whh"
+            )
             params_Wxh_bar = matmul_y(matmul_bar, matmul, x, params_Wxh)
-            params_bar = params_bar + getitem_adjoint(params_Wxh_bar, params, "Wxh")
+            params_bar_local = params_bar_local + getitem_adjoint(
+                params_Wxh_bar, params, "Wxh"
+            )
+        params_bar = params_bar_local
         return h_bar, total_bar
 
     def after_loop_L60_1(loop_L60_2):

@@ -113,12 +113,12 @@ def tree_lstm_bp(k, params, node):
         c_bar = item_adjoint(tup_bar, 1, c)
         o_bar = unbroadcast(mul_bar * tanh_c, o)
         tanh_c_bar = unbroadcast(mul_bar * o, tanh_c)
-        c_bar = c_bar + tanh_c_bar * (1 - tanh_c**2)
+        c_bar = c_bar + tanh_c_bar * (1 - tanh_c * tanh_c)
         # c = i * u
         i_bar = unbroadcast(c_bar * u, i)
         u_bar = unbroadcast(c_bar * i, u)
         # u = np.tanh(params["Wu"] @ x + params["bu"])
-        add_4_bar = u_bar * (1 - u**2)
+        add_4_bar = u_bar * (1 - u * u)
         matmul_2_bar = unbroadcast(add_4_bar, matmul_2)
         params_bu_bar = unbroadcast(add_4_bar, params_bu)
         params_bar = getitem_adjoint(params_bu_bar, params, "bu")
@@ -213,7 +213,7 @@ def tree_lstm_bp(k, params, node):
                 c_bar = item_adjoint(tup_1_bar, 1, c)
                 o_bar = unbroadcast(mul_4_bar * tanh_c_1, o)
                 tanh_c_1_bar = unbroadcast(mul_4_bar * o, tanh_c_1)
-                c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1**2)
+                c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1 * tanh_c_1)
                 # c = i * u + fl * cl + fr * cr
                 add_14_bar = unbroadcast(c_bar, add_14)
                 mul_3_bar = unbroadcast(c_bar, mul_3)
@@ -226,7 +226,7 @@ def tree_lstm_bp(k, params, node):
                 i_bar = unbroadcast(mul_1_bar * u, i)
                 u_bar = unbroadcast(mul_1_bar * i, u)
                 # u = np.tanh(params["Uu"] @ h2 + params["bu"])
-                add_13_bar = u_bar * (1 - u**2)
+                add_13_bar = u_bar * (1 - u * u)
                 matmul_7_bar = unbroadcast(add_13_bar, matmul_7)
                 params_bu_1_bar = unbroadcast(add_13_bar, params_bu_1)
                 params_bar = acc(

@@ -32,7 +32,7 @@ def f_bp(k, x, w):
         y_bar = after_if_L10(y)
         h_bar = -y_bar
     # h = np.tanh(w * x)
-    mul_bar = h_bar * (1 - h**2)
+    mul_bar = h_bar * (1 - h * h)
     w_bar = unbroadcast(mul_bar * x, w)
     x_bar = x_bar + unbroadcast(mul_bar * w, x)
     return x_bar, w_bar
