@@ -1,7 +1,8 @@
 """Long scalar loop: the scalar loop's code run for 100,000 iterations.
 
-The backpropagator of a loop nests one Python frame per iteration (continuation-passing style):
-this is where depth, not the cost per operation, could show.
+In continuation-passing style a loop's backpropagator calls itself once per iteration; cpsad
+runs that chain of continuations as a stack of saved frames and two while loops (the
+defunctionalize stage). This is where depth, not the cost per operation, would show.
 """
 
 from benchmarks.problem import Problem

@@ -2,7 +2,7 @@
 (16 outputs) and a squared error at every step; the gradient with respect to every parameter.
 
 The loss is a Python ``for`` loop over the time steps, as users write it: cpsad's backpropagator
-is a recursion over the steps whose backward part runs as it unwinds.
+runs the steps forward saving what each step's backward part reads, then backward.
 """
 
 import numpy as np
