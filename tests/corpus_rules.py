@@ -1802,6 +1802,21 @@ for f, p in [
     case(f, p, 0.7, u(3, lo=0.5, hi=1.5), wrt=(0, 1))  # a number, an array: x += y makes new
     case(f, p, 1.3, 0.6, wrt=(0, 1))
 
+# functions rules call (they are called again when emitted code is differentiated)
+
+
+def copysign_(x, y):
+    return math.copysign(x, y)
+
+
+def conjugate_(x):
+    return np.conj(x)
+
+
+case(copysign_, math.copysign, 0.7, -0.3, autograd=NO_MATH)  # in y a step
+case(copysign_, math.copysign, -0.7, 0.4, autograd=NO_MATH)
+case(conjugate_, np.conjugate, u(2, 3))
+
 # ============================================================================= no derivative
 
 
