@@ -243,13 +243,14 @@ def without(g, key):
 
 
 def unpack_adjoint(gs, x=None):
-    """The adjoint of ``x`` in ``a, b = x`` from those of the targets (``None`` where inactive):
-    a ``Sparse`` of them, or for an array ``x`` the array of its rows' adjoints, zeros where none.
-    """
+    """The adjoint of ``x`` in ``a, b = x`` from those of the targets (``None`` where inactive;
+    ``gs`` may be a ``Sparse`` of them): a ``Sparse`` of them, or for an array ``x`` the array of
+    its rows' adjoints, zeros where none."""
+    entries = gs if isinstance(gs, dict) else dict(enumerate(gs))  # a Sparse: the same
     if isinstance(x, np.ndarray):
-        rows = [zeros_like(x[i]) if g is None else g for i, g in enumerate(gs)]
+        rows = [zeros_like(x[i]) if entries.get(i) is None else entries[i] for i in range(len(x))]
         return np.stack(rows)
-    return Sparse({i: g for i, g in enumerate(gs) if g is not None})
+    return Sparse({i: g for i, g in entries.items() if g is not None})
 
 
 def getitem_adjoint(g, x, index):
