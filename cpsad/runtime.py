@@ -48,15 +48,17 @@ def unbroadcast(g, x):
     """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape.
 
     Containers' adjoints pass through: a ``Sparse`` (the adjoint of a list, tuple or dict) is
-    ``x``'s adjoint already; an array added to a ``Sparse`` ``x`` gives each entry its part. ``None``
-    (no adjoint, or no differentiable ``x``) stays ``None``.
+    ``x``'s adjoint already; an array added to a ``Sparse`` ``x`` gives each entry its part. ``g``
+    ``None`` (nothing came) gives zeros, ``x`` ``None`` (no differentiable value) ``None``.
     """
     if type(g) is float:
         return g
     if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
         return g  # the common case, without np.shape's two Python-level calls
-    if g is None or x is None:
+    if x is None:  # not a differentiable value
         return None
+    if g is None:  # no adjoint (or tangent) came: zeros
+        return zeros_like(x)
     if isinstance(g, dict):  # a Sparse: the adjoint of a container, entry by entry
         return g
     if isinstance(x, dict):  # a Sparse x added to an array (Sparse.__add__): its entries' parts

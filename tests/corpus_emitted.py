@@ -1038,3 +1038,40 @@ for x, ord, axis in [
 ]:
     c = u(*np.shape(np.linalg.norm(x, ord, axis)))
     end_to_end(norm_vjp_along, c, x, ord=ord, axis=axis, autograd=HELPER)
+
+# =========================================================================== emitted code, again
+
+
+def second_order_model(A, B, x):
+    """A function whose backpropagator calls many of the helpers: tests/test_rules.py writes its
+    emitted code to a file and differentiates that again."""
+    S = A @ A.T + 3.0 * np.eye(3)
+    y = np.linalg.solve(S, x)
+    e = np.einsum("ij,jk->ik", A, B)
+    parts = np.split(np.concatenate([x, np.tanh(y)]), 2)
+    p, q = parts
+    return (
+        np.sum(np.linalg.cholesky(S))
+        + np.sum(y**2)
+        + np.linalg.norm(e)
+        + np.linalg.norm(A, "nuc")
+        + np.sum(np.cumprod(x))
+        + np.prod(x)
+        + np.var(B, axis=0).sum()
+        + np.max(np.stack([p, q]))
+        + np.sum(p * q)
+    )
+
+
+emitted_bp = None  # second_order_model's backpropagator, once the test has imported it
+
+
+def seed(result):
+    return 1.0
+
+
+def gradient_along(A, B, x, vA, vB, vx):
+    """``<grad f, v>``: its gradient is the Hessian of f times v (reverse over reverse), its
+    tangent the same (forward over reverse)."""
+    gA, gB, gx = emitted_bp(seed, A, B, x)
+    return np.sum(gA * vA) + np.sum(gB * vB) + np.sum(gx * vx)

@@ -614,3 +614,64 @@ def test_a_third_derivative_that_is_missing_is_an_error_not_a_number():
 
     with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
         cpsad.grad(f)(np.array([1.0, 0.0, 2.0]))
+
+
+def test_an_absent_adjoint_is_zero_in_the_helpers():
+    """None (nothing flowed back yet) is zero wherever emitted code can pass it; the tangent of
+    None, which the tangent rules of those helpers receive, likewise."""
+    from cpsad.rules.core import broadcast_like
+    from cpsad.runtime import (
+        Sparse,
+        acc,
+        getitem_adjoint,
+        item_adjoint,
+        tangent_or_zeros,
+        unbroadcast,
+        unpack_adjoint,
+    )
+
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    zeros = np.zeros((2, 2), np.float32)
+    for value in [
+        unbroadcast(None, x),
+        broadcast_like(None, x),
+        item_adjoint(None, 0, x),
+        item_adjoint(Sparse({1: 1.0}), 0, x),
+        getitem_adjoint(None, x, 0) * 0 + zeros,
+        tangent_or_zeros(None, x),
+        unpack_adjoint((None, None), np.stack([x, x]))[0],
+    ]:
+        np.testing.assert_array_equal(value, zeros)
+        assert value.dtype == np.float32
+    assert acc(None, x) is x and acc(x, None) is x
+    assert unbroadcast(x, None) is None  # no differentiable value, no adjoint
+    assert unbroadcast(None, [0.5, x]) == Sparse()
+    assert unpack_adjoint((None, 0.5), (x, 1.0)) == Sparse({1: 0.5})
+
+
+def test_emitted_code_differentiates_again(tmp_path):
+    """The backpropagator cpsad emits, written to a file, differentiated again: reverse over
+    reverse and forward over reverse give Hessian-vector products that match finite
+    differences of the gradient."""
+    import importlib.util
+
+    from cpsad.testing import _random_like, _shift
+    from tests import corpus_emitted as E
+
+    path = tmp_path / "second_order_model_bp.py"
+    path.write_text(cpsad.show(E.second_order_model))
+    spec = importlib.util.spec_from_file_location("second_order_model_bp", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    E.emitted_bp = module.second_order_model_bp
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(s) for s in [(3, 3), (3, 2), (3,)] * 2]
+    check_grads(E.gradient_along, *args, argnums=(0, 1, 2), rtol=1e-4, atol=1e-6)
+    primals, tangents = tuple(args[:3]), tuple(_random_like(a, rng) for a in args[:3])
+    v = dict(zip(["vA", "vB", "vx"], args[3:]))
+    _, tangent = cpsad.jvp(E.gradient_along, primals, tangents, **v)
+    eps = 1e-6
+    plus = [_shift(a, t, eps) for a, t in zip(primals, tangents)]
+    minus = [_shift(a, t, -eps) for a, t in zip(primals, tangents)]
+    fd = (E.gradient_along(*plus, **v) - E.gradient_along(*minus, **v)) / (2 * eps)
+    assert np.isclose(tangent, fd, rtol=1e-4, atol=1e-6), (tangent, fd)
