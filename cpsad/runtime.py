@@ -119,7 +119,7 @@ def broadcast_like(t, ans):
     elif t is None:  # the tangent of None (a missing adjoint): zero
         return tangent_zeros(ans)
     elif isinstance(ans, (dict, list, tuple)):  # a container's tangent (a Sparse's is a Sparse)
-        return t
+        return Sparse(t) if isinstance(ans, Sparse) and type(t) is dict else t
     elif isinstance(t, dict):  # a Sparse added to an array: its entries, in zeros
         out = np.zeros(np.shape(ans), np.result_type(ans))
         for k, v in t.items():
@@ -199,7 +199,7 @@ def item_adjoint(g, key, x):
     """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``."""
     if g is None:
         return zeros_like(x)
-    if isinstance(g, Sparse):
+    if isinstance(g, dict):  # a Sparse (or the tangent of one): missing is zero
         v = g.get(key)
         return zeros_like(x) if v is None else v
     return g[key]
@@ -213,7 +213,7 @@ def entries_adjoint(g, start, xs):
         return np.stack(rows) if rows else zeros_like(xs)
     if g is None:
         return Sparse()
-    if not isinstance(g, Sparse):  # a dense adjoint of the list (it went into np.sum, say)
+    if not isinstance(g, dict):  # a dense adjoint of the list (it went into np.sum, say)
         return Sparse({i: g[start + i] for i in range(n)})
     return Sparse({i: g[start + i] for i in range(n) if start + i in g})
 
@@ -233,8 +233,8 @@ def store_item(container, key, value) -> None:
 def without(g, key):
     """A container's adjoint with the entry ``key`` removed (it was overwritten): zeros there in a
     dense adjoint (an array, when the list also went into ``np.sum``, say)."""
-    if isinstance(g, Sparse) and key in g:
-        out = Sparse(g)
+    if isinstance(g, dict) and key in g:  # a Sparse, or the tangent of one
+        out = Sparse(g) if isinstance(g, Sparse) else dict(g)
         del out[key]
         return out
     if isinstance(g, np.ndarray):
@@ -273,7 +273,7 @@ def getitem_adjoint(g, x, index):
         return out
     if isinstance(x, (list, tuple)) and isinstance(index, slice):
         positions = range(len(x))[index]
-        if isinstance(g, Sparse):
+        if isinstance(g, dict):
             return Sparse({positions[i]: v for i, v in g.items()})
         return Sparse({positions[i]: v for i, v in enumerate(g)})
     if isinstance(x, (np.generic, float, int)):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules import containers as ct
+from cpsad.rules import elementwise as el
 from cpsad.rules import emitted as em
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
@@ -353,13 +354,20 @@ def with_entry_(container, value, key):
     return op.with_entry(container, key, value)
 
 
+# forward mode adds the contributions of two parameters with `+`: two lists are one longer list
+TWO_CONTAINERS = (
+    "forward mode adds the tangent contributions of a primitive's parameters with `+`, which "
+    "concatenates lists and tuples and refuses dicts (transforms/tangent.py, tangent_of)"
+)
 for container, key, value in [
     ([0.1, u(2)], 1, u(2)),
     ((0.1, u(2), 0.3), 0, 0.5),
     ({"w": u(2), "b": 0.3}, "b", 0.5),
-    (Sparse({0: u(2), 1: 0.3}), 1, 0.5),  # the tangent of a Sparse stays one
+    (Sparse({0: u(2), 1: 0.3}), 1, 0.5),  # the tangent of a Sparse stays one, and adds up
 ]:
-    case(with_entry_, op.with_entry, container, key, value, wrt=(0, 2), autograd=HELPER)
+    xfail = None if isinstance(container, Sparse) else TWO_CONTAINERS
+    opts = dict(wrt=(0, 2), autograd=HELPER, forward_xfail=xfail)
+    case(with_entry_, op.with_entry, container, key, value, **opts)
 
 
 def pair_like_(first, second, out):
@@ -367,7 +375,20 @@ def pair_like_(first, second, out):
 
 
 for out in (np.linalg.slogdet(spd(3)), (1.0, 0.5)):
-    case(pair_like_, la.pair_like, out, 0.0, u(), wrt=(1, 2), autograd=HELPER)
+    opts = dict(wrt=(1, 2), autograd=HELPER, forward_xfail=TWO_CONTAINERS)
+    case(pair_like_, la.pair_like, out, 0.0, u(), **opts)
+
+
+def split_ties_(picked, c, x, y):
+    return el.split_ties(picked, c, x, y)
+
+
+X4, Y4 = np.array([1.0, 3.0, 3.0, 2.0]), np.array([2.0, 3.0, 1.0, 2.0])
+for x, y in [(X4, Y4), (X4, Y4 + 5.0), (u(2, 4), X4)]:  # ties (ReLU's maximum(x, 0.0)), none
+    c = u(*np.broadcast_shapes(x.shape, y.shape))
+    ans = np.maximum(x, y)
+    case(split_ties_, el.split_ties, c * (x == ans), c, x, y, wrt=(0, 1), autograd=HELPER)
+
 
 # =========================================================================== arrays in parts
 

@@ -72,6 +72,7 @@ class Case:
     direction: Callable | None = None  # constrains directions (symmetric matrices, ...)
     float64: str | None = None  # why numpy computes this in float64 from float32 inputs
     xfail: str | None = None  # a known bug outside the rules (the pipeline) it runs into
+    forward_xfail: str | None = None  # one forward mode's pipeline alone runs into
     rtol: float = 1e-5
     atol: float = 1e-7
     eps: float = 1e-6  # the finite differences' step (larger for results in float32)

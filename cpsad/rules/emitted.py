@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules import containers as ct
+from cpsad.rules import elementwise as el
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
 from cpsad.rules import operators as op
@@ -357,7 +358,7 @@ defjvp(gathered, h=gathered_h_jvp)
 def list_builtin_t(h, c, iterable):
     """The transpose of ``list_builtin(c, out, iterable)`` in ``c``: the rows of ``h`` that ``c``
     had where a ``Sparse`` became an array, else ``h``."""
-    if isinstance(iterable, np.ndarray) and isinstance(c, Sparse):
+    if isinstance(iterable, np.ndarray) and isinstance(c, dict):
         return Sparse({i: h[i] for i in c})
     return h
 
@@ -482,6 +483,30 @@ def pair_like_second_jvp(t, ans, out, first, second):
 
 
 defjvp(la.pair_like, first=pair_like_first_jvp, second=pair_like_second_jvp)
+
+
+def split_ties_picked(g, ans, picked, c, x, y):
+    """``split_ties`` keeps ``picked`` but where ``x == y``, and puts half of ``c`` there."""
+    return el.split_ties(g, 0.0 * g, x, y)
+
+
+def split_ties_c(g, ans, picked, c, x, y):
+    return el.split_ties(0.0 * g, g, x, y)
+
+
+defvjp(el.split_ties, picked=split_ties_picked, c=split_ties_c)
+
+
+def split_ties_picked_jvp(t, ans, picked, c, x, y):
+    return el.split_ties(t, 0.0 * t, x, y)
+
+
+def split_ties_c_jvp(t, ans, picked, c, x, y):
+    return el.split_ties(0.0 * t, t, x, y)
+
+
+defjvp(el.split_ties, picked=split_ties_picked_jvp, c=split_ties_c_jvp)
+
 
 # =========================================================================== arrays in parts
 
