@@ -45,11 +45,24 @@ def zeros_like(x):
 
 
 def unbroadcast(g, x):
-    """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape."""
+    """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape.
+
+    Containers' adjoints pass through: a ``Sparse`` (the adjoint of a list, tuple or dict) is
+    ``x``'s adjoint already; an array added to a ``Sparse`` ``x`` gives each entry its part. ``g``
+    ``None`` (nothing came) gives zeros, ``x`` ``None`` (no differentiable value) ``None``.
+    """
     if type(g) is float:
         return g
     if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
         return g  # the common case, without np.shape's two Python-level calls
+    if x is None:  # not a differentiable value
+        return None
+    if g is None:  # no adjoint (or tangent) came: zeros
+        return zeros_like(x)
+    if isinstance(g, dict):  # a Sparse: the adjoint of a container, entry by entry
+        return g
+    if isinstance(x, dict):  # a Sparse x added to an array (Sparse.__add__): its entries' parts
+        return Sparse({k: unbroadcast(g[k], v) for k, v in x.items()})
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -89,8 +102,9 @@ def tangent_zeros(x):
         return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
     if isinstance(x, list):
         return [tangent_zeros(v) for v in x]
-    if isinstance(x, dict):
-        return {k: tangent_zeros(v) for k, v in x.items()}
+    if isinstance(x, dict):  # a Sparse's tangent is a Sparse, of the same entries
+        zeros = {k: tangent_zeros(v) for k, v in x.items()}
+        return Sparse(zeros) if isinstance(x, Sparse) else zeros
     return None  # not a differentiable value: a function, a string, None, an object
 
 
@@ -102,6 +116,15 @@ def broadcast_like(t, ans):
             return t  # the common case: nothing broadcast, nothing promoted
     elif type(t) is float and type(ans) is float:
         return t
+    elif t is None:  # the tangent of None (a missing adjoint): zero
+        return tangent_zeros(ans)
+    elif isinstance(ans, (dict, list, tuple)):  # a container's tangent (a Sparse's is a Sparse)
+        return Sparse(t) if isinstance(ans, Sparse) and type(t) is dict else t
+    elif isinstance(t, dict):  # a Sparse added to an array: its entries, in zeros
+        out = np.zeros(np.shape(ans), np.result_type(ans))
+        for k, v in t.items():
+            out[k] = out[k] + v
+        return out
     kind = np.result_type(ans)
     dtype = kind if np.issubdtype(kind, np.inexact) else np.result_type(t, 0.0)
     if not isinstance(ans, np.ndarray):  # a number
@@ -176,7 +199,7 @@ def item_adjoint(g, key, x):
     """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``."""
     if g is None:
         return zeros_like(x)
-    if isinstance(g, Sparse):
+    if isinstance(g, dict):  # a Sparse (or the tangent of one): missing is zero
         v = g.get(key)
         return zeros_like(x) if v is None else v
     return g[key]
@@ -190,7 +213,9 @@ def entries_adjoint(g, start, xs):
         return np.stack(rows) if rows else zeros_like(xs)
     if g is None:
         return Sparse()
-    return Sparse({i: g[start + i] for i in range(n) if isinstance(g, Sparse) and start + i in g})
+    if not isinstance(g, dict):  # a dense adjoint of the list (it went into np.sum, say)
+        return Sparse({i: g[start + i] for i in range(n)})
+    return Sparse({i: g[start + i] for i in range(n) if start + i in g})
 
 
 def store_item(container, key, value) -> None:
@@ -206,23 +231,36 @@ def store_item(container, key, value) -> None:
 
 
 def without(g, key):
-    """A container's adjoint with the entry ``key`` removed (it was overwritten)."""
-    if isinstance(g, Sparse) and key in g:
-        out = Sparse(g)
+    """A container's adjoint with the entry ``key`` removed (it was overwritten): zeros there in a
+    dense adjoint (an array, when the list also went into ``np.sum``, say)."""
+    if isinstance(g, dict) and key in g:  # a Sparse, or the tangent of one
+        out = Sparse(g) if isinstance(g, Sparse) else dict(g)
         del out[key]
+        return out
+    if isinstance(g, np.ndarray):
+        out = np.array(g, copy=True)
+        out[key] = 0
         return out
     return g
 
 
-def unpack_adjoint(gs):
-    """The adjoint of ``t`` in ``a, b = t`` from those of the targets (``None`` where inactive)."""
-    return Sparse({i: g for i, g in enumerate(gs) if g is not None})
+def unpack_adjoint(gs, x=None):
+    """The adjoint of ``x`` in ``a, b = x`` from those of the targets (``None`` where inactive;
+    ``gs`` may be a ``Sparse`` of them): a ``Sparse`` of them, or for an array ``x`` the array of
+    its rows' adjoints, zeros where none."""
+    entries = gs if isinstance(gs, dict) else dict(enumerate(gs))  # a Sparse: the same
+    if isinstance(x, np.ndarray):
+        rows = [zeros_like(x[i]) if entries.get(i) is None else entries[i] for i in range(len(x))]
+        return np.stack(rows)
+    return Sparse({i: g for i, g in entries.items() if g is not None})
 
 
 def getitem_adjoint(g, x, index):
     """The adjoint of ``x`` in ``y = x[index]``; repeated integer indices accumulate."""
     if type(x) is dict:  # a parameter dict's entry: the most frequent case, tested first
         return Sparse({index: g})
+    if g is None:  # nothing flowed into x[index]
+        return zeros_like(x)
     if isinstance(x, np.ndarray):
         dtype = np.result_type(
             x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype
@@ -235,7 +273,7 @@ def getitem_adjoint(g, x, index):
         return out
     if isinstance(x, (list, tuple)) and isinstance(index, slice):
         positions = range(len(x))[index]
-        if isinstance(g, Sparse):
+        if isinstance(g, dict):
             return Sparse({positions[i]: v for i, v in g.items()})
         return Sparse({positions[i]: v for i, v in enumerate(g)})
     if isinstance(x, (np.generic, float, int)):

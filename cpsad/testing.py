@@ -77,17 +77,18 @@ def check_grads(
 
 
 def _random_like(x, rng):
-    """A random value of ``x``'s structure: a cotangent of an output, or a direction of an input."""
+    """A random value of ``x``'s structure: a cotangent of an output, or a direction of an input
+    (of a ``Sparse``: a ``Sparse``)."""
     if isinstance(x, dict):
-        return {k: _random_like(v, rng) for k, v in x.items()}
+        return _same_dict(x, {k: _random_like(v, rng) for k, v in x.items()})
     if isinstance(x, (list, tuple)):
         return (
             type(x)(_random_like(v, rng) for v in x)
             if not hasattr(x, "_fields")
             else tuple(_random_like(v, rng) for v in x)
         )
-    if isinstance(x, dict):
-        return {k: _random_like(v, rng) for k, v in x.items()}
+    if x is None:
+        return None
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return rng.standard_normal(x.shape).astype(dtype)
@@ -96,10 +97,34 @@ def _random_like(x, rng):
     return float(rng.standard_normal())
 
 
+def _same_dict(x, entries: dict):
+    """``entries`` as a dict of ``x``'s kind: a ``Sparse`` stays one."""
+    from cpsad.runtime import Sparse
+
+    return Sparse(entries) if isinstance(x, Sparse) else entries
+
+
+def _aligned(a, like):
+    """``a`` with its dicts' entries in the order of ``like``'s, a missing one (an entry a
+    ``Sparse`` leaves out) as zeros, and ``None`` as zero: two values' leaves then pair up."""
+    from cpsad.runtime import tangent_zeros
+
+    if a is None:
+        return tangent_zeros(like)
+    if isinstance(like, dict) and isinstance(a, dict):
+        return {k: _aligned(a.get(k), v) for k, v in like.items()}
+    if isinstance(like, (list, tuple)) and isinstance(a, dict):  # a Sparse adjoint of a list
+        return [_aligned(a.get(i), v) for i, v in enumerate(like)]
+    if isinstance(like, (list, tuple)) and isinstance(a, (list, tuple)) and len(a) == len(like):
+        return [_aligned(x, v) for x, v in zip(a, like)]
+    return a
+
+
 def _inner(a, b) -> float:
-    """``<a, b>``: the sum of the products of the leaves of two values of the same structure."""
-    la, _ = leaves(a)
-    lb, _ = leaves(b)
+    """``<a, b>``: the sum of the products of the leaves of two values of the same structure
+    (entries of dicts paired by key, a ``Sparse``'s missing entries zeros)."""
+    la, _ = leaves(_aligned(a, b))
+    lb, _ = leaves(_aligned(b, a))
     assert len(la) == len(lb), f"structures differ: {a!r} and {b!r}"
     return sum(
         float(np.sum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
@@ -109,12 +134,12 @@ def _inner(a, b) -> float:
 
 def _shift(x, v, eps):
     if isinstance(x, dict):
-        return {k: _shift(a, v[k], eps) for k, a in x.items()}
+        return _same_dict(x, {k: _shift(a, v[k], eps) for k, a in x.items()})
     if isinstance(x, (list, tuple)):
         shifted = [_shift(a, b, eps) for a, b in zip(x, v)]
         return type(x)(*shifted) if hasattr(x, "_fields") else type(x)(shifted)
-    if isinstance(x, dict):
-        return {k: _shift(a, v[k], eps) for k, a in x.items()}
+    if x is None:
+        return None
     if isinstance(x, np.ndarray):
         return _as_float(x) + eps * np.asarray(v, dtype=np.float64)
     return float(x) + eps * float(v)
@@ -245,6 +270,8 @@ def _check_tangents(
             vs = {i: direction(i, v) for i, v in vs.items()}
         contributions = _tangents_of(rule, args, kwargs, where, ans, vs)
         for param, t in contributions.items():
+            _same_entries(name, param, t, ans)
+            t = contributions[param] = _aligned(t, ans)
             _same_kind(name, param, t, ans, ans_leaves)
             # transpose: <tangent(v), c> == <v, adjoint(c)>, summed over the parameter's arguments
             forward = _inner(t, c)
@@ -277,6 +304,23 @@ def _check_tangents(
                     f"{name}: the tangent is {ad!r} but the finite difference is {fd!r} "
                     f"(direction {d}, arguments {tuple(nums)}, part {k} of the result)"
                 )
+
+
+def _same_entries(name, param, t, ans):
+    """A tangent of a dict (a ``Sparse``) has no entry the dict has not, and is a ``Sparse``
+    where the dict is one; a tangent of ``None`` is ``None``."""
+    from cpsad.runtime import Sparse
+
+    if ans is None and t is not None:
+        raise AssertionError(f"{name}: the tangent from {param!r} of a None result is {t!r}")
+    if isinstance(ans, dict) and isinstance(t, dict):
+        extra = set(t) - set(ans)
+        if extra:
+            raise AssertionError(f"{name}: the tangent from {param!r} has entries {extra} more")
+        if isinstance(ans, Sparse) and not isinstance(t, Sparse):
+            raise AssertionError(f"{name}: the tangent from {param!r} of a Sparse is a {type(t)}")
+        for k, v in t.items():
+            _same_entries(name, param, v, ans[k])
 
 
 def _same_kind(name, param, t, ans, ans_leaves):
@@ -314,8 +358,8 @@ def _coarsest_eps(*values) -> float:
 
 def _inner_abs(a, b) -> float:
     """``<|a|, |b|>``: the scale of ``<a, b>``, for a tolerance of rounding."""
-    la, _ = leaves(a)
-    lb, _ = leaves(b)
+    la, _ = leaves(_aligned(a, b))
+    lb, _ = leaves(_aligned(b, a))
     return sum(
         float(np.sum(np.abs(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64))))
         for x, y in zip(la, lb)

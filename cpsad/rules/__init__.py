@@ -6,6 +6,7 @@ Importing this package registers every family; ``defvjp`` adds a rule of your ow
 from cpsad.rules import (  # noqa: F401
     containers,
     elementwise,
+    emitted,
     joining,
     linalg,
     nondiff,

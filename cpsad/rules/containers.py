@@ -79,7 +79,7 @@ defjvp(min, items=max_builtin_jvp)
 
 def list_builtin(g, ans, iterable=()):
     """``list(xs)`` / ``tuple(xs)``: the same entries."""
-    if isinstance(iterable, np.ndarray) and isinstance(g, Sparse):
+    if isinstance(iterable, np.ndarray) and isinstance(g, dict):
         out = zeros_like(iterable)
         for i, v in g.items():
             out[i] = v

@@ -222,6 +222,7 @@ def is_nondiff(obj) -> bool:
 def table() -> str:
     """Markdown listing of every rule and non-differentiable function (for docs/reference.md)."""
     fam: dict[str, list[str]] = {}
+    helpers: set[str] = set()  # the functions emitted code calls, for transforming it again
     for prim, rule in FUNCTIONS.items():
         if not any(
             t is not None and t.fn.__module__.startswith("cpsad.rules")
@@ -229,6 +230,9 @@ def table() -> str:
         ):
             continue  # a user's own rule
         mod = getattr(prim, "__module__", None) or ""
+        if mod.startswith("cpsad"):
+            helpers.add(prim.__name__)
+            continue
         family = "math module" if mod == "math" else "builtins" if mod == "builtins" else "numpy"
         if isinstance(prim, type) and prim.__module__ == "builtins":
             family = "builtins"
@@ -244,13 +248,23 @@ def table() -> str:
     lines.append(f"| operators | {ops} |")
     lines.append("| array methods | " + ", ".join(f"`.{n}()`" for n in sorted(METHODS)) + " |")
     lines.append("| array attributes | " + ", ".join(f"`.{n}`" for n in sorted(ATTRIBUTES)) + " |")
-    nondiff = sorted({_label(o) for o in NONDIFF if not _label(o).startswith("np.random.")})
+    lines.append(
+        "| emitted code's own functions (see rules.md) | "
+        + ", ".join(f"`{n}`" for n in sorted(helpers))
+        + " |"
+    )
+    nondiff = sorted(
+        {_label(o) for o in NONDIFF if not _label(o).startswith(("np.random.", "cpsad."))}
+    )
+    steps = sorted(o.__name__ for o in NONDIFF if (_label(o)).startswith("cpsad."))
     lines.append("")
     lines.append(
         "Non-differentiable (results pass through with no adjoint): "
         + ", ".join(f"`{n}`" for n in nondiff)
-        + ", every function of `np.random`, and the attributes "
+        + ", every function of `np.random`, the attributes "
         + ", ".join(f"`.{n}`" for n in sorted(NONDIFF_ATTRIBUTES))
+        + ", and emitted code's functions of shapes, counts and masks: "
+        + ", ".join(f"`{n}`" for n in steps)
         + "."
     )
     return "\n".join(lines) + "\n"

@@ -38,7 +38,9 @@ def expm1(g, ans, x):
     return g * (ans + 1)
 
 
-def log(g, ans, x):
+def log(g, ans, x, dtype=None):
+    """``dtype`` is the result's float type (the rules of ``**`` pass it, so that the log of a
+    Python float does not make a float32 adjoint float64)."""
     return g / x
 
 
@@ -493,6 +495,26 @@ def math_log2(g, ans, x):
 
 def math_log10(g, ans, x):
     return g / (x * math.log(10.0))
+
+
+def math_copysign_x(g, ans, x, y):
+    """``copysign(x, y)`` is ``|x|`` with the sign of ``y``: in ``x`` the product of the signs; in
+    ``y`` a step."""
+    return g * math.copysign(1.0, x) * math.copysign(1.0, y)
+
+
+defvjp(math.copysign, math_copysign_x, DISCRETE)
+defjvp_as_vjp(math.copysign)
+
+
+def conjugate(g, ans, x):
+    """``np.conj``: the identity on real numbers. (Not complex-linear: for complex values this is
+    the transpose under the real inner product ``Re sum(a * conj(b))``.)"""
+    return np.conj(g)
+
+
+defvjp(np.conjugate, conjugate)
+defjvp_as_vjp(np.conjugate)
 
 
 def math_fabs(g, ans, x):

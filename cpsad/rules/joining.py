@@ -410,11 +410,15 @@ def sort_jvp(t, ans, a, axis=-1):
 defjvp(np.sort, sort_jvp)
 
 
+def first_occurrences(ar):
+    """Where in ``np.ravel(ar)`` each of ``np.unique(ar)``'s values first occurs."""
+    return np.unique(ar, return_index=True)[1]
+
+
 def unique_vjp(g, ans, ar):
     """``np.unique(x)``: each value's adjoint goes to its first occurrence."""
-    _, first = np.unique(ar, return_index=True)
     out = np.zeros(np.size(ar), np.result_type(ar, g))
-    out[first] = g
+    out[first_occurrences(ar)] = g
     return np.reshape(out, np.shape(ar))
 
 
@@ -423,7 +427,7 @@ defvjp(np.unique, unique_vjp)
 
 def unique_jvp(t, ans, ar):
     """Each value's tangent is that of its first occurrence."""
-    return np.ravel(t)[np.unique(ar, return_index=True)[1]]
+    return np.ravel(t)[first_occurrences(ar)]
 
 
 defjvp(np.unique, unique_jvp)

@@ -91,21 +91,28 @@ def contraction_adjoint(g, subscripts, operands, i, optimize=False):
     return unbroadcast(adjoint, x)
 
 
+def einsum_adjoint(h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
+    """The adjoint of operand ``i`` of ``np.einsum(subscripts, a, b, c, d)`` (up to four operands,
+    None for those it has not) given the adjoint ``h`` of the result: ``contraction_adjoint``
+    with the operands as parameters of their own, each with its own rule."""
+    return contraction_adjoint(h, subscripts, [a, b, c, d], i, optimize=optimize)
+
+
 def einsum_a(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
     """``np.einsum(subscripts, a, b, ...)``, up to four operands: the adjoint of ``a``."""
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 0, optimize=optimize)
+    return einsum_adjoint(g, subscripts, 0, a, b, c, d, optimize=optimize)
 
 
 def einsum_b(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 1, optimize=optimize)
+    return einsum_adjoint(g, subscripts, 1, a, b, c, d, optimize=optimize)
 
 
 def einsum_c(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 2, optimize=optimize)
+    return einsum_adjoint(g, subscripts, 2, a, b, c, d, optimize=optimize)
 
 
 def einsum_d(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return contraction_adjoint(g, subscripts, [a, b, c, d], 3, optimize=optimize)
+    return einsum_adjoint(g, subscripts, 3, a, b, c, d, optimize=optimize)
 
 
 defvjp(np.einsum, DISCRETE, einsum_a, einsum_b, einsum_c, einsum_d)
@@ -120,20 +127,25 @@ def einsum_tangent(t, subscripts, operands, i, optimize=False):
     return np.einsum(subscripts, *operands, optimize=optimize)
 
 
+def einsum_with(v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
+    """``np.einsum(subscripts, a, b, c, d)`` with ``v`` in the place of operand ``i``."""
+    return einsum_tangent(v, subscripts, [a, b, c, d], i, optimize=optimize)
+
+
 def einsum_a_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return einsum_tangent(t, subscripts, [a, b, c, d], 0, optimize=optimize)
+    return einsum_with(t, subscripts, 0, a, b, c, d, optimize=optimize)
 
 
 def einsum_b_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return einsum_tangent(t, subscripts, [a, b, c, d], 1, optimize=optimize)
+    return einsum_with(t, subscripts, 1, a, b, c, d, optimize=optimize)
 
 
 def einsum_c_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return einsum_tangent(t, subscripts, [a, b, c, d], 2, optimize=optimize)
+    return einsum_with(t, subscripts, 2, a, b, c, d, optimize=optimize)
 
 
 def einsum_d_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
-    return einsum_tangent(t, subscripts, [a, b, c, d], 3, optimize=optimize)
+    return einsum_with(t, subscripts, 3, a, b, c, d, optimize=optimize)
 
 
 defjvp(np.einsum, DISCRETE, einsum_a_jvp, einsum_b_jvp, einsum_c_jvp, einsum_d_jvp)
@@ -161,11 +173,11 @@ def tensordot_subscripts(a, b, axes=2) -> str:
 
 
 def tensordot_a(g, ans, a, b, axes=2):
-    return contraction_adjoint(g, tensordot_subscripts(a, b, axes), [a, b], 0)
+    return einsum_adjoint(g, tensordot_subscripts(a, b, axes), 0, a, b)
 
 
 def tensordot_b(g, ans, a, b, axes=2):
-    return contraction_adjoint(g, tensordot_subscripts(a, b, axes), [a, b], 1)
+    return einsum_adjoint(g, tensordot_subscripts(a, b, axes), 1, a, b)
 
 
 defvjp(np.tensordot, tensordot_a, tensordot_b)
@@ -193,11 +205,11 @@ def inner_subscripts(a, b) -> str:
 
 
 def inner_a(g, ans, a, b):
-    return contraction_adjoint(g, inner_subscripts(a, b), [a, b], 0)
+    return einsum_adjoint(g, inner_subscripts(a, b), 0, a, b)
 
 
 def inner_b(g, ans, a, b):
-    return contraction_adjoint(g, inner_subscripts(a, b), [a, b], 1)
+    return einsum_adjoint(g, inner_subscripts(a, b), 1, a, b)
 
 
 defvjp(np.inner, inner_a, inner_b)

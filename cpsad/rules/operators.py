@@ -276,8 +276,8 @@ def item_jvp(t, ans, key, x):
 
 def with_entry(container, key, value):
     """A copy of a tuple, list or dict with the entry ``key`` replaced by ``value``."""
-    if isinstance(container, dict):
-        return {**container, key: value}
+    if isinstance(container, dict):  # a Sparse stays one
+        return type(container)({**container, key: value})
     entries = list(container)
     entries[key] = value
     if isinstance(container, list):
@@ -289,8 +289,9 @@ defjvp_operator("item", DISCRETE, item_jvp)
 
 
 def unpack(g, ans, x):
-    """``a, b = t``: ``g`` is the tuple of the targets' adjoints (None where inactive)."""
-    return unpack_adjoint(g)
+    """``a, b = t``: ``g`` is the tuple of the targets' adjoints (None where inactive); an array
+    ``t`` gets the array of its rows' adjoints."""
+    return unpack_adjoint(g, x)
 
 
 defoperator("unpack", unpack)

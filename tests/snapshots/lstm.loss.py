@@ -98,7 +98,9 @@ def loss_bp(k, params, inputs, targets):
                 params_bar = params_bar + getitem_adjoint(params_Wy_bar, params, "Wy")
                 # h, c = lstm_cell(params, x, h, c)
                 h_1_bar, c_1_bar = h_bar, c_bar_loop_L58
-                lstm_cell_params_bar = unpack_adjoint((h_1_bar, c_1_bar))
+                lstm_cell_params_bar = unpack_adjoint(
+                    (h_1_bar, c_1_bar), lstm_cell_params
+                )
                 return lstm_cell_params_bar
 
             # h, c = lstm_cell(params, x, h, c)
@@ -126,7 +128,7 @@ def loss_bp(k, params, inputs, targets):
         total_bar = unbroadcast(div_bar / len_targets, total)
         # for x, t in zip(inputs, targets):
         h_2_bar, c_2_bar, total_2_bar = zeros_like(h), zeros_like(c), total_bar
-        loop_L58_2_bar = unpack_adjoint((h_2_bar, c_2_bar, total_2_bar))
+        loop_L58_2_bar = unpack_adjoint((h_2_bar, c_2_bar, total_2_bar), loop_L58_2)
         return loop_L58_2_bar
 
     # for x, t in zip(inputs, targets):
@@ -206,7 +208,7 @@ def lstm_cell_bp(k, params, x, h, c):
     f_bar = -neg_bar
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
     i_bar, f_bar, o_bar, g_bar = i_bar, f_bar, o_bar, g_bar
-    split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar))
+    split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)
     z_bar = split_vjp(split_z_bar, split_z, z, 4, axis=1)
     # z = params["embed"][x] @ params["Wx"] + h @ params["Wh"] + params["b"]
     add_bar = unbroadcast(z_bar, add)

@@ -70,7 +70,7 @@ def lstm_cell_bp(k, params, x, h, c):
     f_bar = -neg_bar
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
     i_bar, f_bar, o_bar, g_bar = i_bar, f_bar, o_bar, g_bar
-    split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar))
+    split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)
     z_bar = split_vjp(split_z_bar, split_z, z, 4, axis=1)
     # z = params["embed"][x] @ params["Wx"] + h @ params["Wh"] + params["b"]
     add_bar = unbroadcast(z_bar, add)

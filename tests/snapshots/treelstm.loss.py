@@ -51,7 +51,7 @@ def loss_bp(k, params, tree, label):
         h_bar = matmul_y(matmul_bar, matmul, params_Ws, h)
         params_bar = params_bar + getitem_adjoint(params_Ws_bar, params, "Ws")
         # h, _ = tree_lstm(params, tree)
-        tree_lstm_params_bar = unpack_adjoint((h_bar, None))
+        tree_lstm_params_bar = unpack_adjoint((h_bar, None), tree_lstm_params)
         return tree_lstm_params_bar
 
     # h, _ = tree_lstm(params, tree)
@@ -285,7 +285,9 @@ def tree_lstm_bp(k, params, node):
                 hr_bar = item_adjoint(lst_bar, 1, hr)
                 # hr, cr = tree_lstm(params, node.right)
                 hr_bar, cr_bar = hr_bar, cr_bar
-                tree_lstm_params_1_bar = unpack_adjoint((hr_bar, cr_bar))
+                tree_lstm_params_1_bar = unpack_adjoint(
+                    (hr_bar, cr_bar), tree_lstm_params_1
+                )
                 return tree_lstm_params_1_bar
 
             # hr, cr = tree_lstm(params, node.right)
@@ -295,7 +297,7 @@ def tree_lstm_bp(k, params, node):
             params_bar = params_bar + params_bar_tree_lstm_1
             # hl, cl = tree_lstm(params, node.left)
             hl_bar, cl_bar = hl_bar, cl_bar
-            tree_lstm_params_bar = unpack_adjoint((hl_bar, cl_bar))
+            tree_lstm_params_bar = unpack_adjoint((hl_bar, cl_bar), tree_lstm_params)
             return tree_lstm_params_bar
 
         # hl, cl = tree_lstm(params, node.left)

@@ -1,0 +1,1098 @@
+"""Cases for the rules of the functions emitted code calls (cpsad/rules/emitted.py): the runtime's
+helpers and the rule functions a backpropagator or a tangent function calls by name.
+
+Each case calls the helper the way emitted code does -- with ``Sparse`` container adjoints,
+``None`` for an absent one, float32, broadcasting -- and tests/test_rules.py checks its adjoint
+and tangent rules against finite differences and each other (``check_rule``), and its wrapper end
+to end through ``cpsad.vjp``: the pipeline differentiating a call of the helper, as it will
+differentiate emitted code. Importing this module adds the cases to ``corpus_rules.CASES``.
+
+A helper's parameters named ``g``, ``ans`` and ``t`` are ``c``, ``out`` and ``v`` in its rules,
+so the wrappers take them under those names. Where a helper switches formulas at zeros, its
+partial derivatives hold the zeros fixed (``NONZERO`` directions); the end-to-end cases
+``*_along`` check the derivative along ``ans = f(x)`` with zeros moving too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cpsad.rules import containers as ct
+from cpsad.rules import elementwise as el
+from cpsad.rules import emitted as em
+from cpsad.rules import joining as jn
+from cpsad.rules import linalg as la
+from cpsad.rules import operators as op
+from cpsad.rules import reductions as rd
+from cpsad.rules import shape as sh
+from cpsad.rules.core import broadcast_like
+from cpsad.runtime import (
+    Sparse,
+    acc,
+    as_adjoint,
+    entries_adjoint,
+    getitem_adjoint,
+    item_adjoint,
+    tangent_or_zeros,
+    unbroadcast,
+    unpack_adjoint,
+    without,
+)
+from tests.corpus_rules import away, case, end_to_end, spd, u
+
+HELPER = "cpsad's own helper: autograd has no rule for it"
+F32 = np.float32
+
+
+def f32(*shape):
+    return u(*shape).astype(F32)
+
+
+# =========================================================================== the runtime
+
+
+def acc_(a, b):
+    return acc(a, b)
+
+
+for a, b in [
+    (u(2, 3), u(2, 3)),
+    (0.4, -1.3),
+    (u(3), u(3)),
+    (Sparse({0: u(2), 2: 0.3}), Sparse({0: u(2), 1: -0.5})),  # params_bar + getitem_adjoint(...)
+    (Sparse({1: u(3)}), u(2, 3)),  # a list's adjoint of two kinds: Sparse + array
+    (u(2, 3), Sparse({0: 0.7})),
+]:
+    case(acc_, acc, a, b, wrt=(0, 1), autograd=HELPER)
+
+
+def acc_into_none(b, a=None):
+    return acc(a, b)
+
+
+# nothing accumulated yet: None
+ACC_OF_A_PARAMETER = (
+    "simplify specializes every call of the injected `acc` by what it knows of the first "
+    "argument: the function's own acc(a, b) of a parameter `a` becomes `a + b`, though `a` may be "
+    "None (transforms/simplify.py, _Rewrite.visit_Call)"
+)
+case(acc_into_none, acc, None, u(3), wrt=1, fn_kw={}, autograd=HELPER, xfail=ACC_OF_A_PARAMETER)
+case(acc_, acc, u(3), None, wrt=0, autograd=HELPER, xfail=ACC_OF_A_PARAMETER)
+
+
+def unbroadcast_(c, x):
+    return unbroadcast(c, x)
+
+
+for c, x in [
+    (u(2, 3), u(3)),
+    (u(4, 2, 3), u(2, 1)),
+    (u(2, 3), u(2, 3)),
+    (u(2, 3), 0.5),
+    (0.3, 0.5),
+    (u(3, 2), u(2)),
+    (u(3), u()),  # a 0-d array
+    (Sparse({0: u(2), "w": 0.4}), Sparse({0: u(2), "w": 1.0})),  # a container's adjoint
+    (u(2, 3), Sparse({0: u(3), 1: 0.5})),  # an array added to a Sparse
+]:
+    case(unbroadcast_, unbroadcast, c, x, autograd=HELPER)
+
+
+def broadcast_like_(v, out):
+    return broadcast_like(v, out)
+
+
+for v, out in [
+    (u(3), u(2, 3)),
+    (u(2, 1), u(2, 3)),
+    (0.3, u(2, 2)),
+    (0.3, 0.5),
+    (u(3), u(4, 3)),
+    (Sparse({1: u(3)}), u(2, 3)),  # a Sparse tangent added to an array
+    (Sparse({1: u(3)}), Sparse({0: u(3), 1: u(3)})),
+]:
+    case(broadcast_like_, broadcast_like, v, out, autograd=HELPER)
+
+
+def item_adjoint_(c, key, x):
+    return item_adjoint(c, key, x)
+
+
+for c, key, x in [
+    (Sparse({0: u(3), 1: 0.5}), 1, 0.2),
+    (Sparse({"w": u(2, 2)}), "w", u(2, 2)),
+    (Sparse({0: u(3)}), 2, u(3)),  # an entry with no adjoint: zeros
+    (u(4, 3), 2, u(3)),  # a list's dense adjoint
+    (Sparse({0: Sparse({1: u(2)})}), 0, [0.1, u(2)]),  # nested containers
+    (Sparse({0: u(3)}), 0, u(3)),
+]:
+    case(item_adjoint_, item_adjoint, c, key, x, autograd=HELPER)
+
+
+def getitem_adjoint_(c, x, index):
+    return getitem_adjoint(c, x, index)
+
+
+X34 = u(3, 4)
+for c, x, index in [
+    (u(4), X34, 1),
+    (u(3, 2), X34, np.s_[:, 1:3]),
+    (u(3), X34, (np.arange(3), np.array([2, 0, 2]))),  # repeated elements accumulate
+    (u(2, 4), X34, [0, 0]),
+    (u(4), X34, -1),
+    (u(2), {"w": u(2), "b": 0.3}, "w"),  # params_bar + getitem_adjoint(params_W_bar, params, "W")
+    (0.7, [0.2, u(2), 0.4], -1),
+    (Sparse({0: 0.5, 1: u(2)}), (0.1, u(2), 0.4), np.s_[::-2]),
+    (u(2, 2), [0.1, u(2), 0.4, u(2)], np.s_[1::2]),  # a slice's dense adjoint
+]:
+    case(getitem_adjoint_, getitem_adjoint, c, x, index, autograd=HELPER)
+
+
+def read_adjoint_(h, c, x, index):
+    return em.read_adjoint(h, c, x, index)
+
+
+for h, c, x, index in [
+    (u(3, 4), u(4), X34, 1),
+    (u(3, 4), u(3), X34, (np.arange(3), np.array([2, 0, 2]))),
+    (Sparse({"w": u(2)}), u(2), {"w": u(2), "b": 0.3}, "w"),
+    (Sparse({2: 0.4}), 0.7, [0.2, u(2), 0.4], -1),
+    (Sparse({0: 0.5, 2: 0.1}), Sparse({0: 0.5, 1: u(2)}), (0.1, u(2), 0.4), np.s_[::-2]),
+    (Sparse({1: u(2)}), u(2, 2), [0.1, u(2), 0.4, u(2)], np.s_[1::2]),
+]:
+    case(read_adjoint_, em.read_adjoint, h, c, x, index, autograd=HELPER)
+
+
+def unpack_adjoint_(gs, x):
+    return unpack_adjoint(gs, x)
+
+
+for gs, x in [
+    ((u(3), None), (u(3), 0.5)),  # h, _ = f(x)
+    ((0.3, u(2), -0.5), [0.1, u(2), 0.2]),
+    ((u(3), None, u(3)), u(3, 3)),  # an array's rows
+    ((u(2), u(2)), u(2, 2)),
+]:
+    case(unpack_adjoint_, unpack_adjoint, gs, x, autograd=HELPER)
+
+
+def unpacked_(h, gs, x):
+    return em.unpacked(h, gs, x)
+
+
+case(unpacked_, em.unpacked, Sparse({0: u(3), 1: 0.2}), (u(3), None), (u(3), 0.5), autograd=HELPER)
+case(unpacked_, em.unpacked, u(3, 3), (u(3), None, u(3)), u(3, 3), autograd=HELPER)
+
+
+def entries_adjoint_(c, start, xs):
+    return entries_adjoint(c, start, xs)
+
+
+for c, start, xs in [
+    (Sparse({0: 0.3, 2: u(2), 3: 0.1}), 1, [0.2, u(2), 0.5]),  # lst.extend(xs)
+    (u(4, 2), 2, [u(2), u(2)]),  # the list's dense adjoint
+    (Sparse({1: u(3)}), 1, u(2, 3)),  # extend by the rows of an array
+]:
+    case(entries_adjoint_, entries_adjoint, c, start, xs, autograd=HELPER)
+
+
+def placed_(h, c, start, xs):
+    return em.placed(h, c, start, xs)
+
+
+case(placed_, em.placed, Sparse({1: u(2)}), Sparse({0: 0.3}), 1, [0.2, u(2)], autograd=HELPER)
+case(placed_, em.placed, Sparse({0: u(2), 1: u(2)}), u(4, 2), 2, [u(2), u(2)], autograd=HELPER)
+
+
+def without_(c, key):
+    return without(c, key)
+
+
+for c, key in [
+    (Sparse({0: u(2), 1: 0.3}), 1),
+    (Sparse({"w": u(2)}), "b"),
+    (u(3, 2), 1),  # a list's dense adjoint: zeros at the overwritten entry
+]:
+    case(without_, without, c, key, autograd=HELPER)
+
+
+def tangent_or_zeros_(v, x):
+    return tangent_or_zeros(v, x)
+
+
+case(tangent_or_zeros_, tangent_or_zeros, u(3), u(3), autograd=HELPER)
+case(tangent_or_zeros_, tangent_or_zeros, [0.3, u(2)], [0.1, u(2)], autograd=HELPER)
+
+
+def as_adjoint_(ct):
+    return as_adjoint(ct)
+
+
+case(as_adjoint_, as_adjoint, (u(2), 0.3), autograd=HELPER)
+case(as_adjoint_, as_adjoint, u(2, 2), autograd=HELPER)
+
+
+def sparse_(entries):
+    return Sparse(entries)
+
+
+case(sparse_, Sparse, {1: u(3)}, autograd=HELPER)
+
+# =========================================================================== containers
+
+
+def spread_(c, seq):
+    return ct.spread(c, seq)
+
+
+case(spread_, ct.spread, u(2, 3), [u(3), u(2, 3), 0.5], autograd=HELPER)
+case(spread_, ct.spread, u(2), u(4, 2), autograd=HELPER)
+
+
+def gathered_(h, c, seq):
+    return em.gathered(h, c, seq)
+
+
+case(
+    gathered_,
+    em.gathered,
+    Sparse({0: u(3), 2: 0.4}),
+    u(2, 3),
+    [u(3), u(2, 3), 0.5],
+    autograd=HELPER,
+)
+case(gathered_, em.gathered, u(4, 2), u(2), u(4, 2), autograd=HELPER)
+
+
+def list_builtin_(c, out, iterable):
+    return ct.list_builtin(c, out, iterable)
+
+
+case(list_builtin_, ct.list_builtin, Sparse({1: u(2)}), None, u(3, 2), autograd=HELPER)
+case(list_builtin_, ct.list_builtin, Sparse({0: 0.3}), None, (0.1, u(2)), autograd=HELPER)
+
+
+def list_builtin_t_(h, c, iterable):
+    return em.list_builtin_t(h, c, iterable)
+
+
+case(list_builtin_t_, em.list_builtin_t, u(3, 2), Sparse({1: u(2)}), u(3, 2), autograd=HELPER)
+case(list_builtin_t_, em.list_builtin_t, Sparse({0: 0.3}), Sparse({0: 0.1}), [0.1], autograd=HELPER)
+
+
+def max_builtin_(c, out, a, b, c2):
+    return ct.max_builtin(c, out, a, b, c2)
+
+
+def max_builtin_seq(c, out, seq):
+    return ct.max_builtin(c, out, seq)
+
+
+case(
+    max_builtin_,
+    ct.max_builtin,
+    0.4, 0.9, 0.3, 0.9, -0.2,
+    fn_kw=dict(out=0.9, a=0.3, b=0.9, c2=-0.2),
+    autograd=HELPER,
+)  # fmt: skip
+SEQ = u(4)
+case(
+    max_builtin_seq,
+    ct.max_builtin,
+    0.4,
+    0.9,
+    [0.3, 0.9, -0.2],
+    fn_kw=dict(out=0.9, seq=[0.3, 0.9, -0.2]),
+    autograd=HELPER,
+)
+case(
+    max_builtin_seq,
+    ct.max_builtin,
+    0.4,
+    SEQ.max(),
+    SEQ,
+    fn_kw=dict(out=SEQ.max(), seq=SEQ),
+    autograd=HELPER,
+)
+
+
+def max_builtin_t_(h, c, out, a, b, c2):
+    return em.max_builtin_t(h, c, out, a, b, c2)
+
+
+def max_builtin_t_seq(h, c, out, seq):
+    return em.max_builtin_t(h, c, out, seq)
+
+
+def max_builtin_jvp_(v, out, a, b, c2):
+    return ct.max_builtin_jvp(v, out, a, b, c2)
+
+
+def max_builtin_jvp_seq(v, out, seq):
+    return ct.max_builtin_jvp(v, out, seq)
+
+
+ITEMS = (0.3, 0.9, -0.2)
+H = Sparse({0: 0.1, 1: -0.4, 2: 0.3})
+kw = dict(out=0.9, a=0.3, b=0.9, c2=-0.2)
+case(
+    max_builtin_t_, em.max_builtin_t, H, 0.4, 0.9, *ITEMS, fn_kw=dict(c=0.4, **kw), autograd=HELPER
+)
+case(max_builtin_jvp_, ct.max_builtin_jvp, (0.1, 0.2, 0.3), 0.9, *ITEMS, fn_kw=kw, autograd=HELPER)
+for seq, h, v in [
+    (list(ITEMS), Sparse({0: Sparse({1: 0.5, 2: 0.1})}), ([0.1, 0.2, 0.3],)),
+    (SEQ, Sparse({0: u(4)}), (u(4),)),
+]:
+    out = max(seq)
+    fn_kw = dict(c=0.4, out=out, seq=seq)
+    case(max_builtin_t_seq, em.max_builtin_t, h, 0.4, out, seq, fn_kw=fn_kw, autograd=HELPER)
+    fn_kw = dict(out=out, seq=seq)
+    case(max_builtin_jvp_seq, ct.max_builtin_jvp, v, out, seq, fn_kw=fn_kw, autograd=HELPER)
+
+
+def with_entry_(container, value, key):
+    return op.with_entry(container, key, value)
+
+
+# forward mode adds the contributions of two parameters with `+`: two lists are one longer list
+TWO_CONTAINERS = (
+    "forward mode adds the tangent contributions of a primitive's parameters with `+`, which "
+    "concatenates lists and tuples and refuses dicts (transforms/tangent.py, tangent_of)"
+)
+for container, key, value in [
+    ([0.1, u(2)], 1, u(2)),
+    ((0.1, u(2), 0.3), 0, 0.5),
+    ({"w": u(2), "b": 0.3}, "b", 0.5),
+    (Sparse({0: u(2), 1: 0.3}), 1, 0.5),  # the tangent of a Sparse stays one, and adds up
+]:
+    xfail = None if isinstance(container, Sparse) else TWO_CONTAINERS
+    opts = dict(wrt=(0, 2), autograd=HELPER, forward_xfail=xfail)
+    case(with_entry_, op.with_entry, container, key, value, **opts)
+
+
+def pair_like_(first, second, out):
+    return la.pair_like(out, first, second)
+
+
+for out in (np.linalg.slogdet(spd(3)), (1.0, 0.5)):
+    opts = dict(wrt=(1, 2), autograd=HELPER, forward_xfail=TWO_CONTAINERS)
+    case(pair_like_, la.pair_like, out, 0.0, u(), **opts)
+
+
+def split_ties_(picked, c, x, y):
+    return el.split_ties(picked, c, x, y)
+
+
+X4, Y4 = np.array([1.0, 3.0, 3.0, 2.0]), np.array([2.0, 3.0, 1.0, 2.0])
+for x, y in [(X4, Y4), (X4, Y4 + 5.0), (u(2, 4), X4)]:  # ties (ReLU's maximum(x, 0.0)), none
+    c = u(*np.broadcast_shapes(x.shape, y.shape))
+    ans = np.maximum(x, y)
+    case(split_ties_, el.split_ties, c * (x == ans), c, x, y, wrt=(0, 1), autograd=HELPER)
+
+
+# =========================================================================== arrays in parts
+
+
+def parts_(c, x):
+    return jn.parts(c, x)
+
+
+def unparts_(h, c, x):
+    return em.unparts(h, c, x)
+
+
+NESTED = [[0.1, u(2)], u(2, 2)]
+case(parts_, jn.parts, u(2, 3), [0.1, u(3)], autograd=HELPER)  # np.array([a, b])
+case(parts_, jn.parts, u(2, 2, 2), NESTED, autograd=HELPER)
+case(parts_, jn.parts, u(3), u(3), autograd=HELPER)  # np.asarray of an array
+case(unparts_, em.unparts, Sparse({1: u(3)}), u(2, 3), [0.1, u(3)], autograd=HELPER)
+case(unparts_, em.unparts, Sparse({0: Sparse({1: u(2)})}), u(2, 2, 2), NESTED, autograd=HELPER)
+
+
+def entries_(h, xs):
+    return em.entries(h, xs)
+
+
+case(entries_, em.entries, Sparse({0: u(2), 2: 0.5}), [u(2), u(3), 0.1], autograd=HELPER)
+case(entries_, em.entries, u(3, 2), u(3, 2), autograd=HELPER)
+
+
+def concatenate_vjp_(c, out, arrays, axis=0):
+    return jn.concatenate_vjp(c, out, arrays, axis=axis)
+
+
+def stack_vjp_(c, out, arrays, axis=0):
+    return jn.stack_vjp(c, out, arrays, axis=axis)
+
+
+PARTS = [u(2, 3), u(1, 3), u(4, 3)]
+for arrays, axis in [(PARTS, 0), ([u(3, 2), u(3, 1)], 1), ([u(2, 2), u(3)], None), (u(3, 2, 2), 1)]:
+    out = np.concatenate(arrays, axis=axis)
+    case(concatenate_vjp_, jn.concatenate_vjp, u(*out.shape), out, arrays, axis, autograd=HELPER)
+for arrays, axis in [([u(2, 3), u(2, 3)], 0), ([u(3), u(3), u(3)], -1), (u(2, 3), 1)]:
+    out = np.stack(arrays, axis=axis)
+    case(stack_vjp_, jn.stack_vjp, u(*out.shape), out, arrays, axis, autograd=HELPER)
+
+
+def hstack_vjp_(c, out, tup):
+    return jn.hstack_vjp(c, out, tup)
+
+
+def vstack_vjp_(c, out, tup):
+    return jn.vstack_vjp(c, out, tup)
+
+
+def column_stack_vjp_(c, out, tup):
+    return jn.column_stack_vjp(c, out, tup)
+
+
+def dstack_vjp_(c, out, tup):
+    return jn.dstack_vjp(c, out, tup)
+
+
+for f, prim, np_f, tups in [
+    (hstack_vjp_, jn.hstack_vjp, np.hstack, [[u(2), u(3)], [u(2, 1), u(2, 3)]]),
+    (vstack_vjp_, jn.vstack_vjp, np.vstack, [[u(3), u(2, 3)]]),
+    (column_stack_vjp_, jn.column_stack_vjp, np.column_stack, [[u(3), u(3, 2)]]),
+    (dstack_vjp_, jn.dstack_vjp, np.dstack, [[u(2, 3), u(2, 3, 2)]]),
+]:
+    for tup in tups:
+        out = np_f(tup)
+        case(f, prim, u(*out.shape), out, tup, autograd=HELPER)
+
+
+def split_vjp_(c, out, ary, indices_or_sections, axis=0):
+    return jn.split_vjp(c, out, ary, indices_or_sections, axis=axis)
+
+
+ARY = u(4, 3)
+for ios, axis, c in [
+    (2, 0, Sparse({0: u(2, 3), 1: u(2, 3)})),
+    ([1, 2], 1, Sparse({2: u(4, 1)})),  # a part with no adjoint: zeros
+    (3, 1, Sparse({0: u(4, 1), 1: u(4, 1)})),
+]:
+    out = np.split(ARY, ios, axis=axis)
+    case(split_vjp_, jn.split_vjp, c, out, ARY, ios, axis, autograd=HELPER)
+
+
+def repeat_vjp_(c, out, a, repeats, axis=None):
+    return jn.repeat_vjp(c, out, a, repeats, axis=axis)
+
+
+for a, repeats, axis in [(u(2, 3), 2, None), (u(2, 3), 3, 1), (u(3, 2), [1, 0, 2], 0)]:
+    out = np.repeat(a, repeats, axis=axis)
+    case(repeat_vjp_, jn.repeat_vjp, u(*out.shape), out, a, repeats, axis, autograd=HELPER)
+
+
+def tile_vjp_(c, out, A, reps):
+    return jn.tile_vjp(c, out, A, reps)
+
+
+for A, reps in [(u(2, 3), (2, 1)), (u(3), (2, 2))]:
+    out = np.tile(A, reps)
+    case(tile_vjp_, jn.tile_vjp, u(*out.shape), out, A, reps, autograd=HELPER)
+
+
+def pad_vjp_(c, out, array, pad_width, mode="constant"):
+    return jn.pad_vjp(c, out, array, pad_width, mode)
+
+
+def pad_jvp_(v, out, array, pad_width, mode="constant"):
+    return jn.pad_jvp(v, out, array, pad_width, mode)
+
+
+for array, width, mode in [(u(2, 3), 1, "constant"), (u(3, 2), ((1, 2), (0, 1)), "reflect")]:
+    out = np.pad(array, width, mode)
+    case(pad_vjp_, jn.pad_vjp, u(*out.shape), out, array, width, mode, autograd=HELPER)
+    case(pad_jvp_, jn.pad_jvp, u(*array.shape), out, array, width, mode, autograd=HELPER)
+for mode in ("edge", "symmetric", "wrap"):
+    array = u(3, 4)
+    out = np.pad(array, 2, mode)
+    case(pad_vjp_, jn.pad_vjp, u(*out.shape), out, array, 2, mode, autograd=HELPER)
+
+
+def take_vjp_(c, out, a, indices, axis=None):
+    return jn.take_vjp(c, out, a, indices, axis=axis)
+
+
+def take_along_axis_vjp_(c, out, arr, indices, axis=-1):
+    return jn.take_along_axis_vjp(c, out, arr, indices, axis=axis)
+
+
+def sort_vjp_(c, out, a, axis=-1):
+    return jn.sort_vjp(c, out, a, axis=axis)
+
+
+def unique_vjp_(c, out, ar):
+    return jn.unique_vjp(c, out, ar)
+
+
+A34 = u(3, 4)
+for indices, axis in [([0, 2, 2, 5], None), (np.array([[1, 0], [1, 1]]), 1)]:
+    out = np.take(A34, indices, axis=axis)
+    case(take_vjp_, jn.take_vjp, u(*out.shape), out, A34, indices, axis, autograd=HELPER)
+IDX = np.argsort(A34, axis=1)[:, :2]
+case(
+    take_along_axis_vjp_,
+    jn.take_along_axis_vjp,
+    u(3, 2),
+    np.take_along_axis(A34, IDX, 1),
+    A34,
+    IDX,
+    1,
+    autograd=HELPER,
+)
+for axis in (-1, 0, None):
+    out = np.sort(A34, axis=axis)
+    case(sort_vjp_, jn.sort_vjp, u(*out.shape), out, A34, axis, autograd=HELPER)
+AR = np.array([0.3, -0.2, 0.3, 0.9, -0.2])
+case(unique_vjp_, jn.unique_vjp, u(3), np.unique(AR), AR, autograd=HELPER)
+
+# =========================================================================== shapes
+
+
+def untranspose_(c, axes=None):
+    return sh.untranspose(c, axes)
+
+
+for c, axes in [
+    (u(2, 3, 4), None),
+    (u(2, 3, 4), (1, 2, 0)),
+    (u(2, 3, 4), ((2, 0, 1),)),
+    (u(3, 2), ()),
+]:
+    case(untranspose_, sh.untranspose, c, axes, autograd=HELPER)
+case(untranspose_, sh.untranspose, u(2, 3, 4), (-1, 0, 1), autograd=HELPER)
+
+
+def mT_(x):
+    return la.mT(x)
+
+
+case(mT_, la.mT, u(2, 3, 4), autograd=HELPER)
+
+
+def diagonal_vjp_(c, out, a, offset=0, axis1=0, axis2=1):
+    return la.diagonal_vjp(c, out, a, offset=offset, axis1=axis1, axis2=axis2)
+
+
+def trace_vjp_(c, out, a, offset=0, axis1=0, axis2=1):
+    return la.trace_vjp(c, out, a, offset=offset, axis1=axis1, axis2=axis2)
+
+
+for a, offset, axis1, axis2 in [(u(3, 4), 0, 0, 1), (u(2, 3, 4), 1, 1, 2), (u(4, 3), -1, 0, 1)]:
+    out = np.diagonal(a, offset, axis1, axis2)
+    case(
+        diagonal_vjp_, la.diagonal_vjp, u(*out.shape), out, a, offset, axis1, axis2, autograd=HELPER
+    )
+    out = np.trace(a, offset, axis1, axis2)
+    case(trace_vjp_, la.trace_vjp, u(*np.shape(out)), out, a, offset, axis1, axis2, autograd=HELPER)
+
+# =========================================================================== reductions
+
+
+def expand_(c, x, axis=None, keepdims=False):
+    return rd.expand(c, x, axis=axis, keepdims=keepdims)
+
+
+for c, x, axis, keepdims in [
+    (0.3, u(2, 3), None, False),
+    (u(2), u(2, 3), 1, False),
+    (u(2, 1), u(2, 3), 1, True),
+    (u(4), u(2, 4, 3), (0, 2), False),
+    (u(), u(3, 2), None, False),  # a 0-d array
+]:
+    case(expand_, rd.expand, c, x, axis, keepdims, autograd=HELPER)
+
+
+def max_vjp_(c, out, a, axis=None, keepdims=False):
+    return rd.max_vjp(c, out, a, axis=axis, keepdims=keepdims)
+
+
+def max_jvp_(v, out, a, axis=None, keepdims=False):
+    return rd.max_jvp(v, out, a, axis=axis, keepdims=keepdims)
+
+
+TIES = np.array([[0.3, 0.9, 0.9], [0.5, -0.1, 0.2]])
+for a, axis, keepdims in [(A34, None, False), (A34, 1, False), (A34, 0, True), (TIES, 1, False)]:
+    out = np.max(a, axis=axis, keepdims=keepdims)
+    kw = dict(keepdims=keepdims)
+    case(max_vjp_, rd.max_vjp, u(*np.shape(out)), out, a, axis, kw=kw, autograd=HELPER)
+    case(max_jvp_, rd.max_jvp, u(*a.shape), out, a, axis, kw=kw, autograd=HELPER)
+
+
+def var_vjp_(c, a, out, axis=None, ddof=0, keepdims=False):
+    return rd.var_vjp(c, out, a, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def var_jvp_(v, a, out, axis=None, ddof=0, keepdims=False):
+    return rd.var_jvp(v, out, a, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def std_vjp_(c, out, a, axis=None, ddof=0, keepdims=False):
+    return rd.std_vjp(c, out, a, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def std_jvp_(v, out, a, axis=None, ddof=0, keepdims=False):
+    return rd.std_jvp(v, out, a, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+for axis, ddof, keepdims in [(None, 0, False), (1, 1, False), ((0, 1), 0, True)]:
+    a = u(3, 4, 2)
+    var, std = np.var(a, axis=axis, ddof=ddof, keepdims=keepdims), np.std(a, axis, ddof=ddof)
+    std = np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    c = u(*np.shape(var))
+    for f, prim, out, wrt in [
+        (var_vjp_, rd.var_vjp, var, (0, 2)),
+        (std_vjp_, rd.std_vjp, std, (0, 1, 2)),
+    ]:
+        case(
+            f,
+            prim,
+            c,
+            out,
+            a,
+            axis,
+            kw=dict(ddof=ddof, keepdims=keepdims),
+            wrt=wrt,
+            autograd=HELPER,
+        )
+    for f, prim, out, wrt in [
+        (var_jvp_, rd.var_jvp, var, (0, 2)),
+        (std_jvp_, rd.std_jvp, std, (0, 1, 2)),
+    ]:
+        kw = dict(ddof=ddof, keepdims=keepdims)
+        case(f, prim, u(*a.shape), out, a, axis, kw=kw, wrt=wrt, autograd=HELPER)
+
+
+def cumsum_(c, out, a, axis=None):
+    return rd.cumsum(c, out, a, axis=axis)
+
+
+def reverse_cumsum_(x, axis):
+    return rd.reverse_cumsum(x, axis)
+
+
+for a, axis in [(u(3, 4), 1), (u(3, 4), None), (u(5), 0)]:
+    out = np.cumsum(a, axis=axis)
+    case(cumsum_, rd.cumsum, u(*out.shape), out, a, axis, autograd=HELPER)
+case(reverse_cumsum_, rd.reverse_cumsum, u(3, 4), 1, autograd=HELPER)
+
+# --------------------------------------------------------------------------- products of elements
+# At a zero of ``a`` the helpers switch formulas; their partial derivatives hold the zeros where
+# they are (directions that move them leave the formula the helpers are at).
+
+
+def nonzero(where):
+    """Directions that leave the zeros of ``where`` (an argument) in place."""
+
+    def direction(i, v):
+        return v * (where != 0) if np.shape(v) == np.shape(where) else v
+
+    return direction
+
+
+def cumprod_(c, out, a, axis=None):
+    return rd.cumprod(c, out, a, axis=axis)
+
+
+def cumprod_jvp_(v, out, a, axis=None):
+    return rd.cumprod_jvp(v, out, a, axis=axis)
+
+
+def along_(x, axis):
+    return em.along(x, axis)
+
+
+def zeros_as_one_(a, axis):
+    return em.zeros_as_one(a, axis)
+
+
+def first_as_one_(a, axis):
+    return em.first_as_one(a, axis)
+
+
+WITH_ZEROS = np.array([[0.5, 0.0, 1.2, -0.7], [0.8, -1.1, 0.0, 0.0], [1.3, 0.6, -0.4, 0.9]])
+for a, axis in [(away(3, 4), 1), (away(3, 4), None), (WITH_ZEROS, 1), (WITH_ZEROS, None)]:
+    out = np.cumprod(a, axis=axis)
+    c = u(*out.shape)
+    case(
+        cumprod_, rd.cumprod, c, out, a, axis, wrt=(0, 1, 2), direction=nonzero(a), autograd=HELPER
+    )
+    case(
+        cumprod_jvp_,
+        rd.cumprod_jvp,
+        u(*a.shape),
+        out,
+        a,
+        axis,
+        wrt=(0, 1, 2),
+        direction=nonzero(a),
+        autograd=HELPER,
+    )
+    case(zeros_as_one_, em.zeros_as_one, a, axis, direction=nonzero(a), autograd=HELPER)
+    case(first_as_one_, em.first_as_one, a, axis, direction=nonzero(a), autograd=HELPER)
+case(along_, em.along, u(3, 2), None, autograd=HELPER)
+case(along_, em.along, u(3, 2), 1, autograd=HELPER)
+
+
+# rows with no zero, one, two, three
+ZEROS = np.array(
+    [
+        [0.5, 1.3, -1.2, 0.7, 0.9],
+        [0.5, 0.0, 1.2, -0.7, 0.9],
+        [0.8, 0.0, 0.6, 0.0, 1.1],
+        [0.0, -1.1, 0.0, 0.7, 0.0],
+    ]
+)
+
+
+def beyond_second_zero_(c, a, axis):
+    return em.beyond_second_zero(c, a, axis)
+
+
+def past_first_zero_(v, a, axis):
+    return em.past_first_zero(v, a, axis)
+
+
+for a, axis in [(ZEROS, 1), (ZEROS, None), (ZEROS[2:3], 1)]:
+    opts = dict(wrt=(0, 1), direction=nonzero(a), autograd=HELPER)
+    c = u(*np.cumprod(a, axis=axis).shape)
+    case(beyond_second_zero_, em.beyond_second_zero, c, a, axis, **opts)
+    case(past_first_zero_, em.past_first_zero, u(*a.shape), a, axis, **opts)
+
+
+def cumprod_along(c, a):
+    """The adjoint of ``cumprod(a)`` where ``cumprod(a)`` is ``ans``: moving a zero of ``a`` moves
+    ``ans`` too, and the partial derivatives add up to the derivative of the gradient."""
+    return rd.cumprod(c, np.cumprod(a, axis=1), a, axis=1)
+
+
+def cumprod_jvp_along(v, a):
+    return rd.cumprod_jvp(v, np.cumprod(a, axis=None), a, axis=None)
+
+
+for a in (ZEROS, ZEROS[1:2], ZEROS[2:3], ZEROS[3:]):
+    end_to_end(cumprod_along, u(*a.shape), a, autograd=HELPER)
+    end_to_end(cumprod_jvp_along, u(*a.shape), a, autograd=HELPER)
+
+
+def prod_vjp_(c, out, a, axis=None, keepdims=False):
+    return rd.prod_vjp(c, out, a, axis=axis, keepdims=keepdims)
+
+
+def prod_jvp_(v, out, a, axis=None, keepdims=False):
+    return rd.prod_jvp(v, out, a, axis=axis, keepdims=keepdims)
+
+
+def prod_hessian_(v, c, out, a, axis=None, keepdims=False):
+    return em.prod_hessian(v, c, out, a, axis=axis, keepdims=keepdims)
+
+
+ONE_ZERO = np.array([[0.5, 0.0, 1.2], [0.8, -1.1, 0.7]])
+TWO_ZEROS = np.array([[0.5, 0.0, 1.2, 0.0], [0.8, -1.1, 0.7, 1.3]])
+for a, axis, keepdims in [
+    (away(3, 4), None, False),
+    (away(3, 4), 1, False),
+    (away(2, 3, 2), (0, 2), True),
+    (ONE_ZERO, 1, False),
+    (ONE_ZERO, None, False),
+    (TWO_ZEROS, 1, True),
+    (TWO_ZEROS, 0, False),
+]:
+    out = np.prod(a, axis=axis, keepdims=keepdims)
+    c = u(*np.shape(out))
+    opts = dict(direction=nonzero(a), autograd=HELPER)
+    kw = dict(keepdims=keepdims)
+    case(prod_vjp_, rd.prod_vjp, c, out, a, axis, kw=kw, wrt=(0, 1, 2), **opts)
+    case(prod_jvp_, rd.prod_jvp, u(*a.shape), out, a, axis, kw=kw, wrt=(0, 1, 2), **opts)
+    case(prod_hessian_, em.prod_hessian, u(*a.shape), c, out, a, axis, keepdims, wrt=(0, 1), **opts)
+
+
+def prod_vjp_along(c, a):
+    return rd.prod_vjp(c, np.prod(a, axis=1), a, axis=1)
+
+
+def prod_jvp_along(v, a):
+    return rd.prod_jvp(v, np.prod(a), a)
+
+
+for a in (ONE_ZERO, TWO_ZEROS):
+    end_to_end(prod_vjp_along, u(a.shape[0]), a, autograd=HELPER)
+    end_to_end(prod_jvp_along, u(*a.shape), a, autograd=HELPER)
+
+# =========================================================================== products
+
+
+def matmul_x_(c, y, out, x):
+    return op.matmul_x(c, out, x, y)
+
+
+def matmul_y_(c, x, out, y):
+    return op.matmul_y(c, out, x, y)
+
+
+for sx, sy in [
+    ((2, 3), (3, 4)),
+    ((3,), (3,)),
+    ((3,), (3, 4)),
+    ((5, 2, 3), (3,)),
+    ((2, 3), (5, 3, 4)),
+]:
+    x, y = u(*sx), u(*sy)
+    out = x @ y
+    case(matmul_x_, op.matmul_x, u(*np.shape(out)), out, x, y, wrt=(0, 3), autograd=HELPER)
+    case(matmul_y_, op.matmul_y, u(*np.shape(out)), out, x, y, wrt=(0, 2), autograd=HELPER)
+
+
+def dot_a_(c, b, out, a):
+    return la.dot_a(c, out, a, b)
+
+
+def dot_b_(c, a, out, b):
+    return la.dot_b(c, out, a, b)
+
+
+for sa, sb in [((2, 3), (3, 4)), ((3,), (3,)), ((2, 2, 3), (3, 4))]:
+    a, b = u(*sa), u(*sb)
+    out = np.dot(a, b)
+    case(dot_a_, la.dot_a, u(*np.shape(out)), out, a, b, wrt=(0, 3), autograd=HELPER)
+    case(dot_b_, la.dot_b, u(*np.shape(out)), out, a, b, wrt=(0, 2), autograd=HELPER)
+
+
+def einsum_adjoint_0(h, b=None, c=None, d=None, *, subscripts, i, a):
+    return la.einsum_adjoint(h, subscripts, i, a, b, c, d)
+
+
+def einsum_adjoint_1(h, a, c=None, d=None, *, subscripts, i, b):
+    return la.einsum_adjoint(h, subscripts, i, a, b, c, d)
+
+
+def einsum_adjoint_2(h, a, b, d=None, *, subscripts, i, c):
+    return la.einsum_adjoint(h, subscripts, i, a, b, c, d)
+
+
+def einsum_adjoint_3(h, a, b, c, *, subscripts, i, d):
+    return la.einsum_adjoint(h, subscripts, i, a, b, c, d)
+
+
+def einsum_with_0(v, b=None, c=None, d=None, *, subscripts, i, a):
+    return la.einsum_with(v, subscripts, i, a, b, c, d)
+
+
+def einsum_with_1(v, a, c=None, d=None, *, subscripts, i, b):
+    return la.einsum_with(v, subscripts, i, a, b, c, d)
+
+
+def einsum_with_2(v, a, b, d=None, *, subscripts, i, c):
+    return la.einsum_with(v, subscripts, i, a, b, c, d)
+
+
+def einsum_with_3(v, a, b, c, *, subscripts, i, d):
+    return la.einsum_with(v, subscripts, i, a, b, c, d)
+
+
+EINSUM_ADJOINT = [einsum_adjoint_0, einsum_adjoint_1, einsum_adjoint_2, einsum_adjoint_3]
+EINSUM_WITH = [einsum_with_0, einsum_with_1, einsum_with_2, einsum_with_3]
+for subscripts, shapes in [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("...j,j->...", [(2, 4, 3), (3,)]),
+    ("ij,jk,kl,l->i", [(2, 3), (3, 2), (2, 4), (4,)]),
+]:
+    ops = [u(*s) for s in shapes]
+    out = np.einsum(subscripts, *ops)
+    n = len(ops)
+    for i in range(n):
+        others = tuple(3 + j for j in range(n) if j != i)
+        opts = dict(wrt=(0, *others), autograd=HELPER)
+        h = u(*np.shape(out))
+        case(EINSUM_ADJOINT[i], la.einsum_adjoint, h, subscripts, i, *ops, **opts)
+        case(EINSUM_WITH[i], la.einsum_with, u(*shapes[i]), subscripts, i, *ops, **opts)
+
+# --------------------------------------------------------------------------- np.linalg.solve
+
+
+def solved_(c, a, b):
+    return la.solved(c, a, b)
+
+
+def solve_a_(c, out, a, b):
+    return la.solve_a(c, out, a, b)
+
+
+def solve_a_jvp_(v, out, a, b):
+    return la.solve_a_jvp(v, out, a, b)
+
+
+for a, b in [
+    (spd(3), u(3)),
+    (spd(3), u(3, 2)),
+    (spd(3, batch=(2,)), u(2, 3, 2)),
+    (spd(3, batch=(2,)), u(3)),
+]:
+    out = np.linalg.solve(a, b)
+    c = u(*out.shape)
+    case(solved_, la.solved, c, a, b, wrt=(0, 1), autograd=HELPER)
+    case(solve_a_, la.solve_a, c, out, a, b, wrt=(0, 1, 2), autograd=HELPER)
+    case(solve_a_jvp_, la.solve_a_jvp, u(*a.shape), out, a, b, wrt=(0, 1, 2), autograd=HELPER)
+
+# --------------------------------------------------------------------------- np.linalg.cholesky
+
+
+def cholesky_vjp_(c, out, a, upper=False):
+    return la.cholesky_vjp(c, out, a, upper=upper)
+
+
+def cholesky_jvp_(v, out, a, upper=False):
+    return la.cholesky_jvp(v, out, a, upper=upper)
+
+
+def cholesky_s_(c, L):
+    return em.cholesky_s(c, L)
+
+
+def cholesky_w_(h, L):
+    return em.cholesky_w(h, L)
+
+
+def phi_(x):
+    return em.phi(x)
+
+
+def sym_(x):
+    return em.sym(x)
+
+
+def lower_(x, upper):
+    return em.lower(x, upper)
+
+
+for a, upper in [(spd(3), False), (spd(4, batch=(2,)), False), (spd(3), True)]:
+    out = np.linalg.cholesky(a, upper=upper)
+    opts = dict(kw=dict(upper=upper), wrt=(0, 1), autograd=HELPER)
+    case(cholesky_vjp_, la.cholesky_vjp, u(*a.shape), out, a, **opts)
+    case(cholesky_jvp_, la.cholesky_jvp, u(*a.shape), out, a, **opts)
+L = np.linalg.cholesky(spd(3))
+case(cholesky_s_, em.cholesky_s, u(3, 3), L, wrt=(0, 1), autograd=HELPER)
+case(cholesky_w_, em.cholesky_w, u(3, 3), L, wrt=(0, 1), autograd=HELPER)
+case(cholesky_s_, em.cholesky_s, u(2, 3, 3), L + 0.2 * u(2, 3, 3), wrt=(0, 1), autograd=HELPER)
+case(phi_, em.phi, u(2, 3, 3), autograd=HELPER)
+case(sym_, em.sym, u(3, 3), autograd=HELPER)
+case(lower_, em.lower, u(3, 3), True, autograd=HELPER)
+
+# --------------------------------------------------------------------------- np.linalg.norm
+
+
+def norm_vjp_(c, out, x, ord=None, axis=None, keepdims=False):
+    return la.norm_vjp(c, out, x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def norm_jvp_(v, out, x, ord=None, axis=None, keepdims=False):
+    return la.norm_jvp(v, out, x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def norm_hessian_(v, c, out, x, ord=None, axis=None, keepdims=False):
+    return em.norm_hessian(v, c, out, x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+for x, ord, axis, keepdims in [
+    (u(5), None, None, False),
+    (u(3, 4), None, 1, True),
+    (u(3, 4), 2, 0, False),
+    (away(4), 3, None, False),
+    (away(2, 4), 1.5, 1, False),
+    (away(4), 1, None, False),
+    (u(4), np.inf, None, False),
+    (u(3, 4), "fro", None, False),
+    (u(3, 4), None, (0, 1), False),
+    (u(3, 4), "nuc", None, False),
+    (u(4, 3), "nuc", None, False),
+    (u(3, 3), "nuc", None, False),
+    (u(2, 3, 4), "nuc", (1, 2), True),
+    (u(3, 4), 2, None, False),
+    (u(4, 3), -2, None, False),
+    (u(4, 2, 3), 2, (0, 2), False),
+    (u(3, 4), 1, None, False),
+    (u(3, 4), -np.inf, None, False),
+]:
+    out = np.linalg.norm(x, ord, axis, keepdims)
+    c = u(*np.shape(out))
+    opts = dict(autograd=HELPER)
+    # the gradient picks the elements whose sum is the norm: x and out matter only through a
+    # step (x + eps v, out held, picks none); in float32 the norm rounded from float64 is not
+    # the sum it picks either
+    picks = ord in (np.inf, -np.inf) or (ord in (1, -1) and x.ndim == 2)
+    if picks:
+        opts.update(wrt=(0,), float64="out is the float64 norm rounded, not the sum it picks")
+    else:
+        opts.update(wrt=(0, 1, 2))
+    case(norm_vjp_, la.norm_vjp, c, out, x, ord, axis, keepdims, **opts)
+    case(norm_jvp_, la.norm_jvp, u(*x.shape), out, x, ord, axis, keepdims, **opts)
+    case(
+        norm_hessian_,
+        em.norm_hessian,
+        u(*x.shape),
+        c,
+        out,
+        x,
+        ord,
+        axis,
+        keepdims,
+        **{**opts, "wrt": (0, 1)},
+    )
+
+
+def norm_vjp_along(c, x, ord=None, axis=None):
+    """The gradient of a norm where ``out`` is the norm: its derivative is the norm's Hessian,
+    from the partial derivatives in ``x`` and in ``out``."""
+    return la.norm_vjp(c, np.linalg.norm(x, ord, axis), x, ord, axis)
+
+
+for x, ord, axis in [
+    (u(4), None, None),
+    (away(2, 4), 3, 1),
+    (u(3, 4), "fro", None),
+    (u(3, 4), "nuc", None),
+    (u(4, 3), 2, None),
+    (u(3, 4), np.inf, None),
+]:
+    c = u(*np.shape(np.linalg.norm(x, ord, axis)))
+    end_to_end(norm_vjp_along, c, x, ord=ord, axis=axis, autograd=HELPER)
+
+# =========================================================================== emitted code, again
+
+
+def second_order_model(A, B, x):
+    """A function whose backpropagator calls many of the helpers: tests/test_rules.py writes its
+    emitted code to a file and differentiates that again."""
+    S = A @ A.T + 3.0 * np.eye(3)
+    y = np.linalg.solve(S, x)
+    e = np.einsum("ij,jk->ik", A, B)
+    parts = np.split(np.concatenate([x, np.tanh(y)]), 2)
+    p, q = parts
+    return (
+        np.sum(np.linalg.cholesky(S))
+        + np.sum(y**2)
+        + np.linalg.norm(e)
+        + np.linalg.norm(A, "nuc")
+        + np.sum(np.cumprod(x))
+        + np.prod(x)
+        + np.var(B, axis=0).sum()
+        + np.max(np.stack([p, q]))
+        + np.sum(p * q)
+    )
+
+
+emitted_bp = None  # second_order_model's backpropagator, once the test has imported it
+
+
+def seed(result):
+    return 1.0
+
+
+def gradient_along(A, B, x, vA, vB, vx):
+    """``<grad f, v>``: its gradient is the Hessian of f times v (reverse over reverse), its
+    tangent the same (forward over reverse)."""
+    gA, gB, gx = emitted_bp(seed, A, B, x)
+    return np.sum(gA * vA) + np.sum(gB * vB) + np.sum(gx * vx)
