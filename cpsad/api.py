@@ -264,7 +264,7 @@ def as_tangent(t, x, i: int):
     if isinstance(x, dict):
         if not isinstance(t, dict) or t.keys() != x.keys():
             raise ValueError(f"jvp: tangent {i} must be a dict with the keys of its primal")
-        return {k: as_tangent(t[k], x[k], i) for k in x}
+        return type(x)({k: as_tangent(t[k], x[k], i) for k in x})  # a Sparse stays one
     if isinstance(x, (list, tuple)):
         if not isinstance(t, (list, tuple)) or len(t) != len(x):
             raise ValueError(f"jvp: tangent {i} must be a {type(x).__name__} like its primal")

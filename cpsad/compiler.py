@@ -38,6 +38,7 @@ from cpsad.runtime import (
     item_adjoint,
     tangent_or_zeros,
     tangent_zeros,
+    zero_tangents,
     zeros_like,
 )
 from transforms import pipeline
@@ -487,10 +488,17 @@ def _primitive(rule, f, k, args, kwargs):
 
 def call_jvp(f, tangents, *args, **kwargs):
     """Call ``f(*args, **kwargs)`` carrying the arguments' tangents; ``(result, its tangent)``."""
+    value, tangent = _call_jvp(f, tangents, *args, **kwargs)
+    return value, tangent_or_zeros(tangent, value)  # never absent: the caller's rules read it
+
+
+def _call_jvp(f, tangents, *args, **kwargs):
     if isinstance(f, Closure) and f.jvp is not None:
         params = list(inspect.signature(f.jvp).parameters.values())[len(f.active) :]
         by_param = _tangents_by_param(params, tangents, args, kwargs)
-        return f.jvp(*[by_param.get(p) for p in f.active], *args, **kwargs)
+        zeros = zero_tangents(f, args, kwargs)  # for the parameters given no tangent
+        dots = [by_param.get(p, z) for p, z in zip(f.active, zeros)]
+        return f.jvp(*dots, *args, **kwargs)
     rule = core.lookup(f)
     if rule is not None:
         return _primitive_jvp(rule, f, tangents, args, kwargs)

@@ -134,6 +134,26 @@ def broadcast_like(t, ans):
     return out
 
 
+def tangent_add(a, b):
+    """The sum of two tangents of one value: entry by entry for tuples, lists and dicts (where
+    ``+`` would concatenate or fail), None as zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = type(a)(a)
+        for k, v in b.items():
+            out[k] = tangent_add(out.get(k), v)
+        return out
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        items = [tangent_add(x, y) for x, y in zip(a, b)]
+        if isinstance(a, list):
+            return items
+        return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    return a + b
+
+
 def tangent_or_zeros(t, x):
     """``t``, or the zero tangent of ``x`` where ``t`` is None (nothing flowed into it)."""
     return tangent_zeros(x) if t is None else t

@@ -332,6 +332,19 @@ def math_in_loop(x, n):
     return x
 
 
+def unused_active_result(x):
+    """A call made for its effect whose result -- unused here -- depends on x in the callee."""
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+        return v * x
+
+    add(x)
+    return total * x
+
+
 class Affine:
     """A layer as users write them: parameters on the object, ``__call__`` and methods."""
 
@@ -401,6 +414,7 @@ CASES = [
     (array_from_scalars, (0.6, 1.7), (0, 1)),
     (math_in_loop, (0.6, 5), 0),
     (objects_and_methods, (0.6, -1.3), (0, 1)),
+    (unused_active_result, (0.7,), 0),
 ]
 
 

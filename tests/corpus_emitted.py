@@ -33,6 +33,7 @@ from cpsad.runtime import (
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
+    tangent_add,
     tangent_or_zeros,
     unbroadcast,
     unpack_adjoint,
@@ -71,13 +72,22 @@ def acc_into_none(b, a=None):
 
 
 # nothing accumulated yet: None
-ACC_OF_A_PARAMETER = (
-    "simplify specializes every call of the injected `acc` by what it knows of the first "
-    "argument: the function's own acc(a, b) of a parameter `a` becomes `a + b`, though `a` may be "
-    "None (transforms/simplify.py, _Rewrite.visit_Call)"
-)
-case(acc_into_none, acc, None, u(3), wrt=1, fn_kw={}, autograd=HELPER, xfail=ACC_OF_A_PARAMETER)
-case(acc_, acc, u(3), None, wrt=0, autograd=HELPER, xfail=ACC_OF_A_PARAMETER)
+case(acc_into_none, acc, None, u(3), wrt=1, fn_kw={}, autograd=HELPER)
+case(acc_, acc, u(3), None, wrt=0, autograd=HELPER)
+
+
+def tangent_add_(a, b):
+    return tangent_add(a, b)
+
+
+# the tangents of one container, added entry by entry (forward mode's sum of contributions)
+for a, b in [
+    (u(2, 3), u(2, 3)),
+    ([0.1, u(2)], [0.3, u(2)]),
+    ((0.1, u(2)), (0.2, u(2))),
+    ({"w": u(2), "b": 0.3}, {"w": u(2), "b": -0.1}),
+]:
+    case(tangent_add_, tangent_add, a, b, wrt=(0, 1), autograd=HELPER)
 
 
 def unbroadcast_(c, x):
@@ -354,19 +364,13 @@ def with_entry_(container, value, key):
     return op.with_entry(container, key, value)
 
 
-# forward mode adds the contributions of two parameters with `+`: two lists are one longer list
-TWO_CONTAINERS = (
-    "forward mode adds the tangent contributions of a primitive's parameters with `+`, which "
-    "concatenates lists and tuples and refuses dicts (transforms/tangent.py, tangent_of)"
-)
 for container, key, value in [
     ([0.1, u(2)], 1, u(2)),
     ((0.1, u(2), 0.3), 0, 0.5),
     ({"w": u(2), "b": 0.3}, "b", 0.5),
     (Sparse({0: u(2), 1: 0.3}), 1, 0.5),  # the tangent of a Sparse stays one, and adds up
 ]:
-    xfail = None if isinstance(container, Sparse) else TWO_CONTAINERS
-    opts = dict(wrt=(0, 2), autograd=HELPER, forward_xfail=xfail)
+    opts = dict(wrt=(0, 2), autograd=HELPER)
     case(with_entry_, op.with_entry, container, key, value, **opts)
 
 
@@ -375,7 +379,7 @@ def pair_like_(first, second, out):
 
 
 for out in (np.linalg.slogdet(spd(3)), (1.0, 0.5)):
-    opts = dict(wrt=(1, 2), autograd=HELPER, forward_xfail=TWO_CONTAINERS)
+    opts = dict(wrt=(1, 2), autograd=HELPER)
     case(pair_like_, la.pair_like, out, 0.0, u(), **opts)
 
 

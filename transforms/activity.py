@@ -189,6 +189,8 @@ class Activity:
                     if anno.getanno(f, anno.CALLEE_KIND) == "method" and f.attr in MUTATORS:
                         if isinstance(f.value, A.Name):
                             edges.append((vars_([f.value.id]), vars_(_names(call.args))))
+                    if anno.getanno(f, anno.CALLEE_KIND) == "dynamic" and isinstance(f, A.Name):
+                        sinks |= set(vars_([f.id]))  # called for its effect: it may change state
                     edges += self.local_call(call, [], scopes, key)
                 elif isinstance(s, A.Return) and isinstance(s.value, A.Name):
                     edges.append(([(key, RET)], vars_([s.value.id])))
@@ -212,6 +214,12 @@ class Activity:
             # the function as a value carries its result's activity (for calls through it)
             parent = scopes.parent[g]
             edges.append(([(parent, gdef.name)], [(g, RET)]))
+            if _changes_outer_state(gdef):
+                # calling it changes variables of enclosing functions (a continuation adding to
+                # an adjoint, in emitted code transformed again): a call through the value must
+                # run in continuation-passing style even when no value it passes is active
+                sources.add((parent, gdef.name))
+                sinks.add((parent, gdef.name))
 
         forward = _closure(sources, edges, forward=True)
         useful = _closure(sinks, edges, forward=False)
@@ -238,7 +246,12 @@ class Activity:
                 info = unit.locals[key]
                 params = A.arg_names(fdef.args)
                 info.active = tuple(p for p in params if (key, p) in active or info.escapes)
-                info.transformed = (key, RET) in active or _has_active_effects(fdef)
+                info.transformed = (
+                    (key, RET) in active
+                    or _has_active_effects(fdef)
+                    # a value whose calls may change active state (it calls a function value)
+                    or (info.escapes and (scopes.parent[key], fdef.name) in active)
+                )
         self.effects(unit, scopes, active)
         unit.active_names = unit.active_by_scope[""]
         order = {n: i for i, n in enumerate(A.arg_names(unit.tree.args))}
@@ -345,6 +358,22 @@ def _mutated(s):
         if isinstance(t, A.Name):
             return t.id, False
     return None, False
+
+
+def _changes_outer_state(fdef) -> bool:
+    """May calling ``fdef`` change state outside it: does it (or a function in it) assign a
+    ``nonlocal``, change a container in place, or call a function value or a local function
+    (which may)?"""
+    for n in A.walk(fdef):
+        if isinstance(n, A.Nonlocal):
+            return True
+        if isinstance(n, A.Call):
+            kind = anno.getanno(n.func, anno.CALLEE_KIND)
+            if kind == "method" and n.func.attr in MUTATORS:
+                return True
+            if kind in ("dynamic", "local"):  # a function value, or one that may change state
+                return True
+    return False
 
 
 def _has_active_effects(fdef) -> bool:

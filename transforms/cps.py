@@ -164,9 +164,13 @@ class LowerCPS:
         self.kinds = unit.kinds.get("", {})
         known = [p for p in unit.active if p in self.active]
         params = A.arg_names(fdef.args)
+        self.maybe_none: set[str] = set()
         unit.tree = self.function(
             fdef, unit.bp_name, None, {p: p for p in params}, unit.active, known
         )
+        # an adjoint's name is the same in every function that has a variable of that name: it
+        # is never absent only if it starts at 0.0 in every one of them
+        unit.never_none -= self.maybe_none
 
     def function(self, fdef, bp_name, parent, env, wrt, known):
         """``def bp_name(k, *params)``: the function's body in CPS, returning the adjoints of ``wrt``."""
@@ -238,6 +242,7 @@ class LowerCPS:
                     self.unit.never_none.add(self.bar(n))
                     s = A.assign(self.bar(n), A.const(0.0))
                 else:
+                    self.maybe_none.add(self.bar(n))
                     s = A.assign(self.bar(n), A.const(None))
                 out.append(_bookkeeping(self.loc(s, origin)))
         return out
@@ -251,7 +256,11 @@ class LowerCPS:
             if n in known:
                 bar = self.bar(n)
                 test = A.Compare(left=A.name(bar), ops=[A.IsNot()], comparators=[A.const(None)])
-                values.append(A.IfExp(test=test, body=A.name(bar), orelse=zero))
+                values.append(
+                    anno.setanno(
+                        A.IfExp(test=test, body=A.name(bar), orelse=zero), anno.GUARD, True
+                    )
+                )
             else:
                 values.append(zero)
         if not values:
@@ -265,7 +274,7 @@ class LowerCPS:
         owner = scope.owner(name)
         if owner is not scope and owner is not None:
             scope.nonlocals.add(bar)
-        s = A.assign(bar, A.call(self.acc, [A.name(bar), value]))
+        s = A.assign(bar, anno.setanno(A.call(self.acc, [A.name(bar), value]), anno.GUARD, True))
         return self.loc(s, origin)
 
     @staticmethod
@@ -374,7 +383,11 @@ class LowerCPS:
         cont_env.update({b: b for b in info.binds})
         cont_body = self.inits(info.binds, s)
         cont_body += self.block(rest, cont, cont_env, tail)
-        cont_body += self.epilogue([b for b in info.binds if b in self.active], s)
+        if info.result_read:  # a callee's result active in it though unused here: its
+            # adjoint is zero, never absent (the callee's rules read it)
+            cont_body += self.epilogue(list(info.binds), s)
+        else:
+            cont_body += self.epilogue([b for b in info.binds if b in self.active], s)
         if cont.nonlocals:
             cont_body.insert(0, self.loc(A.nonlocal_(cont.nonlocals), s))
         if not cont_body:

@@ -224,6 +224,10 @@ class Normalize:
         elif isinstance(s, A.Expr):
             if isinstance(s.value, (A.Constant, A.Name)):
                 return  # no effect
+            stored = self.store_item(s.value)
+            if stored is not None:  # emitted code's `d[k] = v`, transformed again: that again
+                self.assign([stored], s.value.args[2], out)
+                return
             value = self.op(s.value, out)
             self.emit(out, A.expr_stmt(value), s)
         elif isinstance(s, A.Assert):
@@ -284,6 +288,19 @@ class Normalize:
             self.emit(out, A.assign(at, value), self.origin)
         else:  # pragma: no cover
             raise self.unit.error("unsupported assignment target", target)
+
+    def store_item(self, call):
+        """``store_item(d, key, v)`` (how emitted code stores into a container) as the target
+        ``d[key]``, or None for any other call."""
+        fn = self.unit.ctx.runtime("store_item")
+        if (
+            isinstance(call, A.Call)
+            and anno.getanno(call.func, anno.CALLEE) is fn
+            and len(call.args) == 3
+            and not call.keywords
+        ):
+            return A.Subscript(value=call.args[0], slice=call.args[1], ctx=A.Store())
+        return None
 
     def aug_assign(self, s, out: list) -> None:
         target = s.target

@@ -28,7 +28,7 @@ import numpy
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.activity import flow_operands
+from transforms.activity import RET, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
 from transforms.templates import instantiate
@@ -42,6 +42,9 @@ class ShiftInfo:
     kind: str  # "primitive" | "call"
     label: str  # what the continuation is named after
     k: str  # the name of the continuation inside the shift's body
+    # a call whose callee's result may be active though this code does not use it: the callee's
+    # backpropagator reads the adjoint its continuation returns, which must then be zero
+    result_read: bool = False
 
 
 def is_shift(node) -> bool:
@@ -211,7 +214,7 @@ class ShiftReset:
         call.keywords = value.keywords
         A.copy_location(call, value)
         label = value.func.id if isinstance(value.func, A.Name) else "call"
-        info = ShiftInfo([target], [], "call", label=label, k=self.k)
+        info = ShiftInfo([target], [], "call", label=label, k=self.k, result_read=True)
         flows = [
             (i, a.id)
             for i, a in enumerate(value.args)
@@ -256,6 +259,7 @@ class ShiftReset:
             zeros = self.unit.inject(self.ctx.runtime("zeros_like"), "zeros_like")
             test = A.Compare(left=A.name(c_bar), ops=[A.IsNot()], comparators=[A.const(None)])
             value = A.IfExp(test=test, body=A.name(c_bar), orelse=A.call(zeros, [A.name(v.id)]))
+            anno.setanno(value, anno.GUARD, True)
             body.append(A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=value))
         fresh = 0.0 if self.kinds.get(c, UNKNOWN) == {NUMBER} else None  # as cps starts it
         body.append(A.assign(c_bar, A.const(fresh)))
@@ -552,7 +556,12 @@ class ShiftReset:
         call = A.call(bp, [A.name(self.k), *value.args])
         call.keywords = value.keywords
         A.copy_location(call, value)
-        info = ShiftInfo([target], [], "call", label=label, k=self.k)
+        if local is not None:
+            key = anno.getanno(value.func, anno.CALLEE)
+            result_read = (key, RET) in getattr(unit, "active_vars", set())
+        else:
+            result_read = bool(active_params)
+        info = ShiftInfo([target], [], "call", label=label, k=self.k, result_read=result_read)
         if not active_params:
             return [A.expr_stmt(call)], info
         namer = unit.namer
@@ -691,6 +700,20 @@ def rule_for(unit, value):
                     "and call the method on an object that is not differentiated)",
                 )
             return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
+        callee = anno.getanno(value.func, anno.CALLEE)
+        if callee is not None and callee in (
+            ctx.runtime("call_bp"),
+            ctx.runtime("call_jvp"),
+            ctx.runtime("Closure"),
+        ):
+            raise unit.error(
+                "differentiating this emitted code again is not supported: it calls a function "
+                "through a value (a continuation, or a function passed as an argument) -- as "
+                "a derivative of order three or more, or a second derivative of code that "
+                "passes functions around, does",
+                value,
+                "take second derivatives of functions that call other functions by name",
+            )
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
             value,

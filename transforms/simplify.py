@@ -686,6 +686,8 @@ class _Rewrite(A.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
+        if not anno.getanno(node, anno.GUARD):
+            return node  # a call the transformed code itself makes (emitted code, again)
         if isinstance(f, A.Name) and f.id == self.s.acc and len(node.args) == 2:
             x, e = node.args
             if isinstance(x, A.Name):
@@ -698,6 +700,8 @@ class _Rewrite(A.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
+        if not anno.getanno(node, anno.GUARD):
+            return node
         t = node.test
         if (
             isinstance(t, A.Compare)

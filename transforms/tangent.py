@@ -34,7 +34,9 @@ from transforms.shift_reset import (
     without_calls,
 )
 from transforms.templates import instantiate
-from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
+from transforms.unit import ARRAY, NUMBER, SCALAR, UNKNOWN, Unit, kinds_key
+
+NUMERIC = SCALAR | {ARRAY}  # kinds whose tangents add with +
 
 
 class Tangent:
@@ -304,8 +306,12 @@ class Tangent:
         if not terms:
             return None
         out = terms[0]
-        for t in terms[1:]:
-            out = A.binop(out, A.Add(), t)
+        numeric = isinstance(ans, A.Name) and self.kinds.get(ans.id, UNKNOWN) <= NUMERIC
+        for t in terms[1:]:  # numbers and arrays add with +; containers entry by entry
+            if numeric:
+                out = A.binop(out, A.Add(), t)
+            else:
+                out = A.call(self.runtime("tangent_add"), [out, t])
         return out
 
     def fill(self, rule: Rule, param: str, holes: dict, t, ans):

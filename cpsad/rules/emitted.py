@@ -42,6 +42,7 @@ from cpsad.runtime import (
     getitem_adjoint,
     item_adjoint,
     scalar_seed,
+    tangent_add,
     tangent_or_zeros,
     tangent_zeros,
     unbroadcast,
@@ -87,6 +88,10 @@ def acc_b_jvp(t, ans, a, b):
 
 
 defjvp(acc, acc_a_jvp, acc_b_jvp)
+
+# tangent_add is acc for the tangents of containers: the same rules
+defvjp(tangent_add, acc_a, acc_b)
+defjvp(tangent_add, acc_a_jvp, acc_b_jvp)
 
 
 def unbroadcast_c(g, ans, c, x):
