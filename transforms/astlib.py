@@ -278,6 +278,15 @@ def copy_location(new: AST, old: AST) -> AST:
     return new
 
 
+def locate(node: AST, origin: AST) -> AST:
+    """``node`` at ``origin``'s place: its location, and ``origin``'s line even where it had one
+    (a statement generated for a user's line is shown under that line)."""
+    copy_location(node, origin)
+    if hasattr(origin, "lineno"):
+        node.lineno = origin.lineno
+    return node
+
+
 def deepcopy(node):
     """A deep copy of a tree (or a list of them) that keeps annotations (they live in the
     ``_cpsad`` attribute): nodes are copied, the values they hold -- names, constants, the

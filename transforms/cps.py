@@ -279,10 +279,7 @@ class LowerCPS:
 
     @staticmethod
     def loc(stmt, origin):
-        A.copy_location(stmt, origin)
-        if hasattr(origin, "lineno"):
-            stmt.lineno = origin.lineno
-        return stmt
+        return A.locate(stmt, origin)
 
     def env_map(self, env) -> dict[str, str]:
         """Renaming of user names (and their adjoints) to the names currently bound."""

@@ -81,6 +81,26 @@ def loads(node) -> set[str]:
     return out
 
 
+def _note(f: Facts, n, stack: list) -> None:
+    """Count what node ``n`` (not a function definition) says of names into ``f``; push the
+    nodes below it that need a look."""
+    if isinstance(n, A.Name):
+        counts = f.loads if isinstance(n.ctx, A.Load) else f.stores
+        counts[n.id] = counts.get(n.id, 0) + 1
+        return
+    if isinstance(n, (A.Nonlocal, A.Global)):
+        f.declared.update(n.names)
+        return
+    if isinstance(n, A.Return):
+        f.returns += 1
+    for name in _child_fields(type(n)):
+        v = getattr(n, name, None)
+        if isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, A.AST))
+        elif isinstance(v, A.AST):
+            stack.append(v)
+
+
 def _summary(stmt):
     """``(stmt, facts of its names)``, or ``(stmt, None)`` if a function is defined inside it."""
     part = Facts(stmt)
@@ -89,21 +109,7 @@ def _summary(stmt):
         n = stack.pop()
         if isinstance(n, A.FunctionDef):
             return stmt, None
-        if isinstance(n, A.Name):
-            counts = part.loads if isinstance(n.ctx, A.Load) else part.stores
-            counts[n.id] = counts.get(n.id, 0) + 1
-            continue
-        if isinstance(n, (A.Nonlocal, A.Global)):
-            part.declared.update(n.names)
-            continue
-        if isinstance(n, A.Return):
-            part.returns += 1
-        for name in _child_fields(type(n)):
-            v = getattr(n, name, None)
-            if isinstance(v, list):
-                stack.extend(x for x in v if isinstance(x, A.AST))
-            elif isinstance(v, A.AST):
-                stack.append(v)
+        _note(part, n, stack)
     return stmt, part
 
 
@@ -132,21 +138,7 @@ def _facts(fdef, out, summaries=None) -> Facts:
             stack.extend(n.args.defaults)
             stack.extend(d for d in n.args.kw_defaults if d is not None)
             continue
-        if isinstance(n, A.Name):
-            counts = f.loads if isinstance(n.ctx, A.Load) else f.stores
-            counts[n.id] = counts.get(n.id, 0) + 1
-            continue
-        if isinstance(n, (A.Nonlocal, A.Global)):
-            f.declared.update(n.names)
-            continue
-        if isinstance(n, A.Return):
-            f.returns += 1
-        for name in _child_fields(type(n)):
-            v = getattr(n, name, None)
-            if isinstance(v, list):
-                stack.extend(x for x in v if isinstance(x, A.AST))
-            elif isinstance(v, A.AST):
-                stack.append(v)
+        _note(f, n, stack)
     f.nested.sort(key=lambda d: (getattr(d, "lineno", 0) or 0))
     f.local = (f.params | set(f.stores)) - f.declared
     f.free = (set(f.loads) | set(f.stores)) - f.local

@@ -126,12 +126,7 @@ class ShiftReset:
         return fdef
 
     def local_call(self, value):
-        """The LocalFunction a call statement calls, if it is a transformed local function."""
-        if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local":
-            info = self.unit.locals.get(anno.getanno(value.func, anno.CALLEE))
-            if info is not None and info.transformed:
-                return info
-        return None
+        return transformed_local(self.unit, value)
 
     def local_call_statement(self, s, target):
         """A call of a transformed local function whose result is not active here.
@@ -162,19 +157,7 @@ class ShiftReset:
         return s
 
     def check_effect(self, s) -> None:
-        call = s.value
-        if (
-            isinstance(call, A.Call)
-            and anno.getanno(call.func, anno.CALLEE_KIND) == "method"
-            and isinstance(call.func.value, A.Name)
-            and call.func.value.id in self.active
-        ):
-            raise self.unit.error(
-                f"calling `.{call.func.attr}()` for its effect on a differentiable value is not "
-                "supported (it may change the value in place)",
-                call,
-                "compute a new value instead, e.g. `y = np.sort(x)`",
-            )
+        check_effect(self.unit, self.active, s)
 
     # ------------------------------------------------------------------ calls known at run time
 
@@ -749,3 +732,29 @@ def without_calls(unit, e, fn):
             return node
 
     return Strip().visit(e)
+
+
+def transformed_local(unit, value):
+    """The LocalFunction a call calls, if it is a transformed local function."""
+    if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local":
+        info = unit.locals.get(anno.getanno(value.func, anno.CALLEE))
+        if info is not None and info.transformed:
+            return info
+    return None
+
+
+def check_effect(unit, active, s) -> None:
+    """``x.sort()`` on a differentiable value, for its effect: refused at the user's line."""
+    call = s.value
+    if (
+        isinstance(call, A.Call)
+        and anno.getanno(call.func, anno.CALLEE_KIND) == "method"
+        and isinstance(call.func.value, A.Name)
+        and call.func.value.id in active
+    ):
+        raise unit.error(
+            f"calling `.{call.func.attr}()` for its effect on a differentiable value is not "
+            "supported (it may change the value in place)",
+            call,
+            "compute a new value instead, e.g. `y = np.sort(x)`",
+        )

@@ -28,9 +28,11 @@ from transforms.context import Rule
 from transforms.kinds import is_number
 from transforms.shift_reset import (
     _hole,
+    check_effect,
     python_in_place,
     rule_for,
     signature_of,
+    transformed_local,
     without_calls,
 )
 from transforms.templates import instantiate
@@ -327,12 +329,7 @@ class Tangent:
     # ------------------------------------------------------------------ calls
 
     def local_call(self, value):
-        """The transformed local function a call calls, if any."""
-        if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local":
-            info = self.unit.locals.get(anno.getanno(value.func, anno.CALLEE))
-            if info is not None and info.transformed:
-                return info
-        return None
+        return transformed_local(self.unit, value)
 
     def call_local(self, value):
         info = self.local_call(value)
@@ -451,19 +448,7 @@ class Tangent:
         return [s, self.loc(A.expr_stmt(tangent), s)]
 
     def check_effect(self, s) -> None:
-        call = s.value
-        if (
-            isinstance(call, A.Call)
-            and anno.getanno(call.func, anno.CALLEE_KIND) == "method"
-            and isinstance(call.func.value, A.Name)
-            and call.func.value.id in self.active
-        ):
-            raise self.unit.error(
-                f"calling `.{call.func.attr}()` for its effect on a differentiable value is not "
-                "supported (it may change the value in place)",
-                call,
-                "compute a new value instead, e.g. `y = np.sort(x)`",
-            )
+        check_effect(self.unit, self.active, s)
 
     # ------------------------------------------------------------------ pieces
 
@@ -505,10 +490,7 @@ class Tangent:
 
     @staticmethod
     def loc(node, origin):
-        A.copy_location(node, origin)
-        if hasattr(origin, "lineno"):
-            node.lineno = origin.lineno
-        return node
+        return A.locate(node, origin)
 
     @staticmethod
     def check(unit: Unit) -> None:
