@@ -112,7 +112,7 @@ def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     """The Python function to transform for ``f(*args)``, its arguments and which of them
     ``nums`` (positions in ``args``) are: ``f`` itself -- or, for ``f = cpsad.grad(g)``, the
     emitted backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
-    transform emitted code again, as many times as ``grad`` is nested. ``generic``: for no
+    transform emitted code again (a second derivative; a third is refused). ``generic``: for no
     arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
     d = getattr(f, "__cpsad_derivative__", None)
     if d is None:
