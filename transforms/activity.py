@@ -309,12 +309,7 @@ class Activity:
     @staticmethod
     def local_call(value, targets, scopes, key) -> list:
         """Edges of a call of a local function: arguments into parameters, result out."""
-        if not (
-            isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local"
-        ):
-            return []
-        g = anno.getanno(value.func, anno.CALLEE)
-        gdef = scopes.node.get(g)
+        g, gdef = called_local(scopes, value)
         if gdef is None:
             return []
         params = A.arg_names(gdef.args)
@@ -358,6 +353,14 @@ def _mutated(s):
         if isinstance(t, A.Name):
             return t.id, False
     return None, False
+
+
+def called_local(scopes, value):
+    """``(key, def)`` of the local function ``value`` calls, or ``(None, None)``."""
+    if isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local":
+        g = anno.getanno(value.func, anno.CALLEE)
+        return g, scopes.node.get(g)
+    return None, None
 
 
 def _changes_outer_state(fdef) -> bool:

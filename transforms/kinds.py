@@ -22,7 +22,7 @@ import math
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.activity import Scopes, assigned_names, statements
+from transforms.activity import Scopes, assigned_names, called_local, statements
 from transforms.unit import ARRAY, NUMBER, OTHER, SCALAR, UNKNOWN, Unit
 
 RETURN = "<return>"  # the pseudo-variable of what a local function returns
@@ -156,12 +156,7 @@ class Kinds:
     @staticmethod
     def call_edges(unit, scopes, key, value, kind):
         """A call of a local function gives its parameters the kinds of the arguments."""
-        if not (
-            isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "local"
-        ):
-            return []
-        g = anno.getanno(value.func, anno.CALLEE)
-        gdef = scopes.node.get(g)
+        g, gdef = called_local(scopes, value)
         if gdef is None:
             return []
         params = A.arg_names(gdef.args)

@@ -62,6 +62,16 @@ def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
     return out
 
 
+def _push_children(n, stack: list) -> None:
+    """Push the nodes below ``n`` that may hold names (not ``ctx``, ``op``, ...)."""
+    for name in _child_fields(type(n)):
+        v = getattr(n, name, None)
+        if isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, A.AST))
+        elif isinstance(v, A.AST):
+            stack.append(v)
+
+
 def loads(node) -> set[str]:
     """The names ``node`` reads (nested functions included): a quicker ``A.walk`` for this."""
     out = set()
@@ -72,12 +82,7 @@ def loads(node) -> set[str]:
             if isinstance(n.ctx, A.Load):
                 out.add(n.id)
             continue
-        for name in _child_fields(type(n)):
-            v = getattr(n, name, None)
-            if isinstance(v, list):
-                stack.extend(x for x in v if isinstance(x, A.AST))
-            elif isinstance(v, A.AST):
-                stack.append(v)
+        _push_children(n, stack)
     return out
 
 
@@ -93,12 +98,7 @@ def _note(f: Facts, n, stack: list) -> None:
         return
     if isinstance(n, A.Return):
         f.returns += 1
-    for name in _child_fields(type(n)):
-        v = getattr(n, name, None)
-        if isinstance(v, list):
-            stack.extend(x for x in v if isinstance(x, A.AST))
-        elif isinstance(v, A.AST):
-            stack.append(v)
+    _push_children(n, stack)
 
 
 def _summary(stmt):
