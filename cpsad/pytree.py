@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpsad.deferred import Deferred
 from cpsad.runtime import Sparse
 
 
@@ -49,6 +50,8 @@ def densify(adj, x):
     """The gradient with respect to ``x`` from its adjoint ``adj`` (None meaning zero)."""
     if type(adj) is float and type(x) is float:
         return adj  # the common case of a number, first
+    if type(adj) is Deferred:  # a weight's adjoint summed over its uses: the sum, now
+        adj = adj.array()
     if type(x) is np.ndarray and type(adj) is np.ndarray and adj.dtype == x.dtype:
         if adj.shape == x.shape and adj.flags.writeable and not np.may_share_memory(adj, x):
             return adj  # the common case: a fresh array of the argument's shape and dtype
@@ -104,6 +107,8 @@ def leaves(tree):
             return kind(out)
 
         return [x for ls, _ in parts for x in ls], build
+    if type(tree) is Deferred:
+        return [tree.array()], lambda vals: vals[0]
     if isinstance(tree, (float, int, np.ndarray, np.generic)) and not isinstance(tree, bool):
         return [tree], lambda vals: vals[0]
     return [], lambda vals, t=tree: t

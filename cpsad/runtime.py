@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from cpsad.deferred import Deferred
+
 # --------------------------------------------------------------------------- adjoint arithmetic
 
 
@@ -41,6 +43,8 @@ def zeros_like(x):
         return Sparse()
     if isinstance(x, complex):
         return 0j
+    if type(x) is Deferred:  # a deferred adjoint, itself differentiated (second order)
+        return zeros_like(x.array())
     return None  # not a differentiable value: functions, strings, None
 
 
@@ -64,6 +68,8 @@ def unbroadcast(g, x):
     if isinstance(x, dict):  # a Sparse x added to an array (Sparse.__add__): its entries' parts
         return Sparse({k: unbroadcast(g[k], v) for k, v in x.items()})
     shape = np.shape(x)
+    if type(g) is Deferred and g.shape == shape:
+        return g  # a weight's adjoint summed over its uses: kept deferred
     gshape = np.shape(g)
     if gshape == shape:
         return g
@@ -105,12 +111,16 @@ def tangent_zeros(x):
     if isinstance(x, dict):  # a Sparse's tangent is a Sparse, of the same entries
         zeros = {k: tangent_zeros(v) for k, v in x.items()}
         return Sparse(zeros) if isinstance(x, Sparse) else zeros
+    if type(x) is Deferred:  # a deferred adjoint, itself differentiated (second order)
+        return tangent_zeros(x.array())
     return None  # not a differentiable value: a function, a string, None, an object
 
 
 def broadcast_like(t, ans):
     """The tangent ``t`` of a parameter that went into the result ``ans`` unchanged (``x + y``,
     ``np.clip``), with the result's shape and float type: broadcast up, never summed down."""
+    if type(ans) is Deferred:
+        ans = ans.array()
     if type(t) is np.ndarray and type(ans) is np.ndarray:
         if t.shape == ans.shape and t.dtype == ans.dtype:
             return t  # the common case: nothing broadcast, nothing promoted
@@ -174,7 +184,7 @@ class Sparse(dict):
     def __add__(self, other):
         if other is None:
             return self
-        if isinstance(other, np.ndarray):  # the list also went into an array (np.sum(xs)): dense
+        if isinstance(other, (np.ndarray, Deferred)):  # the list also went into an array: dense
             out = np.array(other, dtype=np.result_type(other, float), copy=True)
             for k, v in self.items():
                 out[k] = out[k] + v
@@ -285,6 +295,10 @@ def getitem_adjoint(g, x, index):
         dtype = np.result_type(
             x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype
         )
+        if type(index) is int or isinstance(index, np.integer):
+            if dtype.kind == "f" and (type(g) is float or type(g) is np.ndarray):
+                # a row (or entry) of a table: added in when the adjoint is read, all rows at once
+                return Deferred.scatter(x.shape, dtype, index, g)
         out = np.zeros(x.shape, dtype)
         if _basic(index):
             out[index] = g

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.api import grad
+from cpsad.deferred import Deferred
 from cpsad.pytree import leaves  # noqa: F401  (part of the testing helpers' interface)
 
 
@@ -89,6 +90,8 @@ def _random_like(x, rng):
         )
     if x is None:
         return None
+    if isinstance(x, Deferred):  # a weight's deferred adjoint: of the array it stands for
+        x = x.array()
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return rng.standard_normal(x.shape).astype(dtype)

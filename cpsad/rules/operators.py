@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpsad.deferred import Deferred
 from cpsad.rules.core import (
     DISCRETE,
     broadcast_like,
@@ -169,14 +170,22 @@ def mod_y_jvp(t, ans, x, y):
 defjvp_operator("mod", mod_x_jvp, mod_y_jvp)
 
 
+def _floats(a, b) -> bool:
+    """Both real floating-point arrays: what ``Deferred`` products batch."""
+    return a.dtype.kind == "f" and b.dtype.kind == "f"
+
+
 def matmul_x(g, ans, x, y):
     """x @ y: the adjoint of x, for every combination of 1-D, 2-D and stacked operands.
 
     Vectors are given their unit axis by indexing (``g[..., None]``), not ``np.expand_dims`` and
     ``np.squeeze``, which cost more than a small product itself (a Tree-LSTM's are 64 x 128).
     """
-    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim:
-        return g @ y.T  # matrices: nothing broadcast
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2:
+        if y.ndim == 2:
+            return g @ y.T  # matrices: nothing broadcast
+        if y.ndim == 1 and type(g) is np.ndarray and g.ndim == 1 and _floats(g, y):
+            return Deferred.product(g, y)  # W @ v: the outer product g v^T, batched when read
     if np.ndim(y) == 1:
         if np.ndim(x) == 1:
             return g * y
@@ -188,8 +197,11 @@ def matmul_x(g, ans, x, y):
 
 def matmul_y(g, ans, x, y):
     """x @ y: the adjoint of y."""
-    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 == y.ndim:
-        return x.T @ g
+    if type(x) is np.ndarray and type(y) is np.ndarray and y.ndim == 2:
+        if x.ndim == 2:
+            return x.T @ g
+        if x.ndim == 1 and type(g) is np.ndarray and g.ndim == 1 and _floats(x, g):
+            return Deferred.product(x, g)  # v @ W: the outer product v g^T, batched when read
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return g * x
