@@ -67,3 +67,6 @@ class Context:
         if name in self.helpers:
             return self.helpers[name]
         return getattr(runtime, name)
+
+    def shape_only(self, fn) -> frozenset:
+        return getattr(fn, "__cpsad_shape_only__", frozenset())

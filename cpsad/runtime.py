@@ -19,6 +19,36 @@ from cpsad.deferred import Deferred
 # --------------------------------------------------------------------------- adjoint arithmetic
 
 
+def reads_shape_of(*params: str):
+    """Declare that a helper reads only the shape and type of these parameters' arguments: a
+    loop's saved frames may hold a stand-in (``like``) for a value used only there."""
+
+    def mark(fn):
+        fn.__cpsad_shape_only__ = frozenset(params)
+        return fn
+
+    return mark
+
+
+def like(x):
+    """A stand-in for ``x`` where only its shape and type are read (``unbroadcast(g, x)``): for an
+    array, a read-only view of one zero broadcast to its shape, which holds no memory, so that a
+    loop's saved frames do not keep alive every intermediate array of every iteration. Anything
+    else is itself."""
+    if type(x) is not np.ndarray:
+        return x
+    key = (x.shape, x.dtype)
+    out = _STAND_INS.get(key)
+    if out is None:
+        if len(_STAND_INS) >= 256:
+            _STAND_INS.clear()
+        out = _STAND_INS[key] = np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    return out
+
+
+_STAND_INS: dict = {}  # (shape, dtype) -> the stand-in of an array of that shape and type
+
+
 def acc(a, b):
     """``a + b`` for adjoints, where ``None`` is zero."""
     if a is None:
@@ -28,6 +58,7 @@ def acc(a, b):
     return a + b
 
 
+@reads_shape_of("x")
 def zeros_like(x):
     """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers."""
     if isinstance(x, np.ndarray):
@@ -48,6 +79,7 @@ def zeros_like(x):
     return None  # not a differentiable value: functions, strings, None
 
 
+@reads_shape_of("x")
 def unbroadcast(g, x):
     """Sum the adjoint ``g`` over the axes along which ``x`` was broadcast, to ``x``'s shape.
 

@@ -2,6 +2,7 @@
 
 import textwrap
 
+import numpy as np
 import pytest
 
 from cpsad.compiler import CONTEXT
@@ -459,6 +460,42 @@ def test_defunctionalize_leaves_a_loop_whose_iteration_joins_a_branch():
     )
     assert "while" not in out and "frames" not in out
     assert out.count("loop_L4_bp(k, i + 1, ") == 1  # the self-call, in the join
+
+
+def test_defunctionalize_saves_a_stand_in_for_what_is_read_only_for_its_shape():
+    """``h @ W`` (an array) is read backward only by ``unbroadcast`` and as ``matmul_x``'s
+    ``ans``: the frame holds ``like(matmul)``, which keeps no memory; ``h_1``, whose values the
+    adjoint of ``tanh`` reads, and ``h``, which ``matmul_x`` multiplies by, are saved themselves."""
+    out = stage(
+        """
+        def f(h, W, xs):
+            for x in xs:
+                t = h @ W + x
+                h = np.tanh(t)
+            return np.sum(h)
+    """,
+        "defunctionalize",
+        active=("h", "W"),
+    )
+    pushed = {line.strip() for line in out.splitlines() if "frames.append" in line}
+    assert pushed == {
+        "frames.append(h)",
+        "frames.append(h_1)",
+        "frames.append(like(matmul))",
+    }, pushed
+    assert "unbroadcast(t_bar, matmul)" in out
+
+
+def test_like_keeps_shape_and_type_not_memory():
+    from cpsad.runtime import like, unbroadcast
+
+    x = np.ones((300, 400), np.float32)
+    s = like(x)
+    assert s.shape == x.shape and s.dtype == x.dtype and type(s) is np.ndarray
+    assert s.strides == (0, 0) and not s.flags.writeable  # one element, broadcast
+    assert like(2.5) == 2.5 and like([1.0]) == [1.0]  # not an array: itself
+    g = np.arange(400.0)
+    np.testing.assert_array_equal(unbroadcast(np.ones((300, 400)), like(np.ones(400))), 300 * g**0)
 
 
 # ----------------------------------------------------------------------------- emit

@@ -78,3 +78,7 @@ class Context(Protocol):  # pragma: no cover - an interface
 
     def runtime(self, name: str) -> Any:
         """A helper of the runtime the emitted code calls by name (``acc``, ``zeros_like``)."""
+
+    def shape_only(self, fn) -> frozenset:
+        """The parameters of a helper or rule function ``fn`` the emitted code calls by name that
+        read only their argument's shape and type, never its values (``unbroadcast``'s ``x``)."""

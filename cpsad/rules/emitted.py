@@ -41,6 +41,7 @@ from cpsad.runtime import (
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
+    like,
     scalar_seed,
     tangent_add,
     tangent_or_zeros,
@@ -51,9 +52,11 @@ from cpsad.runtime import (
     zeros_like,
 )
 
-# Results that do not change with the values of the inputs: shapes, counts, zeros, masks.
+# Results that do not change with the values of the inputs: shapes, counts, zeros, masks, and
+# `like`'s stand-ins, read only for their shapes.
 defnondiff(
     zeros_like,
+    like,
     tangent_zeros,
     jn.first_occurrences,
     scalar_seed,

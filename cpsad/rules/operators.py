@@ -27,6 +27,7 @@ from cpsad.runtime import (
     inplace_pow,
     inplace_sub,
     item_adjoint,
+    reads_shape_of,
     tangent_zeros,
     unbroadcast,
     unpack_adjoint,
@@ -175,6 +176,7 @@ def _floats(a, b) -> bool:
     return a.dtype.kind == "f" and b.dtype.kind == "f"
 
 
+@reads_shape_of("ans")
 def matmul_x(g, ans, x, y):
     """x @ y: the adjoint of x, for every combination of 1-D, 2-D and stacked operands.
 
@@ -195,6 +197,7 @@ def matmul_x(g, ans, x, y):
     return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
 
 
+@reads_shape_of("ans")
 def matmul_y(g, ans, x, y):
     """x @ y: the adjoint of y."""
     if type(x) is np.ndarray and type(y) is np.ndarray and y.ndim == 2:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defjvp, defjvp_method, defmethod, defvjp
+from cpsad.runtime import reads_shape_of
 
 
+@reads_shape_of("x")
 def expand(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction of ``x`` back to ``x``'s shape."""
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
@@ -33,6 +35,7 @@ def expand(g, x, axis=None, keepdims=False):
 SMALL = 1 << 14  # elements: below this, expand writes a new array instead of a broadcast view
 
 
+@reads_shape_of("x")
 def count(x, axis=None) -> int:
     """How many elements each result of a reduction over ``axis`` combined."""
     if axis is None:
