@@ -225,8 +225,29 @@ def pick_y_jvp(t, ans, x, y):
     return broadcast_like(np.where(x == y, 0.5 * t, t * (y == ans)), ans)
 
 
-for _f in (np.maximum, np.minimum, np.fmax, np.fmin):
+def max_x(g, ans, x, y):
+    """maximum: ``x`` is the result where ``x > y`` -- a comparison with ``y`` (a ReLU's 0.0) is
+    cheaper than with ``ans``, and NaNs give nothing either way."""
+    return unbroadcast(split_ties(g * (x > y), g, x, y), x)
+
+
+def max_y(g, ans, x, y):
+    return unbroadcast(split_ties(g * (y > x), g, x, y), y)
+
+
+def min_x(g, ans, x, y):
+    return unbroadcast(split_ties(g * (x < y), g, x, y), x)
+
+
+def min_y(g, ans, x, y):
+    return unbroadcast(split_ties(g * (y < x), g, x, y), y)
+
+
+defvjp(np.maximum, max_x, max_y)
+defvjp(np.minimum, min_x, min_y)
+for _f in (np.fmax, np.fmin):  # these return the number where the other operand is NaN
     defvjp(_f, pick_x, pick_y)
+for _f in (np.maximum, np.minimum, np.fmax, np.fmin):
     defjvp(_f, pick_x_jvp, pick_y_jvp)
 
 

@@ -209,11 +209,8 @@ from cpsad.runtime import unbroadcast
 
 def relu_bp(k, x):
     # return np.maximum(x, 0.0)
-    maximum_x = np.maximum(x, 0.0)
-    maximum_x_bar = k(maximum_x)
-    x_bar = unbroadcast(
-        split_ties(maximum_x_bar * (x == maximum_x), maximum_x_bar, x, 0.0), x
-    )
+    maximum_x_bar = k(np.maximum(x, 0.0))
+    x_bar = unbroadcast(split_ties(maximum_x_bar * (x > 0.0), maximum_x_bar, x, 0.0), x)
     return x_bar
 
 

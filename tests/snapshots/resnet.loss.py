@@ -250,11 +250,8 @@ from cpsad.runtime import unbroadcast
 
 def relu_bp(k, x):
     # return np.maximum(x, 0.0)
-    maximum_x = np.maximum(x, 0.0)
-    maximum_x_bar = k(maximum_x)
-    x_bar = unbroadcast(
-        split_ties(maximum_x_bar * (x == maximum_x), maximum_x_bar, x, 0.0), x
-    )
+    maximum_x_bar = k(np.maximum(x, 0.0))
+    x_bar = unbroadcast(split_ties(maximum_x_bar * (x > 0.0), maximum_x_bar, x, 0.0), x)
     return x_bar
 
 
@@ -282,11 +279,9 @@ def residual_block_bp(k, block, x):
                 nonlocal x_bar
                 # return relu(x + h)
                 add = x + h
-                maximum = np.maximum(add, 0.0)
-                maximum_bar = k(maximum)
+                maximum_bar = k(np.maximum(add, 0.0))
                 add_bar = unbroadcast(
-                    split_ties(maximum_bar * (add == maximum), maximum_bar, add, 0.0),
-                    add,
+                    split_ties(maximum_bar * (add > 0.0), maximum_bar, add, 0.0), add
                 )
                 x_bar = acc(x_bar, unbroadcast(add_bar, x))
                 h_bar = unbroadcast(add_bar, h)
