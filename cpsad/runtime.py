@@ -89,8 +89,13 @@ def unbroadcast(g, x):
     """
     if type(g) is float:
         return g
-    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape:
-        return g  # the common case, without np.shape's two Python-level calls
+    if type(g) is np.ndarray and type(x) is np.ndarray:
+        shape, gshape = x.shape, g.shape
+        if gshape == shape:
+            return g  # the common case, without np.shape's two Python-level calls
+        extra = len(gshape) - len(shape)
+        if extra > 0 and gshape[extra:] == shape:  # a bias: summed over the leading axes only
+            return np.add.reduce(g, axis=0 if extra == 1 else tuple(range(extra)))
     if x is None:  # not a differentiable value
         return None
     if g is None:  # no adjoint (or tangent) came: zeros
