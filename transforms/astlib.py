@@ -13,6 +13,7 @@ so the gast-version details -- which fields a constructor needs (``type_params``
 from __future__ import annotations
 
 import ast as _ast
+from collections import deque as _deque
 
 import astor as _astor
 import gast as _gast
@@ -111,10 +112,8 @@ from gast import (  # noqa: F401  (re-exported)
     YieldFrom,
     arguments,
     comprehension,
-    iter_child_nodes,
     keyword,
     stmt,
-    walk,
     withitem,
 )
 
@@ -256,6 +255,47 @@ def module(body) -> Module:
     return Module(body=list(body), type_ignores=[])
 
 
+# --------------------------------------------------------------------------- traversal
+#
+# ``ast.walk`` and ``ast.iter_child_nodes`` go through ``ast.iter_fields``, a generator with a
+# try/except per field; the passes walk trees often enough (first-call latency) that these
+# plain loops over ``_fields`` are worth having. They visit the same nodes in the same order.
+
+
+def iter_child_nodes(node: AST) -> list:
+    """The direct children of ``node`` in field order, as ``ast.iter_child_nodes`` yields them."""
+    out = []
+    for f in node._fields:
+        v = getattr(node, f, None)
+        if v is None:
+            continue
+        if isinstance(v, list):
+            out.extend(x for x in v if isinstance(x, AST))
+        elif isinstance(v, AST):
+            out.append(v)
+    return out
+
+
+def walk(node: AST):
+    """``node`` and every node below it, breadth first, in the order of ``ast.walk`` (a node's
+    children are queued before the node is yielded, so the caller may change them)."""
+    todo = _deque([node])
+    pop, push = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if v is None:
+                continue
+            if isinstance(v, list):
+                for x in v:
+                    if isinstance(x, AST):
+                        push(x)
+            elif isinstance(v, AST):
+                push(v)
+        yield node
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -266,14 +306,15 @@ def copy_location(new: AST, old: AST) -> AST:
     """
     if not hasattr(old, "lineno"):
         return new
+    where = [(a, getattr(old, a)) for a in LOCATION if hasattr(old, a)]
     stack = [new]
     while stack:
         node = stack.pop()
         if getattr(node, "lineno", None) is not None and node is not new:
             continue
-        for a in LOCATION:
-            if getattr(node, a, None) is None and hasattr(old, a):
-                setattr(node, a, getattr(old, a))
+        for a, v in where:
+            if getattr(node, a, None) is None:
+                setattr(node, a, v)
         stack.extend(iter_child_nodes(node))
     return new
 
