@@ -4,7 +4,8 @@
 its parameters, the names it stores and loads in its own scope, what it declares ``nonlocal``, its
 nested functions, and -- following Python's rules -- its local and free names and what a call of it
 may assign in enclosing scopes. Simplify uses these to inline closures without capturing names
-and to know which calls can change an adjoint. Nothing here rewrites a tree.
+and to know which calls can change an adjoint. Nothing here rewrites a tree. A pass that analyses
+a tree again after each change keeps a ``Scopes``: it visits again only what changed.
 
 >>> from transforms import astlib as A
 >>> f = A.parse("def f(a):\\n    b = a\\n    def g():\\n        nonlocal b\\n        b = 2\\n").body[0]
@@ -114,6 +115,15 @@ def _summary(stmt):
 
 
 def _facts(fdef, out, summaries=None) -> Facts:
+    own = _own(fdef, summaries)
+    f = _complete(own, [_facts(g, out, summaries) for g in own.nested])
+    out[id(fdef)] = f
+    return f
+
+
+def _own(fdef, summaries=None) -> Facts:
+    """What ``fdef``'s own scope says of names, not counting its nested functions' bodies: the
+    fields up to ``local``; ``free``, ``writes``, ``assignments`` and ``reads`` are left empty."""
     f = Facts(fdef, params=set(A.arg_names(fdef.args)))
     stack = list(fdef.body)
     while stack:
@@ -141,21 +151,87 @@ def _facts(fdef, out, summaries=None) -> Facts:
         _note(f, n, stack)
     f.nested.sort(key=lambda d: (getattr(d, "lineno", 0) or 0))
     f.local = (f.params | set(f.stores)) - f.declared
+    return f
+
+
+def _complete(own: Facts, nested: list[Facts]) -> Facts:
+    """A new record: ``own`` (from ``_own``) with what follows from the facts of its nested
+    functions (``nested``, complete themselves, in the order of ``own.nested``)."""
+    f = Facts(
+        own.fdef,
+        params=own.params,
+        stores=own.stores,
+        loads=own.loads,
+        declared=own.declared,
+        nested=own.nested,
+        local=own.local,
+        returns=own.returns,
+    )
     f.free = (set(f.loads) | set(f.stores)) - f.local
     f.free |= f.declared
     f.writes = set(f.declared)
     f.assignments = dict(f.stores)
     f.reads = dict(f.loads)
-    for g in f.nested:
-        gf = _facts(g, out, summaries)
+    for gf in nested:
         f.free |= gf.free - f.local
         f.writes |= gf.writes - f.local
         for w in gf.writes:
             f.assignments[w] = f.assignments.get(w, 0) + 1
         for r in gf.free:
             f.reads[r] = f.reads.get(r, 0) + 1
-    out[id(fdef)] = f
     return f
+
+
+class Scopes:
+    """``analyze`` for a pass that changes a tree between analyses and says which functions it
+    changed: a function's facts are kept until it changes, so an analysis only visits the
+    statements of functions changed since the last one (and re-derives their enclosing
+    functions' facts from their own counts, which are kept too).
+
+    A function *changes* when a statement of its own scope is added, removed or rewritten
+    (statements of functions nested in it do not count: report those functions). ``summaries``
+    is ``analyze``'s statement cache: only for a caller that drops the entry of every statement
+    it changes in place.
+    """
+
+    def __init__(self, summaries: dict | None = None):
+        self.summaries = summaries
+        self._own: dict[int, Facts] = {}  # id(fdef) -> its own scope's facts
+        self._full: dict[int, Facts] = {}  # id(fdef) -> its complete facts
+        self._parent: dict[int, object] = {}  # id(fdef) -> the function it was last seen in
+
+    def analyze(self, root) -> dict[int, Facts]:
+        """What ``analyze(root)`` returns, computed again only where something changed."""
+        out: dict[int, Facts] = {}
+        self._facts(root, out)
+        return out
+
+    def changed(self, fdef) -> None:
+        """``fdef``'s own statements changed: forget its facts, and the complete facts of the
+        functions around it (they count its free names)."""
+        self._own.pop(id(fdef), None)
+        while fdef is not None:
+            self._full.pop(id(fdef), None)
+            fdef = self._parent.get(id(fdef))
+
+    def _facts(self, fdef, out) -> Facts:
+        """As ``_facts`` above, ``out`` filled in the same order."""
+        f = self._full.get(id(fdef))
+        if f is not None and f.fdef is fdef:
+            for g in f.nested:
+                self._facts(g, out)
+            out[id(fdef)] = f
+            return f
+        own = self._own.get(id(fdef))
+        if own is None or own.fdef is not fdef:
+            own = self._own[id(fdef)] = _own(fdef, self.summaries)
+        nested = []
+        for g in own.nested:
+            self._parent[id(g)] = fdef
+            nested.append(self._facts(g, out))
+        f = self._full[id(fdef)] = _complete(own, nested)
+        out[id(fdef)] = f
+        return f
 
 
 # ----------------------------------------------------------------------------- single questions
@@ -184,16 +260,17 @@ def facts(fdef) -> Facts:
 
 def nested_functions(fdef) -> list:
     """Function definitions directly inside ``fdef``'s scope (in branches too)."""
-    return facts(fdef).nested
+    return _own(fdef).nested
 
 
 def declared_nonlocal(fdef) -> set[str]:
-    return facts(fdef).declared
+    return _own(fdef).declared
 
 
 def local_names(fdef) -> set[str]:
-    """Names local to ``fdef``: parameters, assignment targets, nested def names; not nonlocals."""
-    return facts(fdef).local
+    """Names local to ``fdef``: parameters, assignment targets, nested def names; not nonlocals.
+    (Its own scope decides: nested functions are not visited.)"""
+    return _own(fdef).local
 
 
 def free_names(fdef) -> set[str]:

@@ -116,12 +116,15 @@ class Simplify:
     def inline_all(self, root) -> None:
         """Inline every continuation called once, innermost first, so each moves in already flat."""
         self.summaries: dict = {}  # statement -> its names, for the repeated analyses below
+        # an inlining changes the function it inlines into (and, renaming, those it moves in):
+        # the facts of the others are kept from one analysis to the next
+        self.scopes = S.Scopes(self.summaries)
         for f in reversed(functions(root)):  # deeper definitions come later in breadth-first order
             while self.inline_into(f):
                 pass
 
     def inline_into(self, f) -> bool:
-        facts = S.analyze(f, self.summaries)
+        facts = self.scopes.analyze(f)
         own = facts[id(f)]
         calls = {}
         for block in statement_lists(f):
@@ -176,6 +179,8 @@ class Simplify:
         if mapping:
             for n in A.walk(d):  # changed in place: their cached summaries are stale
                 self.summaries.pop(id(n), None)
+                if isinstance(n, A.FunctionDef) and n is not d:
+                    self.scopes.changed(n)
         S.rename_free(d.body, mapping)
         new_params = [mapping.get(p, p) for p in params]
         stmts = []
@@ -197,6 +202,7 @@ class Simplify:
         def_block.remove(d)
         if borrowed:
             self._add_nonlocals(f, borrowed)
+        self.scopes.changed(f)
 
     def _names_before(self, f, stop, d) -> set[str]:
         """Names mentioned in ``f`` before statement ``stop`` (pre-order), outside ``d``."""
