@@ -125,14 +125,23 @@ def _own(fdef, summaries=None) -> Facts:
     """What ``fdef``'s own scope says of names, not counting its nested functions' bodies: the
     fields up to ``local``; ``free``, ``writes``, ``assignments`` and ``reads`` are left empty."""
     f = Facts(fdef, params=set(A.arg_names(fdef.args)))
-    stack = list(fdef.body)
+    _scan(f, list(fdef.body), summaries)
+    f.nested.sort(key=_line)
+    f.local = (f.params | set(f.stores)) - f.declared
+    return f
+
+
+def _line(fdef) -> int:
+    return getattr(fdef, "lineno", 0) or 0
+
+
+def _scan(f: Facts, stack: list, summaries) -> None:
+    """Count into ``f`` what the nodes on ``stack`` (and below them, in this scope) say of names;
+    nested functions in the order met (the last statement first)."""
     while stack:
         n = stack.pop()
         if summaries is not None and isinstance(n, A.stmt) and not isinstance(n, A.FunctionDef):
-            cached = summaries.get(id(n))
-            if cached is None or cached[0] is not n:
-                cached = summaries[id(n)] = _summary(n)
-            part = cached[1]
+            part = _cached_summary(n, summaries)
             if part is not None:
                 for k, c in part.loads.items():
                     f.loads[k] = f.loads.get(k, 0) + c
@@ -149,9 +158,26 @@ def _own(fdef, summaries=None) -> Facts:
             stack.extend(d for d in n.args.kw_defaults if d is not None)
             continue
         _note(f, n, stack)
-    f.nested.sort(key=lambda d: (getattr(d, "lineno", 0) or 0))
-    f.local = (f.params | set(f.stores)) - f.declared
-    return f
+
+
+def _cached_summary(stmt, summaries: dict):
+    cached = summaries.get(id(stmt))
+    if cached is None or cached[0] is not stmt:
+        cached = summaries[id(stmt)] = _summary(stmt)
+    return cached[1]
+
+
+def _defs_met(fdef, summaries: dict) -> list:
+    """The functions defined in ``fdef``'s own scope, in the order ``_scan`` meets them."""
+    out = []
+    stack = list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.FunctionDef):
+            out.append(n)  # (its decorators and defaults define no functions: no lambdas here)
+        elif not isinstance(n, A.stmt) or _cached_summary(n, summaries) is None:
+            _push_children(n, stack)
+    return out
 
 
 def _complete(own: Facts, nested: list[Facts]) -> Facts:
@@ -210,9 +236,99 @@ class Scopes:
         """``fdef``'s own statements changed: forget its facts, and the complete facts of the
         functions around it (they count its free names)."""
         self._own.pop(id(fdef), None)
+        self._forget_full(fdef)
+
+    def _forget_full(self, fdef) -> None:
         while fdef is not None:
             self._full.pop(id(fdef), None)
             fdef = self._parent.get(id(fdef))
+
+    def update(self, fdef, blocks, removed=(), added=(), moved=None) -> None:
+        """Statements were ``removed`` from statement lists ``blocks`` of ``fdef``'s own scope
+        or ``added`` to them, and nothing else there changed: subtract and add their counts
+        instead of scanning ``fdef`` again. (The caller keeps ``summaries``, so this is cheap.)
+
+        ``moved``: ``(g, left)``, the statements of the own scope of a function ``g`` (analysed
+        here before, unchanged since) were moved into ``fdef``'s, except the statements ``left``
+        (``nonlocal`` declarations and a ``return``): an inlining. Their counts are ``g``'s less
+        those of ``left``: no statement is scanned again.
+
+        The result is what scanning ``fdef`` again would give, with the statement summaries
+        kept: where a block is inside an ``if`` whose summary is kept (from before the change),
+        that scan would count the ``if`` by it, so ``fdef`` is scanned again instead.
+        """
+        own = self._own.get(id(fdef))
+        if (
+            own is None
+            or own.fdef is not fdef
+            or self.summaries is None
+            or self._behind_summary(fdef, blocks)
+        ):
+            self.changed(fdef)
+            return
+        new = Facts(
+            fdef,
+            params=own.params,
+            stores=dict(own.stores),
+            loads=dict(own.loads),
+            declared=set(own.declared),
+            returns=own.returns,
+        )
+        parts = [(-1, self._part(s)) for s in removed] + [(1, self._part(s)) for s in added]
+        if moved is not None:
+            g, left = moved
+            inner = self._own.get(id(g))
+            if inner is None or inner.fdef is not g:
+                self.changed(fdef)
+                return
+            # its declarations are left behind: not ``declared``
+            parts.append(
+                (1, Facts(g, loads=inner.loads, stores=inner.stores, returns=inner.returns))
+            )
+            parts += [(-1, self._part(s, declared=False)) for s in left]
+        for sign, part in parts:
+            if sign < 0 and part.declared:  # a set, not a count: cannot subtract
+                self.changed(fdef)
+                return
+            for counts, more in ((new.loads, part.loads), (new.stores, part.stores)):
+                for k, c in more.items():
+                    c = counts.get(k, 0) + sign * c
+                    if c:
+                        counts[k] = c
+                    else:
+                        del counts[k]
+            new.declared |= part.declared
+            new.returns += sign * part.returns
+        new.nested = sorted(_defs_met(fdef, self.summaries), key=_line)
+        new.local = (new.params | set(new.stores)) - new.declared
+        self._own[id(fdef)] = new
+        self._forget_full(fdef)
+
+    def _behind_summary(self, fdef, blocks) -> bool:
+        """Is one of ``blocks`` inside an ``if`` statement whose summary is kept?"""
+        wanted = {id(b) for b in blocks}
+
+        def visit(block, behind: bool) -> bool:
+            if behind and id(block) in wanted:
+                return True
+            for s in block:
+                if isinstance(s, A.If):
+                    kept = self.summaries.get(id(s))
+                    inside = behind or (kept is not None and kept[0] is s and kept[1] is not None)
+                    if visit(s.body, inside) or visit(s.orelse, inside):
+                        return True
+            return False
+
+        return visit(fdef.body, False)
+
+    def _part(self, stmt, declared=True) -> Facts:
+        """What ``stmt`` counts in its scope's facts (without its declarations if not
+        ``declared``)."""
+        part = Facts(stmt)
+        _scan(part, [stmt], self.summaries)
+        if not declared:
+            part.declared = set()
+        return part
 
     def _facts(self, fdef, out) -> Facts:
         """As ``_facts`` above, ``out`` filled in the same order."""

@@ -188,21 +188,30 @@ class Simplify:
             if not A.is_name(a, p):
                 stmts.append(A.copy_location(A.assign(p, a), call_stmt))
         body = [s for s in d.body if not isinstance(s, A.Nonlocal)]
+        left = [s for s in d.body if isinstance(s, A.Nonlocal)]  # what stays behind
         value = None
         if body and isinstance(body[-1], A.Return):
             value = body[-1].value
+            left.append(body[-1])
             body = body[:-1]
+        added = stmts[:]  # the parameters' assignments
         stmts += body
         if isinstance(call_stmt, A.Assign):
             result = A.const(None) if value is None else value
             stmts.append(A.copy_location(A.assign(call_stmt.targets[0], result), call_stmt))
+            added.append(stmts[-1])
         # d's borrowed adjoints: f owns them now, or borrows them in turn
         borrowed = inner.declared - own.local
         call_block[index : index + 1] = stmts
         def_block.remove(d)
         if borrowed:
             self._add_nonlocals(f, borrowed)
-        self.scopes.changed(f)
+            # new, or changed in place: either way f declares what it did and ``borrowed``
+            added.append(f.body[0])
+        if mapping:  # renamed: scanned again (their summaries are gone)
+            self.scopes.update(f, [call_block, def_block], [call_stmt, d], added + body)
+        else:  # as they were in d
+            self.scopes.update(f, [call_block, def_block], [call_stmt, d], added, (d, left))
 
     def _names_before(self, f, stop, d) -> set[str]:
         """Names mentioned in ``f`` before statement ``stop`` (pre-order), outside ``d``."""
