@@ -81,8 +81,6 @@ from gast import (  # noqa: F401  (re-exported)
     Mult,
     Name,
     NamedExpr,
-    NodeTransformer,
-    NodeVisitor,
     Nonlocal,
     Not,
     NotEq,
@@ -294,6 +292,62 @@ def walk(node: AST):
             elif isinstance(v, AST):
                 push(v)
         yield node
+
+
+_VISIT: dict = {}  # node class -> "visit_" + its name
+
+
+class NodeVisitor(_ast.NodeVisitor):
+    """``ast.NodeVisitor``, its traversal as the plain loops above: the same visits."""
+
+    def visit(self, node):
+        cls = node.__class__
+        name = _VISIT.get(cls)
+        if name is None:
+            name = _VISIT[cls] = "visit_" + cls.__name__
+        visitor = getattr(self, name, None)
+        return self.generic_visit(node) if visitor is None else visitor(node)
+
+    def visit_Constant(self, node):  # (ast's looks for the visit_Num of Python 3.7 first)
+        return self.generic_visit(node)
+
+    def generic_visit(self, node):
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if isinstance(v, list):
+                for x in v:
+                    if isinstance(x, AST):
+                        self.visit(x)
+            elif isinstance(v, AST):
+                self.visit(v)
+
+
+class NodeTransformer(NodeVisitor):
+    """``ast.NodeTransformer`` (a visit's result replaces the node; ``None`` removes it, a list
+    is spliced in), its traversal as the plain loops above."""
+
+    def generic_visit(self, node):
+        for f in node._fields:
+            old = getattr(node, f, None)
+            if isinstance(old, list):
+                new = []
+                for x in old:
+                    if isinstance(x, AST):
+                        x = self.visit(x)
+                        if x is None:
+                            continue
+                        if not isinstance(x, AST):
+                            new.extend(x)
+                            continue
+                    new.append(x)
+                old[:] = new
+            elif isinstance(old, AST):
+                x = self.visit(old)
+                if x is None:
+                    delattr(node, f)
+                else:
+                    setattr(node, f, x)
+        return node
 
 
 # --------------------------------------------------------------------------- helpers
