@@ -65,10 +65,17 @@ def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
 
 def _push_children(n, stack: list) -> None:
     """Push the nodes below ``n`` that may hold names (not ``ctx``, ``op``, ...)."""
-    for name in _child_fields(type(n)):
+    fields = _FIELDS.get(n.__class__)
+    if fields is None:
+        fields = _child_fields(n.__class__)
+    for name in fields:
         v = getattr(n, name, None)
+        if v is None:
+            continue
         if isinstance(v, list):
-            stack.extend(x for x in v if isinstance(x, A.AST))
+            for x in v:
+                if isinstance(x, A.AST):
+                    stack.append(x)
         elif isinstance(v, A.AST):
             stack.append(v)
 
@@ -83,6 +90,18 @@ def loads(node) -> set[str]:
             if isinstance(n.ctx, A.Load):
                 out.add(n.id)
             continue
+        _push_children(n, stack)
+    return out
+
+
+def names(node) -> set[str]:
+    """Every name ``node`` reads or writes (nested functions included): ``A.names_in``, quicker."""
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Name):
+            out.add(n.id)
         _push_children(n, stack)
     return out
 

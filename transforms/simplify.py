@@ -285,7 +285,7 @@ class Simplify:
             # backpropagator, which calls it once -- so what it always sets is set after.
             _, writes = self.effects
             nested = {g.name: g for g in self.facts[id(f)].nested}
-            for name in {n.id for n in A.walk(s) if isinstance(n, A.Name)} & set(writes):
+            for name in S.names(s) & set(writes):
                 g = nested.get(name)
                 definite = (
                     self._definite_writes(g)
@@ -447,7 +447,7 @@ class Simplify:
                 live = a | b | self._reads(f, s.test)
                 continue
             if isinstance(s, A.Assign):
-                targets = {n.id for n in A.walk(s.targets[0]) if isinstance(n, A.Name)}
+                targets = S.names(s.targets[0])
                 if isinstance(s.targets[0], (A.Name, A.Tuple)) and not (targets & live):
                     if self._removable(f, s):
                         block.remove(s)
