@@ -371,6 +371,32 @@ def test_simplify_keeps_the_join_and_nothing_else():
     assert "acc(" not in out and "None" not in out
 
 
+@pytest.mark.parametrize("name", ["loop_nested", "loop_break_continue", "tree_rnn"])
+def test_simplify_keeps_scope_facts_current(name, monkeypatch):
+    """Scopes.update, which counts only what an inlining moved, agrees with scanning again."""
+    from cpsad import compiler
+    from tests import corpus_control
+    from transforms import scoping
+
+    update = scoping.Scopes.update
+    checked = []
+
+    def checking(self, fdef, blocks, removed=(), added=(), moved=None):
+        update(self, fdef, blocks, removed, added, moved)
+        got = self._own.get(id(fdef))
+        if got is not None:
+            want = scoping._own(fdef, self.summaries)
+            for field in ("params", "stores", "loads", "declared", "local", "returns"):
+                assert getattr(got, field) == getattr(want, field), field
+            assert [id(g) for g in got.nested] == [id(g) for g in want.nested]
+            checked.append(fdef)
+
+    monkeypatch.setattr(scoping.Scopes, "update", checking)
+    fn = getattr(corpus_control, name)
+    compiler.run_pipeline(fn, (fn.__code__.co_varnames[0],), upto="simplify")
+    assert checked
+
+
 # ----------------------------------------------------------------------------- kinds
 
 

@@ -13,6 +13,7 @@ so the gast-version details -- which fields a constructor needs (``type_params``
 from __future__ import annotations
 
 import ast as _ast
+from collections import deque as _deque
 
 import astor as _astor
 import gast as _gast
@@ -80,8 +81,6 @@ from gast import (  # noqa: F401  (re-exported)
     Mult,
     Name,
     NamedExpr,
-    NodeTransformer,
-    NodeVisitor,
     Nonlocal,
     Not,
     NotEq,
@@ -111,10 +110,8 @@ from gast import (  # noqa: F401  (re-exported)
     YieldFrom,
     arguments,
     comprehension,
-    iter_child_nodes,
     keyword,
     stmt,
-    walk,
     withitem,
 )
 
@@ -256,6 +253,103 @@ def module(body) -> Module:
     return Module(body=list(body), type_ignores=[])
 
 
+# --------------------------------------------------------------------------- traversal
+#
+# ``ast.walk`` and ``ast.iter_child_nodes`` go through ``ast.iter_fields``, a generator with a
+# try/except per field; the passes walk trees often enough (first-call latency) that these
+# plain loops over ``_fields`` are worth having. They visit the same nodes in the same order.
+
+
+def iter_child_nodes(node: AST) -> list:
+    """The direct children of ``node`` in field order, as ``ast.iter_child_nodes`` yields them."""
+    out = []
+    for f in node._fields:
+        v = getattr(node, f, None)
+        if v is None:
+            continue
+        if isinstance(v, list):
+            out.extend(x for x in v if isinstance(x, AST))
+        elif isinstance(v, AST):
+            out.append(v)
+    return out
+
+
+def walk(node: AST):
+    """``node`` and every node below it, breadth first, in the order of ``ast.walk`` (a node's
+    children are queued before the node is yielded, so the caller may change them)."""
+    todo = _deque([node])
+    pop, push = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if v is None:
+                continue
+            if isinstance(v, list):
+                for x in v:
+                    if isinstance(x, AST):
+                        push(x)
+            elif isinstance(v, AST):
+                push(v)
+        yield node
+
+
+_VISIT: dict = {}  # node class -> "visit_" + its name
+
+
+class NodeVisitor(_ast.NodeVisitor):
+    """``ast.NodeVisitor``, its traversal as the plain loops above: the same visits."""
+
+    def visit(self, node):
+        cls = node.__class__
+        name = _VISIT.get(cls)
+        if name is None:
+            name = _VISIT[cls] = "visit_" + cls.__name__
+        visitor = getattr(self, name, None)
+        return self.generic_visit(node) if visitor is None else visitor(node)
+
+    def visit_Constant(self, node):  # (ast's looks for the visit_Num of Python 3.7 first)
+        return self.generic_visit(node)
+
+    def generic_visit(self, node):
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if isinstance(v, list):
+                for x in v:
+                    if isinstance(x, AST):
+                        self.visit(x)
+            elif isinstance(v, AST):
+                self.visit(v)
+
+
+class NodeTransformer(NodeVisitor):
+    """``ast.NodeTransformer`` (a visit's result replaces the node; ``None`` removes it, a list
+    is spliced in), its traversal as the plain loops above."""
+
+    def generic_visit(self, node):
+        for f in node._fields:
+            old = getattr(node, f, None)
+            if isinstance(old, list):
+                new = []
+                for x in old:
+                    if isinstance(x, AST):
+                        x = self.visit(x)
+                        if x is None:
+                            continue
+                        if not isinstance(x, AST):
+                            new.extend(x)
+                            continue
+                    new.append(x)
+                old[:] = new
+            elif isinstance(old, AST):
+                x = self.visit(old)
+                if x is None:
+                    delattr(node, f)
+                else:
+                    setattr(node, f, x)
+        return node
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -266,14 +360,15 @@ def copy_location(new: AST, old: AST) -> AST:
     """
     if not hasattr(old, "lineno"):
         return new
+    where = [(a, getattr(old, a)) for a in LOCATION if hasattr(old, a)]
     stack = [new]
     while stack:
         node = stack.pop()
         if getattr(node, "lineno", None) is not None and node is not new:
             continue
-        for a in LOCATION:
-            if getattr(node, a, None) is None and hasattr(old, a):
-                setattr(node, a, getattr(old, a))
+        for a, v in where:
+            if getattr(node, a, None) is None:
+                setattr(node, a, v)
         stack.extend(iter_child_nodes(node))
     return new
 

@@ -4,7 +4,8 @@
 its parameters, the names it stores and loads in its own scope, what it declares ``nonlocal``, its
 nested functions, and -- following Python's rules -- its local and free names and what a call of it
 may assign in enclosing scopes. Simplify uses these to inline closures without capturing names
-and to know which calls can change an adjoint. Nothing here rewrites a tree.
+and to know which calls can change an adjoint. Nothing here rewrites a tree. A pass that analyses
+a tree again after each change keeps a ``Scopes``: it visits again only what changed.
 
 >>> from transforms import astlib as A
 >>> f = A.parse("def f(a):\\n    b = a\\n    def g():\\n        nonlocal b\\n        b = 2\\n").body[0]
@@ -64,10 +65,17 @@ def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
 
 def _push_children(n, stack: list) -> None:
     """Push the nodes below ``n`` that may hold names (not ``ctx``, ``op``, ...)."""
-    for name in _child_fields(type(n)):
+    fields = _FIELDS.get(n.__class__)
+    if fields is None:
+        fields = _child_fields(n.__class__)
+    for name in fields:
         v = getattr(n, name, None)
+        if v is None:
+            continue
         if isinstance(v, list):
-            stack.extend(x for x in v if isinstance(x, A.AST))
+            for x in v:
+                if isinstance(x, A.AST):
+                    stack.append(x)
         elif isinstance(v, A.AST):
             stack.append(v)
 
@@ -82,6 +90,18 @@ def loads(node) -> set[str]:
             if isinstance(n.ctx, A.Load):
                 out.add(n.id)
             continue
+        _push_children(n, stack)
+    return out
+
+
+def names(node) -> set[str]:
+    """Every name ``node`` reads or writes (nested functions included): ``A.names_in``, quicker."""
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.Name):
+            out.add(n.id)
         _push_children(n, stack)
     return out
 
@@ -114,15 +134,33 @@ def _summary(stmt):
 
 
 def _facts(fdef, out, summaries=None) -> Facts:
+    own = _own(fdef, summaries)
+    f = _complete(own, [_facts(g, out, summaries) for g in own.nested])
+    out[id(fdef)] = f
+    return f
+
+
+def _own(fdef, summaries=None) -> Facts:
+    """What ``fdef``'s own scope says of names, not counting its nested functions' bodies: the
+    fields up to ``local``; ``free``, ``writes``, ``assignments`` and ``reads`` are left empty."""
     f = Facts(fdef, params=set(A.arg_names(fdef.args)))
-    stack = list(fdef.body)
+    _scan(f, list(fdef.body), summaries)
+    f.nested.sort(key=_line)
+    f.local = (f.params | set(f.stores)) - f.declared
+    return f
+
+
+def _line(fdef) -> int:
+    return getattr(fdef, "lineno", 0) or 0
+
+
+def _scan(f: Facts, stack: list, summaries) -> None:
+    """Count into ``f`` what the nodes on ``stack`` (and below them, in this scope) say of names;
+    nested functions in the order met (the last statement first)."""
     while stack:
         n = stack.pop()
         if summaries is not None and isinstance(n, A.stmt) and not isinstance(n, A.FunctionDef):
-            cached = summaries.get(id(n))
-            if cached is None or cached[0] is not n:
-                cached = summaries[id(n)] = _summary(n)
-            part = cached[1]
+            part = _cached_summary(n, summaries)
             if part is not None:
                 for k, c in part.loads.items():
                     f.loads[k] = f.loads.get(k, 0) + c
@@ -139,23 +177,196 @@ def _facts(fdef, out, summaries=None) -> Facts:
             stack.extend(d for d in n.args.kw_defaults if d is not None)
             continue
         _note(f, n, stack)
-    f.nested.sort(key=lambda d: (getattr(d, "lineno", 0) or 0))
-    f.local = (f.params | set(f.stores)) - f.declared
+
+
+def _cached_summary(stmt, summaries: dict):
+    cached = summaries.get(id(stmt))
+    if cached is None or cached[0] is not stmt:
+        cached = summaries[id(stmt)] = _summary(stmt)
+    return cached[1]
+
+
+def _defs_met(fdef, summaries: dict) -> list:
+    """The functions defined in ``fdef``'s own scope, in the order ``_scan`` meets them."""
+    out = []
+    stack = list(fdef.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, A.FunctionDef):
+            out.append(n)  # (its decorators and defaults define no functions: no lambdas here)
+        elif not isinstance(n, A.stmt) or _cached_summary(n, summaries) is None:
+            _push_children(n, stack)
+    return out
+
+
+def _complete(own: Facts, nested: list[Facts]) -> Facts:
+    """A new record: ``own`` (from ``_own``) with what follows from the facts of its nested
+    functions (``nested``, complete themselves, in the order of ``own.nested``)."""
+    f = Facts(
+        own.fdef,
+        params=own.params,
+        stores=own.stores,
+        loads=own.loads,
+        declared=own.declared,
+        nested=own.nested,
+        local=own.local,
+        returns=own.returns,
+    )
     f.free = (set(f.loads) | set(f.stores)) - f.local
     f.free |= f.declared
     f.writes = set(f.declared)
     f.assignments = dict(f.stores)
     f.reads = dict(f.loads)
-    for g in f.nested:
-        gf = _facts(g, out, summaries)
+    for gf in nested:
         f.free |= gf.free - f.local
         f.writes |= gf.writes - f.local
         for w in gf.writes:
             f.assignments[w] = f.assignments.get(w, 0) + 1
         for r in gf.free:
             f.reads[r] = f.reads.get(r, 0) + 1
-    out[id(fdef)] = f
     return f
+
+
+class Scopes:
+    """``analyze`` for a pass that changes a tree between analyses and says which functions it
+    changed: a function's facts are kept until it changes, so an analysis only visits the
+    statements of functions changed since the last one (and re-derives their enclosing
+    functions' facts from their own counts, which are kept too).
+
+    A function *changes* when a statement of its own scope is added, removed or rewritten
+    (statements of functions nested in it do not count: report those functions). ``summaries``
+    is ``analyze``'s statement cache: only for a caller that drops the entry of every statement
+    it changes in place.
+    """
+
+    def __init__(self, summaries: dict | None = None):
+        self.summaries = summaries
+        self._own: dict[int, Facts] = {}  # id(fdef) -> its own scope's facts
+        self._full: dict[int, Facts] = {}  # id(fdef) -> its complete facts
+        self._parent: dict[int, object] = {}  # id(fdef) -> the function it was last seen in
+
+    def analyze(self, root) -> dict[int, Facts]:
+        """What ``analyze(root)`` returns, computed again only where something changed."""
+        out: dict[int, Facts] = {}
+        self._facts(root, out)
+        return out
+
+    def changed(self, fdef) -> None:
+        """``fdef``'s own statements changed: forget its facts, and the complete facts of the
+        functions around it (they count its free names)."""
+        self._own.pop(id(fdef), None)
+        self._forget_full(fdef)
+
+    def _forget_full(self, fdef) -> None:
+        while fdef is not None:
+            self._full.pop(id(fdef), None)
+            fdef = self._parent.get(id(fdef))
+
+    def update(self, fdef, blocks, removed=(), added=(), moved=None) -> None:
+        """Statements were ``removed`` from statement lists ``blocks`` of ``fdef``'s own scope
+        or ``added`` to them, and nothing else there changed: subtract and add their counts
+        instead of scanning ``fdef`` again. (The caller keeps ``summaries``, so this is cheap.)
+
+        ``moved``: ``(g, left)``, the statements of the own scope of a function ``g`` (analysed
+        here before, unchanged since) were moved into ``fdef``'s, except the statements ``left``
+        (``nonlocal`` declarations and a ``return``): an inlining. Their counts are ``g``'s less
+        those of ``left``: no statement is scanned again.
+
+        The result is what scanning ``fdef`` again would give, with the statement summaries
+        kept: where a block is inside an ``if`` whose summary is kept (from before the change),
+        that scan would count the ``if`` by it, so ``fdef`` is scanned again instead.
+        """
+        own = self._own.get(id(fdef))
+        if (
+            own is None
+            or own.fdef is not fdef
+            or self.summaries is None
+            or self._behind_summary(fdef, blocks)
+        ):
+            self.changed(fdef)
+            return
+        new = Facts(
+            fdef,
+            params=own.params,
+            stores=dict(own.stores),
+            loads=dict(own.loads),
+            declared=set(own.declared),
+            returns=own.returns,
+        )
+        parts = [(-1, self._part(s)) for s in removed] + [(1, self._part(s)) for s in added]
+        if moved is not None:
+            g, left = moved
+            inner = self._own.get(id(g))
+            if inner is None or inner.fdef is not g:
+                self.changed(fdef)
+                return
+            # its declarations are left behind: not ``declared``
+            parts.append(
+                (1, Facts(g, loads=inner.loads, stores=inner.stores, returns=inner.returns))
+            )
+            parts += [(-1, self._part(s, declared=False)) for s in left]
+        for sign, part in parts:
+            if sign < 0 and part.declared:  # a set, not a count: cannot subtract
+                self.changed(fdef)
+                return
+            for counts, more in ((new.loads, part.loads), (new.stores, part.stores)):
+                for k, c in more.items():
+                    c = counts.get(k, 0) + sign * c
+                    if c:
+                        counts[k] = c
+                    else:
+                        del counts[k]
+            new.declared |= part.declared
+            new.returns += sign * part.returns
+        new.nested = sorted(_defs_met(fdef, self.summaries), key=_line)
+        new.local = (new.params | set(new.stores)) - new.declared
+        self._own[id(fdef)] = new
+        self._forget_full(fdef)
+
+    def _behind_summary(self, fdef, blocks) -> bool:
+        """Is one of ``blocks`` inside an ``if`` statement whose summary is kept?"""
+        wanted = {id(b) for b in blocks}
+
+        def visit(block, behind: bool) -> bool:
+            if behind and id(block) in wanted:
+                return True
+            for s in block:
+                if isinstance(s, A.If):
+                    kept = self.summaries.get(id(s))
+                    inside = behind or (kept is not None and kept[0] is s and kept[1] is not None)
+                    if visit(s.body, inside) or visit(s.orelse, inside):
+                        return True
+            return False
+
+        return visit(fdef.body, False)
+
+    def _part(self, stmt, declared=True) -> Facts:
+        """What ``stmt`` counts in its scope's facts (without its declarations if not
+        ``declared``)."""
+        part = Facts(stmt)
+        _scan(part, [stmt], self.summaries)
+        if not declared:
+            part.declared = set()
+        return part
+
+    def _facts(self, fdef, out) -> Facts:
+        """As ``_facts`` above, ``out`` filled in the same order."""
+        f = self._full.get(id(fdef))
+        if f is not None and f.fdef is fdef:
+            for g in f.nested:
+                self._facts(g, out)
+            out[id(fdef)] = f
+            return f
+        own = self._own.get(id(fdef))
+        if own is None or own.fdef is not fdef:
+            own = self._own[id(fdef)] = _own(fdef, self.summaries)
+        nested = []
+        for g in own.nested:
+            self._parent[id(g)] = fdef
+            nested.append(self._facts(g, out))
+        f = self._full[id(fdef)] = _complete(own, nested)
+        out[id(fdef)] = f
+        return f
 
 
 # ----------------------------------------------------------------------------- single questions
@@ -184,16 +395,17 @@ def facts(fdef) -> Facts:
 
 def nested_functions(fdef) -> list:
     """Function definitions directly inside ``fdef``'s scope (in branches too)."""
-    return facts(fdef).nested
+    return _own(fdef).nested
 
 
 def declared_nonlocal(fdef) -> set[str]:
-    return facts(fdef).declared
+    return _own(fdef).declared
 
 
 def local_names(fdef) -> set[str]:
-    """Names local to ``fdef``: parameters, assignment targets, nested def names; not nonlocals."""
-    return facts(fdef).local
+    """Names local to ``fdef``: parameters, assignment targets, nested def names; not nonlocals.
+    (Its own scope decides: nested functions are not visited.)"""
+    return _own(fdef).local
 
 
 def free_names(fdef) -> set[str]:

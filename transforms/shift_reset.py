@@ -31,7 +31,7 @@ from transforms import astlib as A
 from transforms.activity import RET, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
-from transforms.templates import instantiate
+from transforms.templates import instantiate, parameters
 from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
 
 
@@ -472,10 +472,10 @@ class ShiftReset:
     def fill(self, rule: Rule, param: str, holes: dict, g, ans):
         t = rule.adjoints[param]
         full = {"g": g, "ans": ans, **holes}
-        params = list(inspect.signature(t.fn).parameters)
+        params = list(parameters(t.fn))
         missing = [p for p in params if p not in full]
         for p in missing:  # parameters the template has but the call did not bind (defaults)
-            default = inspect.signature(t.fn).parameters[p].default
+            default = parameters(t.fn)[p].default
             full[p] = A.const(None if default is inspect.Parameter.empty else default)
         return instantiate(t, full, self.unit.inject)
 

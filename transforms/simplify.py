@@ -116,12 +116,15 @@ class Simplify:
     def inline_all(self, root) -> None:
         """Inline every continuation called once, innermost first, so each moves in already flat."""
         self.summaries: dict = {}  # statement -> its names, for the repeated analyses below
+        # an inlining changes the function it inlines into (and, renaming, those it moves in):
+        # the facts of the others are kept from one analysis to the next
+        self.scopes = S.Scopes(self.summaries)
         for f in reversed(functions(root)):  # deeper definitions come later in breadth-first order
             while self.inline_into(f):
                 pass
 
     def inline_into(self, f) -> bool:
-        facts = S.analyze(f, self.summaries)
+        facts = self.scopes.analyze(f)
         own = facts[id(f)]
         calls = {}
         for block in statement_lists(f):
@@ -176,6 +179,8 @@ class Simplify:
         if mapping:
             for n in A.walk(d):  # changed in place: their cached summaries are stale
                 self.summaries.pop(id(n), None)
+                if isinstance(n, A.FunctionDef) and n is not d:
+                    self.scopes.changed(n)
         S.rename_free(d.body, mapping)
         new_params = [mapping.get(p, p) for p in params]
         stmts = []
@@ -183,20 +188,30 @@ class Simplify:
             if not A.is_name(a, p):
                 stmts.append(A.copy_location(A.assign(p, a), call_stmt))
         body = [s for s in d.body if not isinstance(s, A.Nonlocal)]
+        left = [s for s in d.body if isinstance(s, A.Nonlocal)]  # what stays behind
         value = None
         if body and isinstance(body[-1], A.Return):
             value = body[-1].value
+            left.append(body[-1])
             body = body[:-1]
+        added = stmts[:]  # the parameters' assignments
         stmts += body
         if isinstance(call_stmt, A.Assign):
             result = A.const(None) if value is None else value
             stmts.append(A.copy_location(A.assign(call_stmt.targets[0], result), call_stmt))
+            added.append(stmts[-1])
         # d's borrowed adjoints: f owns them now, or borrows them in turn
         borrowed = inner.declared - own.local
         call_block[index : index + 1] = stmts
         def_block.remove(d)
         if borrowed:
             self._add_nonlocals(f, borrowed)
+            # new, or changed in place: either way f declares what it did and ``borrowed``
+            added.append(f.body[0])
+        if mapping:  # renamed: scanned again (their summaries are gone)
+            self.scopes.update(f, [call_block, def_block], [call_stmt, d], added + body)
+        else:  # as they were in d
+            self.scopes.update(f, [call_block, def_block], [call_stmt, d], added, (d, left))
 
     def _names_before(self, f, stop, d) -> set[str]:
         """Names mentioned in ``f`` before statement ``stop`` (pre-order), outside ``d``."""
@@ -270,7 +285,7 @@ class Simplify:
             # backpropagator, which calls it once -- so what it always sets is set after.
             _, writes = self.effects
             nested = {g.name: g for g in self.facts[id(f)].nested}
-            for name in {n.id for n in A.walk(s) if isinstance(n, A.Name)} & set(writes):
+            for name in S.names(s) & set(writes):
                 g = nested.get(name)
                 definite = (
                     self._definite_writes(g)
@@ -432,7 +447,7 @@ class Simplify:
                 live = a | b | self._reads(f, s.test)
                 continue
             if isinstance(s, A.Assign):
-                targets = {n.id for n in A.walk(s.targets[0]) if isinstance(n, A.Name)}
+                targets = S.names(s.targets[0])
                 if isinstance(s.targets[0], (A.Name, A.Tuple)) and not (targets & live):
                     if self._removable(f, s):
                         block.remove(s)

@@ -35,7 +35,7 @@ from transforms.shift_reset import (
     transformed_local,
     without_calls,
 )
-from transforms.templates import instantiate
+from transforms.templates import instantiate, parameters
 from transforms.unit import ARRAY, NUMBER, SCALAR, UNKNOWN, Unit, kinds_key
 
 NUMERIC = SCALAR | {ARRAY}  # kinds whose tangents add with +
@@ -318,11 +318,11 @@ class Tangent:
 
     def fill(self, rule: Rule, param: str, holes: dict, t, ans):
         template = rule.tangents[param]
-        params = list(inspect.signature(template.fn).parameters)
+        params = list(parameters(template.fn))
         full = {params[0]: t, "ans": ans, **holes}
         for p in params:
             if p not in full:  # parameters the template has but the call did not bind (defaults)
-                default = inspect.signature(template.fn).parameters[p].default
+                default = parameters(template.fn)[p].default
                 full[p] = A.const(None if default is inspect.Parameter.empty else default)
         return instantiate(template, full, self.unit.inject)
 

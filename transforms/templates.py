@@ -73,6 +73,17 @@ def parsed(fn: Callable):
     return expr, free
 
 
+_PARAMETERS: dict = {}
+
+
+def parameters(fn: Callable):
+    """``inspect.signature(fn).parameters`` of a rule function, read once (like its source)."""
+    out = _PARAMETERS.get(fn)
+    if out is None:
+        out = _PARAMETERS[fn] = inspect.signature(fn).parameters
+    return out
+
+
 def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
     """The template's expression with holes filled, or a call of the rule by name.
 
