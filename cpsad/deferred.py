@@ -42,10 +42,8 @@ class Deferred:
     @classmethod
     def product(cls, a, b):
         """``a.T @ b`` for 2-D ``a`` (n, p) and ``b`` (n, q); a vector stands for one row."""
-        p = a.shape[-1]
-        q = b.shape[-1]
-        dtype = np.result_type(a.dtype, b.dtype)
-        return cls((p, q), dtype, a.size + b.size, ("mm", a, b))
+        dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+        return cls((a.shape[-1], b.shape[-1]), dtype, a.size + b.size, ("mm", a, b))
 
     @classmethod
     def scatter(cls, shape, dtype, index, g):
@@ -142,7 +140,8 @@ _WITHOUT_READING = {
 
 
 def _sum(a: Deferred, b: Deferred) -> Deferred:
-    out = Deferred(a.shape, np.result_type(a.dtype, b.dtype), a.pending + b.pending, ("sum", a, b))
+    dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+    out = Deferred(a.shape, dtype, a.pending + b.pending, ("sum", a, b))
     if out.pending > LIMIT:
         out.array()
     return out

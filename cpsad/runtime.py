@@ -229,8 +229,10 @@ class Sparse(dict):
         if not isinstance(other, Sparse):
             other = as_adjoint(other)
         out = Sparse(self)
+        get = out.get
         for k, v in other.items():
-            out[k] = acc(out.get(k), v)
+            cur = get(k)
+            out[k] = v if cur is None else cur if v is None else cur + v  # acc, inlined
         return out
 
     __radd__ = __add__

@@ -205,6 +205,9 @@ def matmul_y(g, ans, x, y):
             return x.T @ g
         if x.ndim == 1 and type(g) is np.ndarray and g.ndim == 1 and _floats(x, g):
             return Deferred.product(x, g)  # v @ W: the outer product v g^T, batched when read
+    elif type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 and y.ndim == 1:
+        if type(g) is np.ndarray and g.ndim == 1:
+            return g @ x  # W @ v: the vector's adjoint W^T g, without np.ndim's calls
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return g * x
