@@ -36,9 +36,8 @@ the loop rebinds its parameters and goes round again.
 
 from __future__ import annotations
 
-import inspect
-
 from transforms import astlib as A
+from transforms import templates
 from transforms.unit import Unit
 
 
@@ -180,7 +179,7 @@ class Defunctionalize:
             if not params:
                 continue
             names = []
-            for p in inspect.signature(fn).parameters.values():
+            for p in templates.parameters(fn).values():
                 if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                     break
                 names.append(p.name)
