@@ -84,20 +84,37 @@ class Simplify:
         self._definite: dict[int, set] = {}
         for f in functions(root):
             self.definedness(f)
+        # For speed (a chain of temporaries takes a round per link: tree_lstm needs a dozen), a
+        # round after one that only substituted forward neither analyses the tree again nor looks
+        # for dead stores where it found none: see ``_recount``.
+        quiet = False  # the last round changed nothing but forward substitutions
+        clean: set[int] = set()  # functions whose last dead-store sweep removed nothing
         while True:
-            self.analyze(root)
+            if quiet:
+                self._recount(root)
+            else:
+                self.analyze(root)
+                clean = set()
+            self.substituted = []
             changed = False
             for f in functions(root):
                 changed |= self.copies(f)
             if changed:
+                quiet = False
                 continue  # names moved: analyse again before anything else reads them
+            other = False  # a change other than a forward substitution
             for f in functions(root):
-                changed |= self.dead_stores(f)
+                if id(f) not in clean:
+                    if self.dead_stores(f):
+                        other = True
+                    else:
+                        clean.add(id(f))
                 changed |= self.forward_substitute(f)
-                changed |= self.return_directly(f)
-                changed |= self.eta(f)
-            if not changed:
+                other |= self.return_directly(f)
+                other |= self.eta(f)
+            if not (changed or other):
                 break
+            quiet = not other
         _Peephole(unit.injected).visit(root)
         for f in functions(root):
             _drop_empty(f)
@@ -109,6 +126,24 @@ class Simplify:
     def analyze(self, root) -> None:
         """Scope facts of every function, and what each closure's calls read and write."""
         self.facts = S.analyze(root)
+        self.effects = closure_effects(root, self.facts)
+
+    def _recount(self, root) -> None:
+        """``analyze`` after a round whose only changes were forward substitutions, without
+        visiting the tree: each took one assignment and one read of a temporary out of its
+        function's own scope (the value moved within that scope, its names counted as before).
+
+        Why a dead-store sweep that removed nothing still removes nothing after them (so the
+        loop skips it): liveness before the removed ``t = e`` is what it was -- ``e``'s reads
+        are live from the next statement on instead, and only inert statements lie between --
+        and after it nothing changed. Only where ``t`` is live can differ, and nothing assigns
+        ``t`` any more. The statement that received ``e`` keeps its targets and the liveness
+        after it, and whether it is removed depends on those alone once the sweep kept it.
+        What closures read and write is unchanged: no nested function names ``t`` (it was
+        assigned and read once, both in this scope).
+        """
+        for f, t in self.substituted:
+            S.recount(self.facts, f, {t: -1}, {t: -1})
         self.effects = closure_effects(root, self.facts)
 
     # ------------------------------------------------------------------ 1. inline
@@ -570,6 +605,7 @@ class Simplify:
                     continue
                 A.replace(nxt, uses[0], A.deepcopy(s.value))
                 del block[i]
+                self.substituted.append((f, t))
                 return True
         return False
 
