@@ -161,6 +161,10 @@ class Simplify:
     def inline_into(self, f) -> bool:
         facts = self.scopes.analyze(f)
         own = facts[id(f)]
+        if not any(self._may_inline(d, own, facts) for d in own.nested):
+            # For speed: every function is asked once more after its last inlining, by then
+            # with all the statements inlined into it -- the facts answer without a scan.
+            return False
         calls = {}
         for block in statement_lists(f):
             for i, s in enumerate(block):
@@ -172,15 +176,23 @@ class Simplify:
             for d in block:
                 if (
                     isinstance(d, A.FunctionDef)
-                    and anno.hasanno(d, anno.CONT)
-                    and own.reads.get(d.name) == 1
-                    and own.loads.get(d.name) == 1
+                    and self._may_inline(d, own, facts)
                     and d.name in calls
-                    and facts[id(d)].returns == (1 if isinstance(d.body[-1], A.Return) else 0)
                 ):
                     self.inline(f, d, block, *calls[d.name], facts)
                     return True
         return False
+
+    @staticmethod
+    def _may_inline(d, own, facts) -> bool:
+        """Is ``d``, a function defined in the scope ``own`` describes, a continuation that
+        scope reads once and that returns as an inlined body can (at its end, or never)?"""
+        return (
+            anno.hasanno(d, anno.CONT)
+            and own.reads.get(d.name) == 1
+            and own.loads.get(d.name) == 1
+            and facts[id(d)].returns == (1 if isinstance(d.body[-1], A.Return) else 0)
+        )
 
     def inline(self, f, d, def_block, call_block, index, facts) -> None:
         """Beta-reduce the call ``call_block[index]`` of ``d``, renaming what would be captured."""
