@@ -317,6 +317,9 @@ class Simplify:
         return cached
 
     def _flow(self, f, block, state, rewrite: bool) -> dict:
+        _, writes = self.effects
+        nested = {g.name: g for g in self.facts[id(f)].nested}
+        closures = set(writes)
         for s in block:
             if isinstance(s, A.FunctionDef):
                 continue
@@ -330,9 +333,7 @@ class Simplify:
             # Closures this statement runs (and the closures they run) can set adjoints they
             # borrow. A continuation nested here runs exactly once -- called here, or passed to a
             # backpropagator, which calls it once -- so what it always sets is set after.
-            _, writes = self.effects
-            nested = {g.name: g for g in self.facts[id(f)].nested}
-            for name in S.names(s) & set(writes):
+            for name in S.names(s) & closures:
                 g = nested.get(name)
                 definite = (
                     self._definite_writes(g)
