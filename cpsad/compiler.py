@@ -15,6 +15,8 @@ against what it resolved (``np``, a helper function, ...): if a name now refers 
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
 import hashlib
 import inspect
 import linecache
@@ -116,7 +118,7 @@ def specialize(
         spec = specs.get((active, kinds, mode))
         if spec is not None and spec.valid():
             return spec
-    with _lock:
+    with _lock, _gc_paused():
         building: dict = {}
         spec = _build(fn, active, kinds, mode, building)
         _link(building)
@@ -125,6 +127,23 @@ def specialize(
         for s in building.values():
             s.guards = _all_guards(s)
         return spec
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """No garbage collection while a transformation runs, for speed: it makes tens of thousands
+    of syntax-tree nodes that live until it ends, so collections -- each a walk over what is
+    young -- find nothing to free, move the nodes to older generations, and soon set off a full
+    collection of every object of the process (numpy's included): 100 ms on a first call of
+    TreeLSTM. Trees are freed by reference counting when the transformation ends; the collector
+    runs as before after it (unless the caller had disabled it)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _KINDS: dict = {}  # (code, argument types, keyword names) -> kinds key

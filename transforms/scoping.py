@@ -227,6 +227,42 @@ def _complete(own: Facts, nested: list[Facts]) -> Facts:
     return f
 
 
+def recount(facts: dict[int, Facts], fdef, stores: dict[str, int], loads: dict[str, int]) -> None:
+    """Bring ``facts`` (``analyze``'s) up to date, in place, after statements of ``fdef``'s own
+    scope changed in a way that only changed its counts, by ``stores`` and ``loads`` (name ->
+    change): no function, declaration or ``return`` was added or removed. The records of
+    ``fdef`` and of the functions around it are derived again, as ``analyze`` derives them; no
+    statement is visited. (Simplify's forward substitution removes a temporary this way, round
+    after round: analysing the whole tree again for it was most of Simplify's time.)"""
+    parent = {id(g): f.fdef for f in facts.values() for g in f.nested}
+    old = facts[id(fdef)]
+    own = Facts(
+        fdef,
+        params=old.params,
+        stores=dict(old.stores),
+        loads=dict(old.loads),
+        declared=old.declared,
+        nested=old.nested,
+        returns=old.returns,
+    )
+    for counts, change in ((own.stores, stores), (own.loads, loads)):
+        for name, c in change.items():
+            c += counts.get(name, 0)
+            if c < 0:  # pragma: no cover - a caller's mistake
+                raise AssertionError(f"negative count of {name!r}")
+            if c:
+                counts[name] = c
+            else:
+                del counts[name]
+    own.local = (own.params | set(own.stores)) - own.declared
+    while True:
+        facts[id(fdef)] = _complete(own, [facts[id(g)] for g in own.nested])
+        fdef = parent.get(id(fdef))
+        if fdef is None:
+            return
+        own = facts[id(fdef)]  # its own counts are as they were: derived again from them
+
+
 class Scopes:
     """``analyze`` for a pass that changes a tree between analyses and says which functions it
     changed: a function's facts are kept until it changes, so an analysis only visits the

@@ -84,20 +84,37 @@ class Simplify:
         self._definite: dict[int, set] = {}
         for f in functions(root):
             self.definedness(f)
+        # For speed (a chain of temporaries takes a round per link: tree_lstm needs a dozen), a
+        # round after one that only substituted forward neither analyses the tree again nor looks
+        # for dead stores where it found none: see ``_recount``.
+        quiet = False  # the last round changed nothing but forward substitutions
+        clean: set[int] = set()  # functions whose last dead-store sweep removed nothing
         while True:
-            self.analyze(root)
+            if quiet:
+                self._recount(root)
+            else:
+                self.analyze(root)
+                clean = set()
+            self.substituted = []
             changed = False
             for f in functions(root):
                 changed |= self.copies(f)
             if changed:
+                quiet = False
                 continue  # names moved: analyse again before anything else reads them
+            other = False  # a change other than a forward substitution
             for f in functions(root):
-                changed |= self.dead_stores(f)
+                if id(f) not in clean:
+                    if self.dead_stores(f):
+                        other = True
+                    else:
+                        clean.add(id(f))
                 changed |= self.forward_substitute(f)
-                changed |= self.return_directly(f)
-                changed |= self.eta(f)
-            if not changed:
+                other |= self.return_directly(f)
+                other |= self.eta(f)
+            if not (changed or other):
                 break
+            quiet = not other
         _Peephole(unit.injected).visit(root)
         for f in functions(root):
             _drop_empty(f)
@@ -109,6 +126,24 @@ class Simplify:
     def analyze(self, root) -> None:
         """Scope facts of every function, and what each closure's calls read and write."""
         self.facts = S.analyze(root)
+        self.effects = closure_effects(root, self.facts)
+
+    def _recount(self, root) -> None:
+        """``analyze`` after a round whose only changes were forward substitutions, without
+        visiting the tree: each took one assignment and one read of a temporary out of its
+        function's own scope (the value moved within that scope, its names counted as before).
+
+        Why a dead-store sweep that removed nothing still removes nothing after them (so the
+        loop skips it): liveness before the removed ``t = e`` is what it was -- ``e``'s reads
+        are live from the next statement on instead, and only inert statements lie between --
+        and after it nothing changed. Only where ``t`` is live can differ, and nothing assigns
+        ``t`` any more. The statement that received ``e`` keeps its targets and the liveness
+        after it, and whether it is removed depends on those alone once the sweep kept it.
+        What closures read and write is unchanged: no nested function names ``t`` (it was
+        assigned and read once, both in this scope).
+        """
+        for f, t in self.substituted:
+            S.recount(self.facts, f, {t: -1}, {t: -1})
         self.effects = closure_effects(root, self.facts)
 
     # ------------------------------------------------------------------ 1. inline
@@ -126,6 +161,10 @@ class Simplify:
     def inline_into(self, f) -> bool:
         facts = self.scopes.analyze(f)
         own = facts[id(f)]
+        if not any(self._may_inline(d, own, facts) for d in own.nested):
+            # For speed: every function is asked once more after its last inlining, by then
+            # with all the statements inlined into it -- the facts answer without a scan.
+            return False
         calls = {}
         for block in statement_lists(f):
             for i, s in enumerate(block):
@@ -137,15 +176,23 @@ class Simplify:
             for d in block:
                 if (
                     isinstance(d, A.FunctionDef)
-                    and anno.hasanno(d, anno.CONT)
-                    and own.reads.get(d.name) == 1
-                    and own.loads.get(d.name) == 1
+                    and self._may_inline(d, own, facts)
                     and d.name in calls
-                    and facts[id(d)].returns == (1 if isinstance(d.body[-1], A.Return) else 0)
                 ):
                     self.inline(f, d, block, *calls[d.name], facts)
                     return True
         return False
+
+    @staticmethod
+    def _may_inline(d, own, facts) -> bool:
+        """Is ``d``, a function defined in the scope ``own`` describes, a continuation that
+        scope reads once and that returns as an inlined body can (at its end, or never)?"""
+        return (
+            anno.hasanno(d, anno.CONT)
+            and own.reads.get(d.name) == 1
+            and own.loads.get(d.name) == 1
+            and facts[id(d)].returns == (1 if isinstance(d.body[-1], A.Return) else 0)
+        )
 
     def inline(self, f, d, def_block, call_block, index, facts) -> None:
         """Beta-reduce the call ``call_block[index]`` of ``d``, renaming what would be captured."""
@@ -270,6 +317,9 @@ class Simplify:
         return cached
 
     def _flow(self, f, block, state, rewrite: bool) -> dict:
+        _, writes = self.effects
+        nested = {g.name: g for g in self.facts[id(f)].nested}
+        closures = set(writes)
         for s in block:
             if isinstance(s, A.FunctionDef):
                 continue
@@ -283,9 +333,7 @@ class Simplify:
             # Closures this statement runs (and the closures they run) can set adjoints they
             # borrow. A continuation nested here runs exactly once -- called here, or passed to a
             # backpropagator, which calls it once -- so what it always sets is set after.
-            _, writes = self.effects
-            nested = {g.name: g for g in self.facts[id(f)].nested}
-            for name in S.names(s) & set(writes):
+            for name in S.names(s) & closures:
                 g = nested.get(name)
                 definite = (
                     self._definite_writes(g)
@@ -570,6 +618,7 @@ class Simplify:
                     continue
                 A.replace(nxt, uses[0], A.deepcopy(s.value))
                 del block[i]
+                self.substituted.append((f, t))
                 return True
         return False
 

@@ -90,12 +90,11 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
     ``holes`` maps every parameter of the rule to a gast expression; ``inject(obj, name)`` returns
     the name under which emitted code refers to ``obj``.
     """
-    sig = inspect.signature(t.fn)
     expr, free = parsed(t.fn)
     if expr is None:  # called by name: parameters with defaults by keyword, defaults left out
         fname = inject(t.fn, t.fn.__name__)
         args, keywords = [], {}
-        for p in sig.parameters.values():
+        for p in parameters(t.fn).values():
             hole = holes[p.name]
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
                 args.append(A.Starred(value=A.deepcopy(hole), ctx=A.Load()))
