@@ -72,6 +72,22 @@ def with_numpy(f, module):
     return types.FunctionType(f.__code__, {**f.__globals__, "np": module}, f.__name__)
 
 
+def scaled(W):
+    """A primitive of the user's own (a rule registered below): its adjoint rule receives the
+    deferred adjoint of its result, summed over the loop's uses."""
+    return 3.0 * W
+
+
+cpsad.defvjp(scaled, lambda g, ans, W: 3.0 * g)
+
+
+def through_a_user_rule(W, vs):
+    s = 0.0
+    for v in vs:
+        s = s + np.sum(np.sin(scaled(W) @ v))
+    return s
+
+
 def _rng():
     return np.random.default_rng(0)
 
@@ -107,6 +123,14 @@ CASES = {
     ),
     "scalar_entries": (scalar_entries, lambda r: (r.standard_normal(9),), 0),
 }
+
+
+def test_a_user_rule_receives_the_deferred_adjoint():
+    rng = _rng()
+    W, vs = rng.standard_normal((3, 4)), list(rng.standard_normal((5, 4)))
+    ours = check_grads(through_a_user_rule, W, vs)
+    expected = sum(3.0 * np.outer(np.cos(3.0 * W @ v), v) for v in vs)
+    np.testing.assert_allclose(ours, expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
