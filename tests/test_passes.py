@@ -44,7 +44,8 @@ def test_parse_keeps_the_users_lines_and_columns():
 
 
 def test_to_ast_makes_the_tree_gast_makes():
-    """astlib's own gast -> ast conversion (for speed) against gast's, attributes included."""
+    """astlib's own conversions between gast and ast (for speed) against gast's, attributes
+    included."""
     import ast
 
     import gast
@@ -74,6 +75,16 @@ def test_to_ast_makes_the_tree_gast_makes():
     assert ast.dump(A.to_ast(tree), include_attributes=True) == ast.dump(
         gast.gast_to_ast(tree), include_attributes=True
     )
+
+    def dump(node):  # a gast tree: every field and attribute, in the order the node holds them
+        if isinstance(node, list):
+            return [dump(x) for x in node]
+        if not isinstance(node, gast.AST):
+            return node
+        return (type(node).__name__, [(k, dump(v)) for k, v in node.__dict__.items()])
+
+    # and from ast to gast (parsing)
+    assert dump(tree) == dump(gast.ast_to_gast(ast.parse(code)))
 
 
 def test_parse_lambda_becomes_a_def():

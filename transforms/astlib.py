@@ -128,7 +128,7 @@ LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
 def parse(source: str) -> Module:
-    return _gast.parse(source)
+    return from_ast(_ast.parse(source))
 
 
 def to_ast(node: AST) -> _ast.AST:
@@ -305,7 +305,132 @@ _SPECIAL_TO_AST = {
 
 
 def from_ast(node: _ast.AST) -> AST:
+    """The running interpreter's ``ast`` -> gast: the tree ``gast.ast_to_gast`` makes, node for
+    node, field for field, location for location.
+
+    For speed (every function transformed, and every rule used, is parsed on a first call):
+    as ``to_ast``, one converter per class (``_FROM_AST``) instead of gast's NodeTransformer.
+    The special cases are gast's for Python 3.10-3.11: a parameter is a ``Name`` in the
+    ``Param`` context, ``Name`` gets gast's extra fields, a handler's name is a ``Name``, a
+    definition gets empty ``type_params``.
+    """
+    if _FAST_FROM_AST:
+        return _from_ast(node)
     return _gast.ast_to_gast(node)
+
+
+_FAST_FROM_AST = (3, 10) <= _sys.version_info[:2] < (3, 12)
+_FROM_AST: dict = {}  # ast class -> its converter
+
+
+def _from_ast(v):
+    conv = _FROM_AST.get(v.__class__)
+    if conv is not None:
+        return conv(v)
+    if isinstance(v, list):
+        return [_from_ast(x) for x in v]
+    if not isinstance(v, _ast.AST):
+        return v
+    conv = _FROM_AST[v.__class__] = _gast_converter(v.__class__)
+    return conv(v)
+
+
+def _gast_converter(cls):
+    special = _SPECIAL_FROM_AST.get(cls.__name__)
+    if special is not None:
+        return special
+    g = getattr(_gast, cls.__name__, None)
+    if g is None:  # not part of gast
+        return lambda node: None
+    return _generic_from_ast(cls, g)
+
+
+def _generic_from_ast(cls, g):
+    """gast's generic conversion: the fields the node has, then its location attributes,
+    written to the new node's instance dict, where gast's constructor puts them."""
+    fields, attributes = cls._fields, cls._attributes
+    new_node, get = g.__new__, _FROM_AST.get
+
+    def convert(node):
+        new = new_node(g)
+        nd = new.__dict__
+        for f in fields:
+            v = getattr(node, f, _NO_VALUE)
+            if v is not _NO_VALUE:
+                conv = get(v.__class__)
+                nd[f] = _from_ast(v) if conv is None else conv(v)
+        for a in attributes:
+            v = getattr(node, a, _NO_VALUE)
+            if v is not _NO_VALUE:
+                nd[a] = v
+        return new
+
+    return convert
+
+
+def _name_from_ast(node, new_name=_gast.Name.__new__, Name=_gast.Name):
+    # the commonest node: ``gast.Name(node.id, ctx, None, None)``, located
+    new = new_name(Name)
+    nd = new.__dict__
+    nd["id"] = node.id
+    nd["ctx"] = _from_ast(node.ctx)
+    nd["annotation"] = None
+    nd["type_comment"] = None
+    return _locate_as(new, node)
+
+
+def _arg_from_ast(node):
+    new = _gast.Name(
+        node.arg, _gast.Param(), _from_ast(node.annotation), _from_ast(node.type_comment)
+    )
+    return _locate_as(new, node)
+
+
+def _handler_from_ast(node):
+    if not node.name:
+        return _generic_handler_from_ast(node)
+    new = _gast.ExceptHandler(
+        _from_ast(node.type), _gast.Name(node.name, _gast.Store(), None, None), _from_ast(node.body)
+    )
+    return _ast.copy_location(new, node)
+
+
+def _function_from_ast(node):
+    g = getattr(_gast, node.__class__.__name__)
+    new = g(
+        _from_ast(node.name),
+        _from_ast(node.args),
+        _from_ast(node.body),
+        _from_ast(node.decorator_list),
+        _from_ast(node.returns),
+        _from_ast(node.type_comment),
+        [],
+    )
+    return _ast.copy_location(new, node)
+
+
+def _class_from_ast(node):
+    new = _gast.ClassDef(
+        _from_ast(node.name),
+        _from_ast(node.bases),
+        _from_ast(node.keywords),
+        _from_ast(node.body),
+        _from_ast(node.decorator_list),
+        [],
+    )
+    return _ast.copy_location(new, node)
+
+
+_SPECIAL_FROM_AST = {
+    "Name": _name_from_ast,
+    "arg": _arg_from_ast,
+    "ExceptHandler": _handler_from_ast,
+    "FunctionDef": _function_from_ast,
+    "AsyncFunctionDef": _function_from_ast,
+    "ClassDef": _class_from_ast,
+}
+_FROM_AST[list] = lambda v: [_from_ast(x) for x in v]
+_generic_handler_from_ast = _generic_from_ast(_ast.ExceptHandler, _gast.ExceptHandler)
 
 
 def _one_line(parts) -> str:
