@@ -43,6 +43,50 @@ def test_parse_keeps_the_users_lines_and_columns():
     assert u.tree.decorator_list == []
 
 
+def test_to_ast_makes_the_tree_gast_makes():
+    """astlib's own conversions between gast and ast (for speed) against gast's, attributes
+    included."""
+    import ast
+
+    import gast
+
+    code = src("""
+        def f(a, /, b: int = 1, *c, d, e=None, **g) -> float:
+            global h
+            x, y[1:2, ::3] = a ** -b @ c, {k: v for k, v in g.items() if k}
+            x += 1 if a and not b else 2.0
+            for i in range(3):
+                if i < 2 <= d:
+                    continue
+            with open(e) as fh, lock:
+                pass
+            try:
+                raise ValueError(f"{a!r:>4}") from None
+            except (KeyError, ValueError) as err:
+                del err
+            except Exception:
+                pass
+            lam = lambda q, *r: (q, *r, [s async for s in t], ...)
+            class K(Base, metaclass=M):
+                z: int = 0
+            return -x[..., None].T @ np.linalg.norm(b'x', axis=(0, 1))
+    """)
+    tree = A.parse(code)
+    assert ast.dump(A.to_ast(tree), include_attributes=True) == ast.dump(
+        gast.gast_to_ast(tree), include_attributes=True
+    )
+
+    def dump(node):  # a gast tree: every field and attribute, in the order the node holds them
+        if isinstance(node, list):
+            return [dump(x) for x in node]
+        if not isinstance(node, gast.AST):
+            return node
+        return (type(node).__name__, [(k, dump(v)) for k, v in node.__dict__.items()])
+
+    # and from ast to gast (parsing)
+    assert dump(tree) == dump(gast.ast_to_gast(ast.parse(code)))
+
+
 def test_parse_lambda_becomes_a_def():
     fn = function_from_source("square = lambda x: x * x\n", name="square")
     from transforms.parse import Parse

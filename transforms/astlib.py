@@ -13,6 +13,7 @@ so the gast-version details -- which fields a constructor needs (``type_params``
 from __future__ import annotations
 
 import ast as _ast
+import sys as _sys
 from collections import deque as _deque
 
 import astor as _astor
@@ -127,16 +128,309 @@ LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
 def parse(source: str) -> Module:
-    return _gast.parse(source)
+    return from_ast(_ast.parse(source))
 
 
 def to_ast(node: AST) -> _ast.AST:
-    """gast -> the running interpreter's ``ast`` (for compile and unparse)."""
+    """gast -> the running interpreter's ``ast`` (for printing): the tree ``gast.gast_to_ast``
+    makes, node for node, field for field, location for location (``ast.dump`` with attributes
+    is the same; only a context or an operator node is shared between places).
+
+    For speed (Emit prints every statement through it): gast's converter is a NodeTransformer that
+    looks its visit method up by name and builds each node's keyword dict through ``hasattr``;
+    here each gast class gets its converter once, from ``_TO_AST``. The special cases are gast's
+    for Python 3.8-3.11 (the interpreters that have no ``type_params``): a ``Name`` in a
+    signature is an ``arg``, ``Name`` and ``Assign`` drop gast's extra fields, a handler's name
+    is a string.
+    """
+    if _FAST_TO_AST:
+        return _to_ast(node)
     return _gast.gast_to_ast(node)
 
 
+# gast's special cases below are those for Python 3.8-3.11; elsewhere gast converts
+_FAST_TO_AST = (3, 8) <= _sys.version_info[:2] < (3, 12)
+_NO_VALUE = object()
+_TO_AST: dict = {}  # gast class -> its converter
+
+
+def _to_ast(v):
+    conv = _TO_AST.get(v.__class__)
+    if conv is not None:
+        return conv(v)
+    if isinstance(v, list):
+        return [_to_ast(x) for x in v]
+    if not isinstance(v, AST):
+        return v
+    conv = _TO_AST[v.__class__] = _converter(v.__class__)
+    return conv(v)
+
+
+def _converter(cls):
+    py = getattr(_ast, cls.__name__, None)
+    if py is None:  # not part of the running interpreter's ast
+        return lambda node: None
+    special = _SPECIAL_TO_AST.get(cls.__name__)
+    if special is not None:
+        return special
+    if not cls._fields and not cls._attributes:
+        # a context or an operator (``Load``, ``Add``): one node serves every place, as in the
+        # trees ``ast.parse`` makes (nothing changes a printed tree)
+        one = py()
+        return lambda node: one
+    return _generic_to_ast(cls, py)
+
+
+def _generic_to_ast(cls, py):
+    """gast's generic conversion: the fields the node has, then its location attributes.
+
+    The new node's fields are written to its instance dict, where ``py(**fields)`` would put
+    them (the interpreters ``_FAST_TO_AST`` admits fill in no defaults), without the keyword
+    dict. A gast node keeps its fields in its instance dict too (its class has no defaults).
+    """
+    fields, attributes = cls._fields, cls._attributes
+    new_node, get = py.__new__, _TO_AST.get
+
+    def convert(node):
+        d = node.__dict__
+        new = new_node(py)
+        nd = new.__dict__
+        for f in fields:
+            v = d.get(f, _NO_VALUE)
+            if v is not _NO_VALUE:
+                conv = get(v.__class__)
+                nd[f] = _to_ast(v) if conv is None else conv(v)
+        for a in attributes:
+            v = getattr(node, a, _NO_VALUE)
+            if v is not _NO_VALUE:
+                nd[a] = v
+        return new
+
+    return convert
+
+
+def _locate_as(new, old):
+    """``ast.copy_location(new, old)`` for two nodes with the usual four location attributes:
+    the start where ``old`` has one that is not None, the end wherever ``old`` has one."""
+    nd = new.__dict__
+    v = getattr(old, "lineno", None)
+    if v is not None:
+        nd["lineno"] = v
+    v = getattr(old, "col_offset", None)
+    if v is not None:
+        nd["col_offset"] = v
+    v = getattr(old, "end_lineno", _NO_VALUE)
+    if v is not _NO_VALUE:
+        nd["end_lineno"] = v
+    v = getattr(old, "end_col_offset", _NO_VALUE)
+    if v is not _NO_VALUE:
+        nd["end_col_offset"] = v
+    return new
+
+
+def _arg_to_ast(node):
+    if node is None:
+        return None
+    new = _ast.arg(node.id, _to_ast(node.annotation), _to_ast(node.type_comment))
+    return _locate_as(new, node)
+
+
+def _arguments_to_ast(node):
+    return _ast.arguments(
+        [_arg_to_ast(a) for a in node.posonlyargs],
+        [_arg_to_ast(a) for a in node.args],
+        _arg_to_ast(node.vararg),
+        [_arg_to_ast(a) for a in node.kwonlyargs],
+        _to_ast(node.kw_defaults),
+        _arg_to_ast(node.kwarg),
+        _to_ast(node.defaults),
+    )
+
+
+def _name_to_ast(node, new_name=_ast.Name.__new__, Name=_ast.Name):
+    # the commonest node: built as ``_generic_to_ast`` builds one
+    new = new_name(Name)
+    nd = new.__dict__
+    nd["id"] = node.id
+    nd["ctx"] = _to_ast(node.ctx)
+    return _locate_as(new, node)
+
+
+def _assign_to_ast(node):
+    return _locate_as(_ast.Assign(_to_ast(node.targets), _to_ast(node.value)), node)
+
+
+def _handler_to_ast(node):
+    if not node.name:
+        return _generic_handler_to_ast(node)
+    new = _ast.ExceptHandler(_to_ast(node.type), node.name.id, _to_ast(node.body))
+    return _ast.copy_location(new, node)
+
+
+def _function_to_ast(node):
+    py = getattr(_ast, node.__class__.__name__)
+    new = py(
+        _to_ast(node.name),
+        _to_ast(node.args),
+        _to_ast(node.body),
+        _to_ast(node.decorator_list),
+        _to_ast(node.returns),
+        _to_ast(node.type_comment),
+    )
+    return _ast.copy_location(new, node)
+
+
+def _class_to_ast(node):
+    new = _ast.ClassDef(
+        _to_ast(node.name),
+        _to_ast(node.bases),
+        _to_ast(node.keywords),
+        _to_ast(node.body),
+        _to_ast(node.decorator_list),
+    )
+    return _ast.copy_location(new, node)
+
+
+_generic_handler_to_ast = _generic_to_ast(_gast.ExceptHandler, _ast.ExceptHandler)
+_TO_AST[list] = lambda v: [_to_ast(x) for x in v]
+_SPECIAL_TO_AST = {
+    "arguments": _arguments_to_ast,
+    "Name": _name_to_ast,
+    "Assign": _assign_to_ast,
+    "ExceptHandler": _handler_to_ast,
+    "FunctionDef": _function_to_ast,
+    "AsyncFunctionDef": _function_to_ast,
+    "ClassDef": _class_to_ast,
+}
+
+
 def from_ast(node: _ast.AST) -> AST:
+    """The running interpreter's ``ast`` -> gast: the tree ``gast.ast_to_gast`` makes, node for
+    node, field for field, location for location.
+
+    For speed (every function transformed, and every rule used, is parsed on a first call):
+    as ``to_ast``, one converter per class (``_FROM_AST``) instead of gast's NodeTransformer.
+    The special cases are gast's for Python 3.10-3.11: a parameter is a ``Name`` in the
+    ``Param`` context, ``Name`` gets gast's extra fields, a handler's name is a ``Name``, a
+    definition gets empty ``type_params``.
+    """
+    if _FAST_FROM_AST:
+        return _from_ast(node)
     return _gast.ast_to_gast(node)
+
+
+_FAST_FROM_AST = (3, 10) <= _sys.version_info[:2] < (3, 12)
+_FROM_AST: dict = {}  # ast class -> its converter
+
+
+def _from_ast(v):
+    conv = _FROM_AST.get(v.__class__)
+    if conv is not None:
+        return conv(v)
+    if isinstance(v, list):
+        return [_from_ast(x) for x in v]
+    if not isinstance(v, _ast.AST):
+        return v
+    conv = _FROM_AST[v.__class__] = _gast_converter(v.__class__)
+    return conv(v)
+
+
+def _gast_converter(cls):
+    special = _SPECIAL_FROM_AST.get(cls.__name__)
+    if special is not None:
+        return special
+    g = getattr(_gast, cls.__name__, None)
+    if g is None:  # not part of gast
+        return lambda node: None
+    return _generic_from_ast(cls, g)
+
+
+def _generic_from_ast(cls, g):
+    """gast's generic conversion: the fields the node has, then its location attributes,
+    written to the new node's instance dict, where gast's constructor puts them."""
+    fields, attributes = cls._fields, cls._attributes
+    new_node, get = g.__new__, _FROM_AST.get
+
+    def convert(node):
+        new = new_node(g)
+        nd = new.__dict__
+        for f in fields:
+            v = getattr(node, f, _NO_VALUE)
+            if v is not _NO_VALUE:
+                conv = get(v.__class__)
+                nd[f] = _from_ast(v) if conv is None else conv(v)
+        for a in attributes:
+            v = getattr(node, a, _NO_VALUE)
+            if v is not _NO_VALUE:
+                nd[a] = v
+        return new
+
+    return convert
+
+
+def _name_from_ast(node, new_name=_gast.Name.__new__, Name=_gast.Name):
+    # the commonest node: ``gast.Name(node.id, ctx, None, None)``, located
+    new = new_name(Name)
+    nd = new.__dict__
+    nd["id"] = node.id
+    nd["ctx"] = _from_ast(node.ctx)
+    nd["annotation"] = None
+    nd["type_comment"] = None
+    return _locate_as(new, node)
+
+
+def _arg_from_ast(node):
+    new = _gast.Name(
+        node.arg, _gast.Param(), _from_ast(node.annotation), _from_ast(node.type_comment)
+    )
+    return _locate_as(new, node)
+
+
+def _handler_from_ast(node):
+    if not node.name:
+        return _generic_handler_from_ast(node)
+    new = _gast.ExceptHandler(
+        _from_ast(node.type), _gast.Name(node.name, _gast.Store(), None, None), _from_ast(node.body)
+    )
+    return _ast.copy_location(new, node)
+
+
+def _function_from_ast(node):
+    g = getattr(_gast, node.__class__.__name__)
+    new = g(
+        _from_ast(node.name),
+        _from_ast(node.args),
+        _from_ast(node.body),
+        _from_ast(node.decorator_list),
+        _from_ast(node.returns),
+        _from_ast(node.type_comment),
+        [],
+    )
+    return _ast.copy_location(new, node)
+
+
+def _class_from_ast(node):
+    new = _gast.ClassDef(
+        _from_ast(node.name),
+        _from_ast(node.bases),
+        _from_ast(node.keywords),
+        _from_ast(node.body),
+        _from_ast(node.decorator_list),
+        [],
+    )
+    return _ast.copy_location(new, node)
+
+
+_SPECIAL_FROM_AST = {
+    "Name": _name_from_ast,
+    "arg": _arg_from_ast,
+    "ExceptHandler": _handler_from_ast,
+    "FunctionDef": _function_from_ast,
+    "AsyncFunctionDef": _function_from_ast,
+    "ClassDef": _class_from_ast,
+}
+_FROM_AST[list] = lambda v: [_from_ast(x) for x in v]
+_generic_handler_from_ast = _generic_from_ast(_ast.ExceptHandler, _gast.ExceptHandler)
 
 
 def _one_line(parts) -> str:
