@@ -148,8 +148,10 @@ def to_ast(node: AST) -> _ast.AST:
     return _gast.gast_to_ast(node)
 
 
-# gast's special cases below are those for Python 3.8-3.11; elsewhere gast converts
-_FAST_TO_AST = (3, 8) <= _sys.version_info[:2] < (3, 12)
+# gast's special cases below are those of gast 0.7 for Python 3.8-3.11 (checked against it node
+# for node); with another gast or Python, gast converts
+_GAST_07 = getattr(_gast, "__version__", "").startswith("0.7.")
+_FAST_TO_AST = _GAST_07 and (3, 8) <= _sys.version_info[:2] < (3, 12)
 _NO_VALUE = object()
 _TO_AST: dict = {}  # gast class -> its converter
 
@@ -319,7 +321,7 @@ def from_ast(node: _ast.AST) -> AST:
     return _gast.ast_to_gast(node)
 
 
-_FAST_FROM_AST = (3, 10) <= _sys.version_info[:2] < (3, 12)
+_FAST_FROM_AST = _GAST_07 and (3, 10) <= _sys.version_info[:2] < (3, 12)
 _FROM_AST: dict = {}  # ast class -> its converter
 
 
