@@ -441,6 +441,39 @@ def test_simplify_keeps_scope_facts_current(name, monkeypatch):
     assert checked
 
 
+@pytest.mark.parametrize("name", ["loop_return_inside", "loop_nested", "tree_rnn"])
+def test_simplify_facts_agree_with_a_fresh_analysis(name, monkeypatch):
+    """The facts simplify decides by (kept per function, statement summaries cached) are those a
+    fresh analysis of the tree finds: inlining into an ``if``'s branch drops the ``if``'s summary
+    (in ``loop_return_inside`` a stale one hid a store of ``x_bar``)."""
+    import dataclasses
+
+    from cpsad import compiler
+    from tests import corpus_control
+    from transforms import scoping
+
+    analyze = scoping.Scopes.analyze
+    checked = []
+
+    def checking(self, root):
+        got, want = analyze(self, root), scoping.analyze(root)
+        assert list(got) == list(want)
+        for key, facts in want.items():
+            for field in dataclasses.fields(scoping.Facts):
+                a, b = getattr(got[key], field.name), getattr(facts, field.name)
+                if field.name == "nested":
+                    assert [id(g) for g in a] == [id(g) for g in b]
+                elif field.name != "fdef":
+                    assert a == b, (field.name, a, b)
+        checked.append(root)
+        return got
+
+    monkeypatch.setattr(scoping.Scopes, "analyze", checking)
+    fn = getattr(corpus_control, name)
+    compiler.run_pipeline(fn, (fn.__code__.co_varnames[0],), upto="simplify")
+    assert checked
+
+
 # ----------------------------------------------------------------------------- kinds
 
 

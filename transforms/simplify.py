@@ -60,6 +60,23 @@ def statement_lists(fdef):
     return out
 
 
+def _ifs_around(fdef, block) -> list:
+    """The ``if`` statements of ``fdef``'s own scope that ``block`` (one of its statement lists)
+    is inside, outermost first."""
+
+    def visit(stmts, path):
+        if stmts is block:
+            return path
+        for s in stmts:
+            if isinstance(s, A.If):
+                found = visit(s.body, path + [s]) or visit(s.orelse, path + [s])
+                if found is not None:
+                    return found
+        return None
+
+    return visit(fdef.body, []) or []
+
+
 def _is_none(node) -> bool:
     return isinstance(node, A.Constant) and node.value is None
 
@@ -251,6 +268,8 @@ class Simplify:
         borrowed = inner.declared - own.local
         call_block[index : index + 1] = stmts
         def_block.remove(d)
+        for s in _ifs_around(f, call_block):  # their blocks changed: their summaries are stale
+            self.summaries.pop(id(s), None)
         if borrowed:
             self._add_nonlocals(f, borrowed)
             # new, or changed in place: either way f declares what it did and ``borrowed``
