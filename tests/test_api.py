@@ -128,6 +128,18 @@ def test_transformation_is_cached():
     assert compiler.specialize(C.reuse, ("x",)) is before
 
 
+def test_a_recursive_function_over_objects_is_transformed_once():
+    """Called with a tree (kind "other") and calling itself with a child (kind unknown): kinds
+    that specialize nothing do not make a second transformation."""
+    from tests import corpus_control
+
+    f = corpus_control.tree_sum
+    args = (((0.5, [1.5, 0.2]), {"left": 0.3, "right": (0.7,)}), 1.1)
+    cpsad.grad(f, argnums=(0, 1))(*args)
+    keys = [k for k in compiler._SPECS[f] if k[0] == ("t", "w") and k[2] == "reverse"]
+    assert len(keys) == 1, keys
+
+
 def write_module(tmp_path, name, source):
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(source))

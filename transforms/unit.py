@@ -37,8 +37,14 @@ SCALAR = frozenset({NUMBER, NPSCALAR})
 
 
 def kinds_key(kinds: dict) -> tuple:
-    """``{param: kinds}`` as a sorted, hashable key (unknown parameters left out)."""
-    return tuple(sorted((p, tuple(sorted(k))) for p, k in kinds.items() if frozenset(k) != UNKNOWN))
+    """``{param: kinds}`` as a sorted, hashable key, parameters that may be "other" left out.
+
+    Every decision made by kinds asks whether a value is surely a number, a scalar or numeric
+    (``kinds.is_number``, ``is_scalar``, ``tangent.NUMERIC``), and no value computed from one
+    that may be "other" is: such a parameter specializes nothing, so it is left out like an
+    unknown one -- a recursive function called with an object (a tree's node) and calling itself
+    with one of unknown kind (``node.left``) is transformed once, not twice."""
+    return tuple(sorted((p, tuple(sorted(k))) for p, k in kinds.items() if OTHER not in k))
 
 
 @dataclass
