@@ -108,7 +108,6 @@ def latency(name: str) -> dict:
     os.environ["CPSAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="cpsad-bench-")
     import cpsad
     from cpsad import compiler
-    from cpsad.api import _params_for
 
     (w,) = by_name(name)
     problem = w.problem(False)
@@ -122,8 +121,10 @@ def latency(name: str) -> dict:
         t0 = time.perf_counter()
         vg(*problem.args)
         warm.append(time.perf_counter() - t0)
-    active, _ = _params_for(w.loss.__code__, nums, len(problem.args))
-    specs = compiler.call_graph(compiler.specialize(w.loss, active))
+    # the transformations the first call made (specialized to the arguments' kinds), not new
+    # generic ones made now
+    used = cpsad.transform(w.loss, nums[0] if len(nums) == 1 else nums).at(*problem.args)
+    specs = compiler.call_graph(used.spec)
     return {
         "first_call": first,
         "warm_call": statistics.median(warm),
