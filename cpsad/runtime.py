@@ -58,6 +58,65 @@ def acc(a, b):
     return a + b
 
 
+def acc_into(a, b):
+    """``a + b`` for an accumulator the caller rebinds to the result (the emitted
+    ``x_bar = acc_into(x_bar, e)``): a ``Sparse`` or array that the caller's variable alone holds
+    is added into in place -- its entries too, where the ``Sparse`` alone holds them. Alone means
+    by reference count, as numpy's elision of temporaries decides; anything shared is added out
+    of place, as ``acc`` does."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if type(a) is Sparse and type(b) is Sparse and sys.getrefcount(a) <= _ALONE:
+        for k, v in b.items():
+            cur = a.get(k)
+            if cur is None:
+                a[k] = v
+            elif v is None:
+                continue
+            elif _addable_into(cur, v) and sys.getrefcount(cur) <= _ALONE_IN_DICT:
+                cur += v
+            else:
+                a[k] = cur + v
+        return a
+    if _addable_into(a, b) and sys.getrefcount(a) <= _ALONE:
+        a += b
+        return a
+    return a + b
+
+
+def _addable_into(a, b) -> bool:
+    """``a += b`` computes ``a + b``: arrays of one shape and type, ``a`` owning its memory."""
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+        and a.base is None
+        and a.flags.writeable
+    )
+
+
+def _count_alone(x):
+    return sys.getrefcount(x)
+
+
+def _count_entry(d):
+    cur = d.get(0)
+    return sys.getrefcount(cur)
+
+
+def _calibrate() -> tuple[int, int]:
+    """The reference counts ``acc_into`` sees for a value one variable holds, and for an entry one
+    dict holds, on this interpreter (measured the way ``acc_into`` measures them)."""
+    x = object()
+    return _count_alone(x), _count_entry({0: object()})
+
+
+_ALONE, _ALONE_IN_DICT = _calibrate()
+
+
 @reads_shape_of("x")
 def zeros_like(x):
     """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers."""

@@ -29,6 +29,7 @@ from cpsad.rules.core import broadcast_like
 from cpsad.runtime import (
     Sparse,
     acc,
+    acc_into,
     as_adjoint,
     entries_adjoint,
     getitem_adjoint,
@@ -65,6 +66,14 @@ for a, b in [
     (u(2, 3), Sparse({0: 0.7})),
 ]:
     case(acc_, acc, a, b, wrt=(0, 1), autograd=HELPER)
+
+
+def acc_into_(a, b):
+    return acc_into(a, b)
+
+
+for a, b in [(u(2, 3), u(2, 3)), (Sparse({0: u(2), 2: 0.3}), Sparse({0: u(2), 1: -0.5}))]:
+    case(acc_into_, acc_into, a, b, wrt=(0, 1), autograd=HELPER)
 
 
 def acc_into_none(b, a=None):

@@ -276,3 +276,42 @@ def test_rules_defer_only_what_they_batch():
     E = rng.standard_normal((6, 2))
     assert type(getitem_adjoint(rng.standard_normal(2), E, 3)) is Deferred
     assert type(getitem_adjoint(rng.standard_normal((2, 2)), E, slice(0, 2))) is np.ndarray
+
+
+# --------------------------------------------------------------------------- acc_into
+
+
+def test_acc_into_adds_in_place_only_what_its_variable_alone_holds():
+    from cpsad.runtime import Sparse, acc_into
+
+    a = np.ones(3)
+    a = acc_into(a, np.ones(3))
+    np.testing.assert_array_equal(a, 2.0)
+
+    shared = np.ones(3)
+    alias = shared
+    shared = acc_into(shared, np.ones(3))
+    np.testing.assert_array_equal(alias, 1.0)  # the alias keeps its value
+    np.testing.assert_array_equal(shared, 2.0)
+
+    view_of = np.ones(4)
+    v = view_of[:3]
+    v = acc_into(v, np.ones(3))  # a view: never written into
+    np.testing.assert_array_equal(view_of, 1.0)
+
+    entry = np.ones(2)
+    s = Sparse({"w": entry, "b": np.zeros(2)})
+    kept = Sparse(s)  # shares the entries
+    s = acc_into(s, Sparse({"w": np.ones(2), "c": np.ones(2)}))
+    np.testing.assert_array_equal(entry, 1.0)
+    assert set(kept) == {"w", "b"} and set(s) == {"w", "b", "c"}
+    np.testing.assert_array_equal(s["w"], 2.0)
+
+    alone = Sparse({"w": np.ones(2)})
+    before = alone
+    alone = acc_into(alone, Sparse({"w": np.ones(2)}))
+    assert set(before) == {"w"} and alone is not before  # two names held it: a new dict
+
+    f32 = np.ones(2, np.float32)
+    f32 = acc_into(f32, np.ones(2))  # float32 + float64 is float64: not in place
+    assert f32.dtype == np.float64

@@ -218,9 +218,57 @@ class Defunctionalize:
             for n in A.walk(s):
                 if isinstance(n, A.Name) and n.id in renames:
                     n.id = renames[n.id]
+        self.accumulate_in_place(
+            body, [new for old, new in renames.items() if not self._number(old)]
+        )
         before = [A.assign(A.store(new), A.name(old)) for old, new in renames.items()]
         after = [A.assign(A.store(old), A.name(new)) for old, new in renames.items()]
         return before, after
+
+    def accumulate_in_place(self, body, names) -> None:
+        """``x = x + e`` (or ``acc(x, e)``) of the loop's own accumulators ``names`` becomes
+        ``x = acc_into(x, e)``: the statement rebinds ``x``, so the runtime may add into the value
+        when ``x`` alone holds it -- the RNN's parameter adjoints, a dict of arrays summed over
+        its 50 steps, were a new dict and new arrays at every step."""
+        if not names:
+            return
+        acc = self.unit.injected.get("acc")
+        into = None
+        for s in (n for stmt in body for n in A.walk(stmt)):
+            if not (isinstance(s, A.Assign) and len(s.targets) == 1):
+                continue
+            target, v = s.targets[0], s.value
+            if not (isinstance(target, A.Name) and target.id in names):
+                continue
+            if isinstance(v, A.BinOp) and isinstance(v.op, A.Add) and A.is_name(v.left, target.id):
+                args = [v.left, v.right]
+            elif (
+                isinstance(v, A.Call)
+                and isinstance(v.func, A.Name)
+                and acc is not None
+                and self.unit.injected.get(v.func.id) is acc
+                and len(v.args) == 2
+                and A.is_name(v.args[0], target.id)
+            ):
+                args = list(v.args)
+            else:
+                continue
+            if into is None:
+                into = self.unit.inject(self.unit.ctx.runtime("acc_into"), "acc_into")
+            s.value = A.copy_location(A.call(A.name(into), args), v)
+        for name, obj in list(self.unit.injected.items()):  # acc, if no call of it is left
+            if obj is acc and not any(A.is_name(n, name) for n in A.walk(self.unit.tree)):
+                del self.unit.injected[name]
+
+    def _number(self, name) -> bool:
+        """Does the adjoint ``name`` start at ``0.0`` (a number's, which ``+`` adds best)?"""
+        return any(
+            isinstance(n, A.Assign)
+            and any(A.is_name(t, name) for t in n.targets)
+            and isinstance(n.value, A.Constant)
+            and type(n.value.value) is float
+            for n in A.walk(self.unit.tree)
+        )
 
 
 # ---------------------------------------------------------------------- helpers

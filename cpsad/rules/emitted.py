@@ -37,6 +37,7 @@ from cpsad.rules.core import broadcast_like, defjvp, defnondiff, defvjp
 from cpsad.runtime import (
     Sparse,
     acc,
+    acc_into,
     as_adjoint,
     entries_adjoint,
     getitem_adjoint,
@@ -95,6 +96,9 @@ defjvp(acc, acc_a_jvp, acc_b_jvp)
 # tangent_add is acc for the tangents of containers: the same rules
 defvjp(tangent_add, acc_a, acc_b)
 defjvp(tangent_add, acc_a_jvp, acc_b_jvp)
+# (a backward loop's acc_into is acc's sum, added in place where nothing else sees it)
+defvjp(acc_into, acc_a, acc_b)
+defjvp(acc_into, acc_a_jvp, acc_b_jvp)
 
 
 def unbroadcast_c(g, ans, c, x):

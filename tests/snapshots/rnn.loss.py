@@ -6,7 +6,7 @@ import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
 from cpsad.rules.reductions import count, expand, max_vjp
 from cpsad.runtime import (
-    acc,
+    acc_into,
     as_sequence,
     getitem_adjoint,
     item_adjoint,
@@ -146,32 +146,32 @@ def loss_bp(k, params, inputs, targets, h):
             # logits = h @ params["Why"] + params["by"]
             matmul_2_bar = unbroadcast(logits_bar, matmul_2)
             params_by_bar = unbroadcast(logits_bar, params_by)
-            params_bar_local = acc(
+            params_bar_local = acc_into(
                 params_bar_local, getitem_adjoint(params_by_bar, params, "by")
             )
             h_bar_1 = h_bar_1 + matmul_x(matmul_2_bar, matmul_2, h_1, params_Why)
             params_Why_bar = matmul_y(matmul_2_bar, matmul_2, h_1, params_Why)
-            params_bar_local = params_bar_local + getitem_adjoint(
-                params_Why_bar, params, "Why"
+            params_bar_local = acc_into(
+                params_bar_local, getitem_adjoint(params_Why_bar, params, "Why")
             )
             # h = rnn_cell(params, x, h)
             h_1_bar = h_bar_1
             add_1_bar = h_1_bar * (1 - h_1 * h_1)
             add_bar = unbroadcast(add_1_bar, add)
             params_bh_bar = unbroadcast(add_1_bar, params_bh)
-            params_bar_local = params_bar_local + getitem_adjoint(
-                params_bh_bar, params, "bh"
+            params_bar_local = acc_into(
+                params_bar_local, getitem_adjoint(params_bh_bar, params, "bh")
             )
             matmul_bar = unbroadcast(add_bar, matmul)
             matmul_1_bar = unbroadcast(add_bar, matmul_1)
             h_bar = matmul_x(matmul_1_bar, matmul_1, h, params_Whh)
             params_Whh_bar = matmul_y(matmul_1_bar, matmul_1, h, params_Whh)
-            params_bar_local = params_bar_local + getitem_adjoint(
-                params_Whh_bar, params, "Whh"
+            params_bar_local = acc_into(
+                params_bar_local, getitem_adjoint(params_Whh_bar, params, "Whh")
             )
             params_Wxh_bar = matmul_y(matmul_bar, matmul, x, params_Wxh)
-            params_bar_local = params_bar_local + getitem_adjoint(
-                params_Wxh_bar, params, "Wxh"
+            params_bar_local = acc_into(
+                params_bar_local, getitem_adjoint(params_Wxh_bar, params, "Wxh")
             )
         params_bar = params_bar_local
         return h_bar, total_bar
