@@ -110,6 +110,8 @@ def _count_entry(d):
 def _calibrate() -> tuple[int, int]:
     """The reference counts ``acc_into`` sees for a value one variable holds, and for an entry one
     dict holds, on this interpreter (measured the way ``acc_into`` measures them)."""
+    if not hasattr(sys, "getrefcount"):  # an interpreter without reference counts: never in place
+        return 0, 0
     x = object()
     return _count_alone(x), _count_entry({0: object()})
 
