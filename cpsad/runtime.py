@@ -68,6 +68,8 @@ def acc_into(a, b):
         return b
     if b is None:
         return a
+    if not _ALONE:  # no reference counts to go by (see _calibrate)
+        return a + b
     if type(a) is Sparse and type(b) is Sparse and sys.getrefcount(a) <= _ALONE:
         for k, v in b.items():
             cur = a.get(k)
