@@ -171,7 +171,10 @@ class Defunctionalize:
         RNN step's sums and products, kept only for their shapes, made its steps 1.4 ms slower
         (out of 11) by holding 50 x 110 kB of memory the allocator could not reuse."""
         marked = set()  # the Name nodes at shape-only argument positions
+        loaded = []  # every Name read
         for node in (n for s in backward for n in A.walk(s)):
+            if isinstance(node, A.Name) and isinstance(node.ctx, A.Load):
+                loaded.append(node)
             if not (isinstance(node, A.Call) and isinstance(node.func, A.Name)):
                 continue
             fn = self.unit.injected.get(node.func.id)
@@ -186,12 +189,7 @@ class Defunctionalize:
             args = [a for i, a in enumerate(node.args) if i < len(names) and names[i] in params]
             args += [k.value for k in node.keywords if k.arg in params]
             marked.update(id(a) for a in args if isinstance(a, A.Name))
-        elsewhere = {
-            n.id
-            for s in backward
-            for n in A.walk(s)
-            if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in marked
-        }
+        elsewhere = {n.id for n in loaded if id(n) not in marked}
         if result is not None:
             elsewhere |= A.names_in(result)
         return {n for n in saved if n not in elsewhere}
@@ -218,9 +216,8 @@ class Defunctionalize:
             for n in A.walk(s):
                 if isinstance(n, A.Name) and n.id in renames:
                     n.id = renames[n.id]
-        self.accumulate_in_place(
-            body, [new for old, new in renames.items() if not self._number(old)]
-        )
+        numbers = self._numbers()
+        self.accumulate_in_place(body, [new for old, new in renames.items() if old not in numbers])
         before = [A.assign(A.store(new), A.name(old)) for old, new in renames.items()]
         after = [A.assign(A.store(old), A.name(new)) for old, new in renames.items()]
         return before, after
@@ -260,15 +257,17 @@ class Defunctionalize:
             if obj is acc and not any(A.is_name(n, name) for n in A.walk(self.unit.tree)):
                 del self.unit.injected[name]
 
-    def _number(self, name) -> bool:
-        """Does the adjoint ``name`` start at ``0.0`` (a number's, which ``+`` adds best)?"""
-        return any(
-            isinstance(n, A.Assign)
-            and any(A.is_name(t, name) for t in n.targets)
+    def _numbers(self) -> set:
+        """The adjoints that start at ``0.0`` (numbers', which ``+`` adds best)."""
+        return {
+            t.id
+            for n in A.walk(self.unit.tree)
+            if isinstance(n, A.Assign)
             and isinstance(n.value, A.Constant)
             and type(n.value.value) is float
-            for n in A.walk(self.unit.tree)
-        )
+            for t in n.targets
+            if isinstance(t, A.Name)
+        }
 
 
 # ---------------------------------------------------------------------- helpers
