@@ -159,6 +159,15 @@ def unbroadcast(g, x):
         extra = len(gshape) - len(shape)
         if extra > 0 and gshape[extra:] == shape:  # a bias: summed over the leading axes only
             return np.add.reduce(g, axis=0 if extra == 1 else tuple(range(extra)))
+        if extra >= 0:  # and over the axes where x has length 1 (a reduction with keepdims)
+            axes = tuple(range(extra)) + tuple(
+                extra + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1
+            )
+            out = np.add.reduce(g, axis=axes, keepdims=True)
+            if extra:
+                out = out.reshape(out.shape[extra:])
+            if out.shape == shape:
+                return out
     if x is None:  # not a differentiable value
         return None
     if g is None:  # no adjoint (or tangent) came: zeros
@@ -401,6 +410,8 @@ def getitem_adjoint(g, x, index):
             if dtype.kind == "f" and (type(g) is float or type(g) is np.ndarray):
                 # a row (or entry) of a table: added in when the adjoint is read, all rows at once
                 return Deferred.scatter(x.shape, dtype, index, g)
+        if type(g) is np.ndarray and g.dtype == dtype and _whole(index):
+            return g.reshape(x.shape)  # x[:, None] and the like: every element, in order
         out = np.zeros(x.shape, dtype)
         if _basic(index):
             out[index] = g
@@ -417,6 +428,22 @@ def getitem_adjoint(g, x, index):
     if isinstance(x, (list, tuple)):  # xs[-1] is the entry len(xs) - 1
         index = range(len(x))[index]
     return Sparse({index: g})
+
+
+def _whole(index) -> bool:
+    """An index that selects every element once, in order, adding unit axes (``x[:, None]``,
+    ``x[..., None]``, ``x[None]``): its adjoint is ``g`` reshaped."""
+    if type(index) is not tuple:
+        index = (index,)
+    for i in index:
+        if i is None or i is Ellipsis:
+            continue
+        if type(i) is not slice or i != _ALL:
+            return False
+    return True
+
+
+_ALL = slice(None)
 
 
 def _basic(index) -> bool:

@@ -20,9 +20,10 @@ from cpsad.runtime import reads_shape_of
 def expand(g, x, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction of ``x`` back to ``x``'s shape."""
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
-    if axis is not None and not keepdims:
-        axes = (axis,) if type(axis) is int else tuple(axis)
-        g = np.expand_dims(g, tuple(a % len(shape) for a in axes))
+    if axis is not None and not keepdims:  # the reduced axes back, as length 1 (a reshape:
+        # np.expand_dims costs more than the small arrays it is usually given)
+        axes = (axis % len(shape),) if type(axis) is int else {a % len(shape) for a in axis}
+        g = np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
     if type(g) is np.ndarray and g.shape == shape:
         return g
     if type(x) is np.ndarray and x.size <= SMALL:  # a copy is cheaper than a view's set-up
@@ -72,12 +73,18 @@ def prod_vjp(g, ans, a, axis=None, *, keepdims=False):
 def max_vjp(g, ans, a, axis=None, *, keepdims=False):
     """The adjoint goes to the maximal (or minimal) elements, split evenly between ties."""
     if axis is not None and not keepdims:  # put the reduced axes back, as length 1
-        axes = (axis,) if type(axis) is int else tuple(axis)
-        axes = tuple(i % np.ndim(a) for i in axes)
-        ans, g = np.expand_dims(ans, axes), np.expand_dims(g, axes)
+        shape = np.shape(a)
+        axes = (axis % len(shape),) if type(axis) is int else {i % len(shape) for i in axis}
+        kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        ans, g = np.reshape(ans, kept), np.reshape(g, kept)
     hits = a == ans  # broadcasts: the reduced axes have length 1 (or ans is a scalar)
-    ties = np.sum(hits, axis=axis, keepdims=True)
-    return np.where(hits, g / ties, 0.0).astype(np.result_type(g, a), copy=False)
+    if type(hits) is np.ndarray and hits.ndim:
+        ties = np.add.reduce(hits, axis=axis, keepdims=True, dtype=np.intp)
+    else:  # a number's maximum: itself
+        ties = np.sum(hits, axis=axis, keepdims=True)
+    out = np.where(hits, g / ties, 0.0)
+    dtype = np.result_type(g, a)
+    return out if out.dtype == dtype else out.astype(dtype)
 
 
 def var_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):
