@@ -186,8 +186,9 @@ def run_pipeline(
 ):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
     mode, nested = _mode(mode)
-    if nested:  # Defunctionalize's while loops pop a list: keep loops recursive to transform again
-        skip = tuple(skip) + ("defunctionalize",)
+    if nested:  # Defunctionalize's while loops pop a list: keep loops recursive to transform
+        # again; and a `del` would be refused (and frees nothing worth it in code transformed again)
+        skip = tuple(skip) + ("defunctionalize", "release")
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}

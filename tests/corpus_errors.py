@@ -57,10 +57,22 @@ def uses_match(x):
     return x
 
 
-def uses_del(x):
+def uses_deleted(x):
     y = x * 2
-    del y  # E: `del` is not supported
+    del y
+    return y  # E: `del y` and a later use of `y` are not supported
+
+
+def del_in_loop(x):
+    for i in range(3):
+        y = x * i
+        del y  # E: `del` inside a loop is not supported
     return x
+
+
+def del_item(d):
+    del d["a"]  # E: `del` of an item, a slice or an attribute is not supported
+    return d["b"]
 
 
 def uses_star_target(xs):
@@ -99,7 +111,9 @@ CASES = [
     uses_import,
     uses_walrus,
     uses_match,
-    uses_del,
+    uses_deleted,
+    del_in_loop,
+    del_item,
     uses_star_target,
     unknown_function,
     method_without_rule,

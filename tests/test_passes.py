@@ -1,5 +1,6 @@
 """Per pass: source in, source out, and the invariant each pass states."""
 
+import re
 import textwrap
 
 import numpy as np
@@ -599,6 +600,85 @@ def test_like_keeps_shape_and_type_not_memory():
     assert like(2.5) == 2.5 and like([1.0]) == [1.0]  # not an array: itself
     g = np.arange(400.0)
     np.testing.assert_array_equal(unbroadcast(np.ones((300, 400)), like(np.ones(400))), 300 * g**0)
+
+
+# ----------------------------------------------------------------------------- release
+
+
+def test_release_deletes_each_array_after_the_line_that_uses_it_last():
+    """Each array is deleted after the statements of the user's line that mentions it last (``a``
+    and its adjoint before the product's adjoint runs), and only where more than a ``return``
+    follows (``z`` and ``cols``, read by that last line). Parameters are never deleted."""
+    out = stage(
+        """
+        def f(W, x, n):
+            cols = np.stack([x, x + 1.0])
+            z = W @ cols
+            a = np.tanh(z)
+            s = np.sum(a) / n
+            return s
+    """,
+        "release",
+        active=("W",),
+        kinds={"W": {"array"}, "x": {"array"}, "n": {"number"}},
+    )
+    lines = [line.strip() for line in out.splitlines()]
+    dels = {
+        tuple(sorted(line[4:].split(", "))): i
+        for i, line in enumerate(lines)
+        if line.startswith("del ")
+    }
+    assert dels, out
+    deleted = {n for names in dels for n in names}
+    assert not deleted & {"W", "x", "n"}, out  # parameters: freeing them frees nothing
+    for names, i in dels.items():
+        later = " ".join(lines[i + 1 :])
+        for n in names:  # nothing deleted is mentioned again
+            assert not re.search(rf"\b{n}\b", later), (n, out)
+    assert "a" in deleted and "a_bar" in deleted, out  # before the product's adjoint runs
+    assert "z" not in deleted and "cols" not in deleted, out  # only a return follows their line
+
+
+def test_release_keeps_what_a_closure_or_a_branch_binds():
+    """A name a nested function mentions, or one bound inside an ``if``, is left alone: the
+    closure reads it whenever it runs; after the ``if`` it may be unbound."""
+    from transforms.release import Release
+    from transforms.unit import Unit
+
+    fdef = next(n for n in A.parse(src("""
+        def f(x):
+            a = x * 2.0
+            if x > 0:
+                b = x + 1.0
+            else:
+                b = x - 1.0
+            def g():
+                return c
+            c = a + b
+            d = g()
+            e = d + 1.0
+            h = e * 2.0
+            return h + 1.0
+    """)).body if isinstance(n, A.FunctionDef))
+    release = Release()
+    release.unit, release.kinds = Unit(None, (), CONTEXT), {}  # nothing known: all may be arrays
+    out = release.function(fdef)
+    deleted = [t.id for s in out if isinstance(s, A.Delete) for t in s.targets]
+    assert "b" not in deleted and "c" not in deleted, deleted
+    assert "a" in deleted and "d" in deleted and "e" not in deleted, deleted
+
+
+def test_user_del_of_a_name_is_accepted_and_changes_no_gradient():
+    import cpsad
+
+    def f(x):
+        y = np.sin(x) * 2.0
+        z = y * y
+        del y
+        return np.sum(z)
+
+    x = np.linspace(0.1, 1.0, 5)
+    np.testing.assert_allclose(cpsad.grad(f)(x), 4.0 * np.sin(x) * np.cos(x) * 2.0, rtol=1e-12)
 
 
 # ----------------------------------------------------------------------------- emit

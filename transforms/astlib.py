@@ -468,6 +468,12 @@ def store(id: str) -> Name:
     return name(id, "store")
 
 
+def delete(names: list[str]) -> Delete:
+    """``del a, b``."""
+    targets = [Name(id=n, ctx=Del(), annotation=None, type_comment=None) for n in names]
+    return Delete(targets=targets)
+
+
 def const(value) -> Constant:
     return Constant(value=value, kind=None)
 

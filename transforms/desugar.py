@@ -20,6 +20,9 @@ the normal exit. A ``for`` over ``range``, ``enumerate``, ``zip``, ``reversed``,
 (which has a derivative). A comprehension is a local function that builds its list (or dict) in a
 loop; a lambda is a local ``def``. The continuation-passing transform then handles all of them as
 it handles any local function -- a loop's recursion is the user's own recursion in CPS.
+
+``del x`` is dropped: Fence accepted it only where it changes no value (on a name no later line
+mentions, outside loops), and the emitted code frees each array after its last use itself.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def _state_target(names):
 
 class Desugar:
     name = "desugar"
-    invariant = "no loops, comprehensions or lambdas: each is a local function"
+    invariant = "no loops, comprehensions or lambdas: each is a local function; no `del`"
 
     def run(self, unit: Unit) -> None:
         self.unit = unit
@@ -78,7 +81,7 @@ class Desugar:
 
     def function(self, fdef) -> None:
         self.fdef_stack = getattr(self, "fdef_stack", []) + [fdef]
-        fdef.body = self.block(fdef.body)
+        fdef.body = self.block(fdef.body) or [A.copy_location(A.Pass(), fdef)]
         self.fdef_stack.pop()
 
     # ------------------------------------------------------------------ statements
@@ -92,12 +95,14 @@ class Desugar:
             if isinstance(s, (A.For, A.While)):
                 out += self.loop(s, rest)
             elif isinstance(s, A.If):
-                s.body = self.block(s.body)
+                s.body = self.block(s.body) or [A.copy_location(A.Pass(), s)]
                 s.orelse = self.block(s.orelse)
                 out.append(s)
             elif isinstance(s, A.FunctionDef):
                 self.function(s)
                 out.append(s)
+            elif isinstance(s, A.Delete):
+                continue  # of names no later line mentions (Fence): it changes no value
             else:
                 out.append(s)
         return out

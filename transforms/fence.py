@@ -64,7 +64,6 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ),
     A.NamedExpr: ("the walrus operator `:=` is not supported", "assign on a line of its own"),
     A.Match: ("`match` is not supported", "use `if` / `elif`"),
-    A.Delete: ("`del` is not supported", "leave the name bound, or rebind it"),
     A.SetComp: ("set comprehensions are not supported", "build the set outside the function"),
 }
 
@@ -93,6 +92,68 @@ class Fence:
                         "define it without the decorator, or at module level",
                     )
                 self._check_targets(unit, node)
+        self._check_deletes(unit, fdef)
+
+    @staticmethod
+    def _check_deletes(unit: Unit, fdef) -> None:
+        """``del x`` is accepted where it changes nothing but when ``x``'s value is freed (Desugar
+        drops it; the emitted code frees every array after its last use anyway, with ``del``
+        statements of its own): on a name, outside loops, and ``x`` not mentioned after it."""
+        if not any(isinstance(n, A.Delete) for n in A.walk(fdef)):
+            return
+        for f in (n for n in A.walk(fdef) if isinstance(n, A.FunctionDef)):
+            Fence._check_deletes_in(unit, f)
+
+    @staticmethod
+    def _check_deletes_in(unit: Unit, fdef) -> None:
+        """The ``del`` statements of ``fdef``'s own scope; the names they delete are its locals,
+        so only its own lines (and its closures') can mention them."""
+        deletes = []
+        stack = list(fdef.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, A.Delete):
+                deletes.append(n)
+            elif not isinstance(n, (A.FunctionDef, A.Lambda)):
+                stack.extend(A.iter_child_nodes(n))
+        if not deletes:
+            return
+        in_loops = {
+            id(d)
+            for loop in A.walk(fdef)
+            if isinstance(loop, (A.For, A.While))
+            for d in A.walk(loop)
+            if isinstance(d, A.Delete)
+        }
+        names = [n for n in A.walk(fdef) if isinstance(n, A.Name)]
+        for d in deletes:
+            targets = [x for t in d.targets for x in (t.elts if _is_tuple(t) else [t])]
+            for t in targets:
+                if not isinstance(t, A.Name):
+                    raise unit.error(
+                        "`del` of an item, a slice or an attribute is not supported",
+                        t,
+                        "build a new container without it",
+                    )
+            if id(d) in in_loops:
+                raise unit.error(
+                    "`del` inside a loop is not supported",
+                    d,
+                    "leave the name bound: cpsad frees each array after its last use",
+                )
+            where = (d.lineno, d.col_offset)
+            for t in targets:
+                later = [
+                    n
+                    for n in names
+                    if n.id == t.id and n is not t and (n.lineno, n.col_offset) > where
+                ]
+                if later:
+                    raise unit.error(
+                        f"`del {t.id}` and a later use of `{t.id}` are not supported",
+                        later[0],
+                        "leave the name bound: cpsad frees each array after its last use",
+                    )
 
     def _check_targets(self, unit: Unit, node) -> None:
         targets = []
@@ -121,3 +182,8 @@ class Fence:
     def check(unit: Unit) -> None:
         for node in A.walk(unit.tree):
             assert type(node) not in UNSUPPORTED or node is unit.tree
+
+
+def _is_tuple(t) -> bool:
+    """``del (a, b)``: black writes a long ``del`` so."""
+    return isinstance(t, (A.Tuple, A.List))

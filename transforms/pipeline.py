@@ -24,6 +24,7 @@ from transforms.kinds import Kinds
 from transforms.nested import Nested
 from transforms.normalize import Normalize
 from transforms.parse import Parse
+from transforms.release import Release
 from transforms.resolve import Resolve
 from transforms.shift_reset import ShiftReset
 from transforms.simplify import Simplify
@@ -44,6 +45,7 @@ PIPELINE = [
     (LowerCPS, "shift/reset become plain closures: the rest of the block is the continuation"),
     (Simplify, "inline continuations used once; drop zero and dead adjoint code"),
     (Defunctionalize, "a loop's chain of continuations becomes a stack of frames, two while loops"),
+    (Release, "each array is deleted after its last use: no dead intermediate stays alive"),
     (Emit, "Python source with the user's lines as comments"),
 ]
 

@@ -26,6 +26,7 @@ def loss_bp(k, params, X, labels):
         mean_bar = -neg_bar
         logp_item_bar = expand(mean_bar / count(logp_item), logp_item)
         logp_bar = getitem_adjoint(logp_item_bar, logp, (arange, labels))
+        del logp, arange, logp_item, neg_bar, mean_bar, logp_item_bar
         # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
         sub_bar = unbroadcast(logp_bar, sub)
         log_bar = unbroadcast(-logp_bar, log)
@@ -36,6 +37,18 @@ def loss_bp(k, params, X, labels):
         m_bar = unbroadcast(-sub_1_bar, m)
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)
         m_bar = m_bar + unbroadcast(-sub_bar, m)
+        del (
+            sub,
+            exp,
+            sum_1,
+            log,
+            logp_bar,
+            sub_bar,
+            log_bar,
+            sum_1_bar,
+            exp_bar,
+            sub_1_bar,
+        )
         # m = np.max(logits, axis=1, keepdims=True)
         logits_bar = logits_bar + max_vjp(m_bar, m, logits, axis=1, keepdims=True)
         return logits_bar
@@ -147,10 +160,12 @@ def conv2d_bp(k_1, x, w, b):
     n, c, h, wd = x.shape
     # f, _, k, _ = w.shape
     f, _, k, _ = w.shape
+    del _
     # p = k // 2
     p = k // 2
     # xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
     xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    del p
 
     def listcomp_L36(iterable):
         # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
@@ -181,14 +196,17 @@ def conv2d_bp(k_1, x, w, b):
     views = listcomp_L36(k)
     # cols = np.stack(views, axis=2).reshape(n, c * k * k, h * wd)  # im2col
     cols = np.stack(views, axis=2).reshape(n, c * k * k, h * wd)
+    del views
     # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
     w_reshape = w.reshape(f, c * k * k)
     matmul = w_reshape @ cols
     b_item = b[:, None]
     out = matmul + b_item
+    del c
     # return out.reshape(n, f, h, wd)
     out_reshape_bar = k_1(out.reshape(n, f, h, wd))
     out_bar = np.reshape(out_reshape_bar, np.shape(out), order="C")
+    del n, f, out, out_reshape_bar
     # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
     matmul_bar = unbroadcast(out_bar, matmul)
     b_item_bar = unbroadcast(out_bar, b_item)
@@ -252,12 +270,14 @@ def conv2d_bp(k_1, x, w, b):
     n, c, h, wd = x.shape
     # f, _, k, _ = w.shape
     f, _, k, _ = w.shape
+    del _
     # p = k // 2
     p = k // 2
     # xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
     tup_4 = (0, 0), (0, 0), (p, p), (p, p)
     xp = np.pad(x, tup_4)
     xp_bar = None
+    del p
 
     def listcomp_L36_bp(k_1, iterable):
         # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
@@ -321,6 +341,7 @@ def conv2d_bp(k_1, x, w, b):
         # return out.reshape(n, f, h, wd)
         out_reshape_bar = k_1(out.reshape(n, f, h, wd))
         out_bar = np.reshape(out_reshape_bar, np.shape(out), order="C")
+        del out, out_reshape_bar
         # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
         matmul_bar = unbroadcast(out_bar, matmul)
         b_item_bar = unbroadcast(out_bar, b_item)
@@ -328,6 +349,16 @@ def conv2d_bp(k_1, x, w, b):
         w_reshape_bar = matmul_x(matmul_bar, matmul, w_reshape, cols)
         cols_bar = matmul_y(matmul_bar, matmul, w_reshape, cols)
         w_bar = acc(w_bar, np.reshape(w_reshape_bar, np.shape(w), order="C"))
+        del (
+            cols,
+            w_reshape,
+            matmul,
+            b_item,
+            out_bar,
+            matmul_bar,
+            b_item_bar,
+            w_reshape_bar,
+        )
         # cols = np.stack(views, axis=2).reshape(n, c * k * k, h * wd)  # im2col
         stack_views_bar = np.reshape(cols_bar, np.shape(stack_views), order="C")
         views_bar = stack_vjp(stack_views_bar, stack_views, views, axis=2)

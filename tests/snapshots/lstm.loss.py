@@ -24,6 +24,7 @@ def loss_bp(k, params, inputs, targets):
     batch, hidden = inputs.shape[1], params["Wh"].shape[0]
     # h, c = np.zeros((batch, hidden)), np.zeros((batch, hidden))
     h, c = np.zeros((batch, hidden)), np.zeros((batch, hidden))
+    del hidden
     # total = 0.0
     total = 0.0
     # for x, t in zip(inputs, targets):
@@ -68,11 +69,21 @@ def loss_bp(k, params, inputs, targets):
                     k, index + 1, h, c, total_3
                 )
                 h_bar = h_bar_loop_L58
+                del c, total_3, h_bar_loop_L58
                 # total = total - np.mean(logp[np.arange(batch), t])
                 total_bar = acc(total_bar, unbroadcast(total_bar_loop_L58, total))
                 mean_bar = unbroadcast(-total_bar_loop_L58, mean)
                 logp_item_bar = expand(mean_bar / count(logp_item), logp_item)
                 logp_bar = getitem_adjoint(logp_item_bar, logp, (arange_batch, t))
+                del (
+                    logp,
+                    arange_batch,
+                    logp_item,
+                    mean,
+                    total_bar_loop_L58,
+                    mean_bar,
+                    logp_item_bar,
+                )
                 # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
                 sub_bar = unbroadcast(logp_bar, sub)
                 log_bar = unbroadcast(-logp_bar, log)
@@ -83,10 +94,23 @@ def loss_bp(k, params, inputs, targets):
                 m_bar = unbroadcast(-sub_1_bar, m)
                 logits_bar = logits_bar + unbroadcast(sub_bar, logits)
                 m_bar = m_bar + unbroadcast(-sub_bar, m)
+                del (
+                    sub,
+                    exp,
+                    sum_1,
+                    log,
+                    logp_bar,
+                    sub_bar,
+                    log_bar,
+                    sum_1_bar,
+                    exp_bar,
+                    sub_1_bar,
+                )
                 # m = np.max(logits, axis=1, keepdims=True)
                 logits_bar = logits_bar + max_vjp(
                     m_bar, m, logits, axis=1, keepdims=True
                 )
+                del logits, m, m_bar
                 # logits = h @ params["Wy"] + params["by"]
                 matmul_bar = unbroadcast(logits_bar, matmul)
                 params_by_bar = unbroadcast(logits_bar, params_by)
@@ -96,6 +120,16 @@ def loss_bp(k, params, inputs, targets):
                 h_bar = h_bar + matmul_x(matmul_bar, matmul, h, params_Wy)
                 params_Wy_bar = matmul_y(matmul_bar, matmul, h, params_Wy)
                 params_bar = params_bar + getitem_adjoint(params_Wy_bar, params, "Wy")
+                del (
+                    h,
+                    params_Wy,
+                    matmul,
+                    params_by,
+                    logits_bar,
+                    matmul_bar,
+                    params_by_bar,
+                    params_Wy_bar,
+                )
                 # h, c = lstm_cell(params, x, h, c)
                 h_1_bar, c_1_bar = h_bar, c_bar_loop_L58
                 lstm_cell_params_bar = unpack_adjoint(
@@ -126,6 +160,7 @@ def loss_bp(k, params, inputs, targets):
         len_targets = len(targets)
         div_bar = k(total / len_targets)
         total_bar = unbroadcast(div_bar / len_targets, total)
+        del total, len_targets, div_bar
         # for x, t in zip(inputs, targets):
         h_2_bar, c_2_bar, total_2_bar = zeros_like(h), zeros_like(c), total_bar
         loop_L58_2_bar = unpack_adjoint((h_2_bar, c_2_bar, total_2_bar), loop_L58_2)
@@ -171,16 +206,19 @@ def lstm_cell_bp(k, params, x, h, c):
     tanh_g = np.tanh(g)
     mul_1 = div_1 * tanh_g
     c_2 = mul + mul_1
+    del f, g, i
     # h = sigmoid(o) * np.tanh(c)
     exp_2 = np.exp(-o)
     add_3 = 1.0 + exp_2
     div_2 = 1.0 / add_3
     tanh_c = np.tanh(c_2)
     h_2 = div_2 * tanh_c
+    del o
     # return h, c
     tup_bar = k((h_2, c_2))
     h_1_bar = item_adjoint(tup_bar, 0, h_2)
     c_bar_1 = item_adjoint(tup_bar, 1, c_2)
+    del c_2, h_2, tup_bar
     # h = sigmoid(o) * np.tanh(c)
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
@@ -189,6 +227,18 @@ def lstm_cell_bp(k, params, x, h, c):
     exp_2_bar = unbroadcast(add_3_bar, exp_2)
     neg_2_bar = exp_2_bar * exp_2
     o_bar = -neg_2_bar
+    del (
+        exp_2,
+        add_3,
+        div_2,
+        tanh_c,
+        h_1_bar,
+        div_2_bar,
+        tanh_c_bar,
+        add_3_bar,
+        exp_2_bar,
+        neg_2_bar,
+    )
     # c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
     c_1_bar = c_bar_1
     mul_bar = unbroadcast(c_1_bar, mul)
@@ -206,10 +256,35 @@ def lstm_cell_bp(k, params, x, h, c):
     exp_bar = unbroadcast(add_1_bar, exp)
     neg_bar = exp_bar * exp
     f_bar = -neg_bar
+    del (
+        exp,
+        add_1,
+        div,
+        mul,
+        exp_1,
+        add_2,
+        div_1,
+        tanh_g,
+        mul_1,
+        c_bar_1,
+        c_1_bar,
+        mul_bar,
+        mul_1_bar,
+        div_1_bar,
+        tanh_g_bar,
+        add_2_bar,
+        exp_1_bar,
+        neg_1_bar,
+        div_bar,
+        add_1_bar,
+        exp_bar,
+        neg_bar,
+    )
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
     i_bar, f_bar, o_bar, g_bar = i_bar, f_bar, o_bar, g_bar
     split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)
     z_bar = split_vjp(split_z_bar, split_z, z, 4, axis=1)
+    del z, split_z, o_bar, g_bar, i_bar, f_bar, split_z_bar
     # z = params["embed"][x] @ params["Wx"] + h @ params["Wh"] + params["b"]
     add_bar = unbroadcast(z_bar, add)
     params_b_bar = unbroadcast(z_bar, params_b)

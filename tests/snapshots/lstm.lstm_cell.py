@@ -33,16 +33,19 @@ def lstm_cell_bp(k, params, x, h, c):
     tanh_g = np.tanh(g)
     mul_1 = div_1 * tanh_g
     c_2 = mul + mul_1
+    del f, g, i
     # h = sigmoid(o) * np.tanh(c)
     exp_2 = np.exp(-o)
     add_3 = 1.0 + exp_2
     div_2 = 1.0 / add_3
     tanh_c = np.tanh(c_2)
     h_2 = div_2 * tanh_c
+    del o
     # return h, c
     tup_bar = k((h_2, c_2))
     h_1_bar = item_adjoint(tup_bar, 0, h_2)
     c_bar_1 = item_adjoint(tup_bar, 1, c_2)
+    del c_2, h_2, tup_bar
     # h = sigmoid(o) * np.tanh(c)
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
@@ -51,6 +54,18 @@ def lstm_cell_bp(k, params, x, h, c):
     exp_2_bar = unbroadcast(add_3_bar, exp_2)
     neg_2_bar = exp_2_bar * exp_2
     o_bar = -neg_2_bar
+    del (
+        exp_2,
+        add_3,
+        div_2,
+        tanh_c,
+        h_1_bar,
+        div_2_bar,
+        tanh_c_bar,
+        add_3_bar,
+        exp_2_bar,
+        neg_2_bar,
+    )
     # c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
     c_1_bar = c_bar_1
     mul_bar = unbroadcast(c_1_bar, mul)
@@ -68,10 +83,35 @@ def lstm_cell_bp(k, params, x, h, c):
     exp_bar = unbroadcast(add_1_bar, exp)
     neg_bar = exp_bar * exp
     f_bar = -neg_bar
+    del (
+        exp,
+        add_1,
+        div,
+        mul,
+        exp_1,
+        add_2,
+        div_1,
+        tanh_g,
+        mul_1,
+        c_bar_1,
+        c_1_bar,
+        mul_bar,
+        mul_1_bar,
+        div_1_bar,
+        tanh_g_bar,
+        add_2_bar,
+        exp_1_bar,
+        neg_1_bar,
+        div_bar,
+        add_1_bar,
+        exp_bar,
+        neg_bar,
+    )
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
     i_bar, f_bar, o_bar, g_bar = i_bar, f_bar, o_bar, g_bar
     split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)
     z_bar = split_vjp(split_z_bar, split_z, z, 4, axis=1)
+    del z, split_z, o_bar, g_bar, i_bar, f_bar, split_z_bar
     # z = params["embed"][x] @ params["Wx"] + h @ params["Wh"] + params["b"]
     add_bar = unbroadcast(z_bar, add)
     params_b_bar = unbroadcast(z_bar, params_b)

@@ -27,6 +27,7 @@ def loss_bp(k, params, X, Y):
         sum_2_bar = expand(mean_bar / count(sum_2), sum_2)
         mul_bar = expand(sum_2_bar, mul, axis=1)
         logp_bar = unbroadcast(mul_bar * Y, logp)
+        del logp, mul, sum_2, neg_bar, mean_bar, sum_2_bar, mul_bar
         # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
         sub_bar = unbroadcast(logp_bar, sub)
         log_bar = unbroadcast(-logp_bar, log)
@@ -37,6 +38,18 @@ def loss_bp(k, params, X, Y):
         m_bar = unbroadcast(-sub_1_bar, m)
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)
         m_bar = m_bar + unbroadcast(-sub_bar, m)
+        del (
+            sub,
+            exp,
+            sum_1,
+            log,
+            logp_bar,
+            sub_bar,
+            log_bar,
+            sum_1_bar,
+            exp_bar,
+            sub_1_bar,
+        )
         # m = np.max(logits, axis=1, keepdims=True)
         logits_bar = logits_bar + max_vjp(m_bar, m, logits, axis=1, keepdims=True)
         return logits_bar
@@ -72,6 +85,7 @@ def predict_bp(k, params, X):
     h_bar = matmul_x(matmul_1_bar, matmul_1, h, params_W2)
     params_W2_bar = matmul_y(matmul_1_bar, matmul_1, h, params_W2)
     params_bar = params_bar + getitem_adjoint(params_W2_bar, params, "W2")
+    del matmul_1, add_1_bar, matmul_1_bar, params_b2_bar, params_W2_bar
     # h = np.tanh(X @ params["W1"] + params["b1"])
     add_bar = h_bar * (1 - h * h)
     matmul_bar = unbroadcast(add_bar, matmul)

@@ -19,6 +19,7 @@ def loss_bp(k, w, x, y):
     power_bar = expand(mean_bar / count(power), power)
     sub_bar = unbroadcast(power_bar * 2 * sub, sub)
     h_bar = unbroadcast(sub_bar, h)
+    del sub, power, mean_bar, power_bar, sub_bar
     # h = np.tanh(x @ w)
     matmul_bar = h_bar * (1 - h * h)
     w_bar = matmul_y(matmul_bar, matmul, x, w)

@@ -71,12 +71,14 @@ def conv2d_bp(k_1, x, w, b):
     n, c, h, wd = x.shape
     # f, _, k, _ = w.shape
     f, _, k, _ = w.shape
+    del _
     # p = k // 2
     p = k // 2
     # xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
     tup_4 = (0, 0), (0, 0), (p, p), (p, p)
     xp = np.pad(x, tup_4)
     xp_bar = None
+    del p
 
     def listcomp_L36_bp(k_1, iterable):
         # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
@@ -140,6 +142,7 @@ def conv2d_bp(k_1, x, w, b):
         # return out.reshape(n, f, h, wd)
         out_reshape_bar = k_1(out.reshape(n, f, h, wd))
         out_bar = np.reshape(out_reshape_bar, np.shape(out), order="C")
+        del out, out_reshape_bar
         # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
         matmul_bar = unbroadcast(out_bar, matmul)
         b_item_bar = unbroadcast(out_bar, b_item)
@@ -147,6 +150,16 @@ def conv2d_bp(k_1, x, w, b):
         w_reshape_bar = matmul_x(matmul_bar, matmul, w_reshape, cols)
         cols_bar = matmul_y(matmul_bar, matmul, w_reshape, cols)
         w_bar = acc(w_bar, np.reshape(w_reshape_bar, np.shape(w), order="C"))
+        del (
+            cols,
+            w_reshape,
+            matmul,
+            b_item,
+            out_bar,
+            matmul_bar,
+            b_item_bar,
+            w_reshape_bar,
+        )
         # cols = np.stack(views, axis=2).reshape(n, c * k * k, h * wd)  # im2col
         stack_views_bar = np.reshape(cols_bar, np.shape(stack_views), order="C")
         views_bar = stack_vjp(stack_views_bar, stack_views, views, axis=2)

@@ -183,6 +183,7 @@ def loss_bp(k, params, inputs, targets, h):
         len_targets = len(targets)
         div_bar = k(total / len_targets)
         total_bar = unbroadcast(div_bar / len_targets, total)
+        del total, len_targets, div_bar
         # for x, t in zip(inputs, targets):
         h_2_bar, total_2_bar = zeros_like(h), total_bar
         loop_L60_2_bar = unpack_adjoint((h_2_bar, total_2_bar), loop_L60_2)

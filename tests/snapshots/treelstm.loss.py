@@ -17,6 +17,7 @@ def loss_bp(k, params, tree, label):
         nonlocal params_bar
         # h, _ = tree_lstm(params, tree)
         h, _ = tree_lstm_params
+        del _
         # logits = params["Ws"] @ h + params["bs"]
         params_Ws = params["Ws"]
         matmul = params_Ws @ h
@@ -41,8 +42,23 @@ def loss_bp(k, params, tree, label):
         sub_bar = exp_bar * exp
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)
         m_bar = m_bar + unbroadcast(-sub_bar, m)
+        del (
+            exp,
+            sum_1,
+            log,
+            add,
+            logits_item,
+            sub_1_bar,
+            add_bar,
+            logits_item_bar,
+            log_bar,
+            sum_1_bar,
+            exp_bar,
+            sub_bar,
+        )
         # m = np.max(logits)
         logits_bar = logits_bar + max_vjp(m_bar, m, logits)
+        del logits, m, m_bar
         # logits = params["Ws"] @ h + params["bs"]
         matmul_bar = unbroadcast(logits_bar, matmul)
         params_bs_bar = unbroadcast(logits_bar, params_bs)
@@ -50,6 +66,16 @@ def loss_bp(k, params, tree, label):
         params_Ws_bar = matmul_x(matmul_bar, matmul, params_Ws, h)
         h_bar = matmul_y(matmul_bar, matmul, params_Ws, h)
         params_bar = params_bar + getitem_adjoint(params_Ws_bar, params, "Ws")
+        del (
+            h,
+            params_Ws,
+            matmul,
+            params_bs,
+            logits_bar,
+            matmul_bar,
+            params_bs_bar,
+            params_Ws_bar,
+        )
         # h, _ = tree_lstm(params, tree)
         tree_lstm_params_bar = unpack_adjoint((h_bar, None), tree_lstm_params)
         return tree_lstm_params_bar
@@ -214,6 +240,7 @@ def tree_lstm_bp(k, params, node):
                 o_bar = unbroadcast(mul_4_bar * tanh_c_1, o)
                 tanh_c_1_bar = unbroadcast(mul_4_bar * o, tanh_c_1)
                 c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1 * tanh_c_1)
+                del c, tanh_c_1, mul_4, tup_1_bar, mul_4_bar, tanh_c_1_bar
                 # c = i * u + fl * cl + fr * cr
                 add_14_bar = unbroadcast(c_bar, add_14)
                 mul_3_bar = unbroadcast(c_bar, mul_3)
@@ -225,6 +252,18 @@ def tree_lstm_bp(k, params, node):
                 cl_bar = acc(cl_bar, unbroadcast(mul_2_bar * fl, cl))
                 i_bar = unbroadcast(mul_1_bar * u, i)
                 u_bar = unbroadcast(mul_1_bar * i, u)
+                del (
+                    cr,
+                    mul_1,
+                    mul_2,
+                    add_14,
+                    mul_3,
+                    c_bar,
+                    add_14_bar,
+                    mul_3_bar,
+                    mul_1_bar,
+                    mul_2_bar,
+                )
                 # u = np.tanh(params["Uu"] @ h2 + params["bu"])
                 add_13_bar = u_bar * (1 - u * u)
                 matmul_7_bar = unbroadcast(add_13_bar, matmul_7)
@@ -235,6 +274,17 @@ def tree_lstm_bp(k, params, node):
                 params_Uu_bar = matmul_x(matmul_7_bar, matmul_7, params_Uu, h2)
                 h2_bar = matmul_y(matmul_7_bar, matmul_7, params_Uu, h2)
                 params_bar = params_bar + getitem_adjoint(params_Uu_bar, params, "Uu")
+                del (
+                    params_Uu,
+                    matmul_7,
+                    params_bu_1,
+                    u,
+                    u_bar,
+                    add_13_bar,
+                    matmul_7_bar,
+                    params_bu_1_bar,
+                    params_Uu_bar,
+                )
                 # o = sigmoid(params["Uo"] @ h2 + params["bo"])
                 add_12_bar = unbroadcast(-o_bar * o / add_12, add_12)
                 exp_5_bar = unbroadcast(add_12_bar, exp_5)
@@ -246,6 +296,22 @@ def tree_lstm_bp(k, params, node):
                 params_Uo_bar = matmul_x(matmul_6_bar, matmul_6, params_Uo, h2)
                 h2_bar = h2_bar + matmul_y(matmul_6_bar, matmul_6, params_Uo, h2)
                 params_bar = params_bar + getitem_adjoint(params_Uo_bar, params, "Uo")
+                del (
+                    params_Uo,
+                    matmul_6,
+                    params_bo_1,
+                    exp_5,
+                    add_12,
+                    o,
+                    o_bar,
+                    add_12_bar,
+                    exp_5_bar,
+                    neg_5_bar,
+                    add_11_bar,
+                    matmul_6_bar,
+                    params_bo_1_bar,
+                    params_Uo_bar,
+                )
                 # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
                 add_10_bar = unbroadcast(-fr_bar * fr / add_10, add_10)
                 exp_4_bar = unbroadcast(add_10_bar, exp_4)
@@ -257,6 +323,22 @@ def tree_lstm_bp(k, params, node):
                 params_Ufr_bar = matmul_x(matmul_5_bar, matmul_5, params_Ufr, h2)
                 h2_bar = h2_bar + matmul_y(matmul_5_bar, matmul_5, params_Ufr, h2)
                 params_bar = params_bar + getitem_adjoint(params_Ufr_bar, params, "Ufr")
+                del (
+                    params_Ufr,
+                    matmul_5,
+                    params_bf_1,
+                    exp_4,
+                    add_10,
+                    fr,
+                    fr_bar,
+                    add_10_bar,
+                    exp_4_bar,
+                    neg_4_bar,
+                    add_9_bar,
+                    matmul_5_bar,
+                    params_bf_1_bar,
+                    params_Ufr_bar,
+                )
                 # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
                 add_8_bar = unbroadcast(-fl_bar * fl / add_8, add_8)
                 exp_3_bar = unbroadcast(add_8_bar, exp_3)
@@ -268,6 +350,22 @@ def tree_lstm_bp(k, params, node):
                 params_Ufl_bar = matmul_x(matmul_4_bar, matmul_4, params_Ufl, h2)
                 h2_bar = h2_bar + matmul_y(matmul_4_bar, matmul_4, params_Ufl, h2)
                 params_bar = params_bar + getitem_adjoint(params_Ufl_bar, params, "Ufl")
+                del (
+                    params_Ufl,
+                    matmul_4,
+                    params_bf,
+                    exp_3,
+                    add_8,
+                    fl,
+                    fl_bar,
+                    add_8_bar,
+                    exp_3_bar,
+                    neg_3_bar,
+                    add_7_bar,
+                    matmul_4_bar,
+                    params_bf_bar,
+                    params_Ufl_bar,
+                )
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
                 add_6_bar = unbroadcast(-i_bar * i / add_6, add_6)
                 exp_2_bar = unbroadcast(add_6_bar, exp_2)
@@ -279,10 +377,27 @@ def tree_lstm_bp(k, params, node):
                 params_Ui_bar = matmul_x(matmul_3_bar, matmul_3, params_Ui, h2)
                 h2_bar = h2_bar + matmul_y(matmul_3_bar, matmul_3, params_Ui, h2)
                 params_bar = params_bar + getitem_adjoint(params_Ui_bar, params, "Ui")
+                del (
+                    params_Ui,
+                    matmul_3,
+                    params_bi_1,
+                    exp_2,
+                    add_6,
+                    i,
+                    i_bar,
+                    add_6_bar,
+                    exp_2_bar,
+                    neg_2_bar,
+                    add_5_bar,
+                    matmul_3_bar,
+                    params_bi_1_bar,
+                    params_Ui_bar,
+                )
                 # h2 = np.concatenate([hl, hr])
                 lst_bar = concatenate_vjp(h2_bar, h2, lst)
                 hl_bar = acc(hl_bar, item_adjoint(lst_bar, 0, hl))
                 hr_bar = item_adjoint(lst_bar, 1, hr)
+                del hr, lst, h2, h2_bar, lst_bar
                 # hr, cr = tree_lstm(params, node.right)
                 hr_bar, cr_bar = hr_bar, cr_bar
                 tree_lstm_params_1_bar = unpack_adjoint(
@@ -295,6 +410,7 @@ def tree_lstm_bp(k, params, node):
                 after_tree_lstm_L57, params, node.right
             )
             params_bar = params_bar + params_bar_tree_lstm_1
+            del params_bar_tree_lstm_1
             # hl, cl = tree_lstm(params, node.left)
             hl_bar, cl_bar = hl_bar, cl_bar
             tree_lstm_params_bar = unpack_adjoint((hl_bar, cl_bar), tree_lstm_params)
