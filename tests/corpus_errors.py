@@ -60,7 +60,7 @@ def uses_match(x):
 def uses_deleted(x):
     y = x * 2
     del y
-    return y  # E: `del y` and a later use of `y` are not supported
+    return y  # noqa: F821  # E: `del y` and a later use of `y` are not supported
 
 
 def del_in_loop(x):
