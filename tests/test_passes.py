@@ -661,7 +661,7 @@ def test_release_keeps_what_a_closure_or_a_branch_binds():
             return h + 1.0
     """)).body if isinstance(n, A.FunctionDef))
     release = Release()
-    release.unit, release.kinds = Unit(None, (), CONTEXT), {}  # nothing known: all may be arrays
+    release.unit = Unit(None, (), CONTEXT)  # and no kinds known: every name may be an array
     out = release.function(fdef)
     deleted = [t.id for s in out if isinstance(s, A.Delete) for t in s.targets]
     assert "b" not in deleted and "c" not in deleted, deleted

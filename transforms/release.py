@@ -32,6 +32,7 @@ import re
 from transforms import anno
 from transforms import astlib as A
 from transforms.kinds import is_scalar
+from transforms.scoping import _push_children as push_children  # names' fields only
 from transforms.unit import Unit
 
 _VERSION = re.compile(r"_\d+$")
@@ -41,14 +42,38 @@ class Release:
     name = "release"
     invariant = "each local array is deleted after the top-level statement that mentions it last"
 
+    def __init__(self):
+        self.kinds: dict = {}  # name -> what it may hold, in any function Kinds saw
+        self.mentions: dict[int, set] = {}  # id(function) -> every name it (or one in it) mentions
+        self.functions: list = []  # function bodies still to release in
+
     def run(self, unit: Unit) -> None:
         self.unit = unit
-        self.kinds: dict = {}
+        self.kinds = {}
         for view in unit.kinds.values():
             for n, k in view.items():
                 self.kinds[n] = self.kinds.get(n, frozenset()) | k
-        for f in [n for n in A.walk(unit.tree) if isinstance(n, A.FunctionDef)]:
+        self.mentions = {}
+        self.functions = [unit.tree]  # and those nested in it, met as they are walked
+        while self.functions:
+            f = self.functions.pop()
             f.body = self.function(f)
+
+    def mentioned(self, fn) -> set:
+        """The names the nested function (or lambda, or class) ``fn`` mentions anywhere: each
+        function is walked once, however deep it is nested."""
+        out = self.mentions.get(id(fn))
+        if out is None:
+            out = self.mentions[id(fn)] = set()
+            inner: list = []
+            for n in _scope_nodes(fn, inner, top=True):
+                if isinstance(n, A.Name):
+                    out.add(n.id)
+            for g in inner:
+                out |= self.mentioned(g)
+                if not isinstance(g, A.Lambda):
+                    out.add(g.name)
+        return out
 
     def maybe_array(self, name: str) -> bool:
         """Not surely a number or numpy scalar: an adjoint has its primal's kind, a version
@@ -77,14 +102,15 @@ class Release:
                     own.add(id(n))
                     if isinstance(n, A.Name):
                         first.setdefault(n.id, i)
-            for n in A.walk(s):
-                if isinstance(n, (A.FunctionDef, A.Lambda, A.ClassDef)):
-                    kept.update(x.id for x in A.walk(n) if isinstance(x, A.Name))
-                    kept.add(getattr(n, "name", ""))
-                elif isinstance(n, A.Name):
+            inner: list = []
+            for n in _scope_nodes(s, inner):
+                if isinstance(n, A.Name):
                     last[n.id] = i
                     if id(n) not in own and not isinstance(n.ctx, A.Load):
                         below.add(n.id)
+            for g in inner:  # a closure reads what it mentions whenever it runs
+                kept |= self.mentioned(g)
+                self.functions += [x for x in _defs(g) if isinstance(x, A.FunctionDef)]
         after: dict[int, list[str]] = {}
         for name, i in last.items():
             if name in kept or name in below or name not in first or not self.maybe_array(name):
@@ -105,6 +131,33 @@ class Release:
                     anno.setanno(A.copy_location(A.delete(names), s), anno.BOOKKEEPING, True)
                 )
         return out
+
+
+def _scope_nodes(node, inner: list, top: bool = False):
+    """The nodes below ``node`` in its own scope (``node`` itself too, unless ``top``): the
+    functions, lambdas and classes defined there go to ``inner``, not entered."""
+    stack: list = []
+    if top:
+        push_children(node, stack)
+    else:
+        stack.append(node)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (A.FunctionDef, A.Lambda, A.ClassDef)):
+            inner.append(n)
+            continue
+        yield n
+        push_children(n, stack)
+
+
+def _defs(g) -> list:
+    """``g`` if a function, and the functions directly inside a lambda or class."""
+    if isinstance(g, A.FunctionDef):
+        return [g]
+    inner: list = []
+    for _ in _scope_nodes(g, inner, top=True):
+        pass
+    return [d for x in inner for d in _defs(x)]
 
 
 def _borrowed(s, params) -> bool:
