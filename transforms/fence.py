@@ -18,6 +18,7 @@ write instead. The error points at the construct in the user's file, with a care
 from __future__ import annotations
 
 from transforms import astlib as A
+from transforms.scoping import own_nodes
 from transforms.unit import Unit
 
 # node class -> (what is not supported, what to write instead)
@@ -108,14 +109,7 @@ class Fence:
     def _check_deletes_in(unit: Unit, fdef) -> None:
         """The ``del`` statements of ``fdef``'s own scope; the names they delete are its locals,
         so only its own lines (and its closures') can mention them."""
-        deletes = []
-        stack = list(fdef.body)
-        while stack:
-            n = stack.pop()
-            if isinstance(n, A.Delete):
-                deletes.append(n)
-            elif not isinstance(n, (A.FunctionDef, A.Lambda)):
-                stack.extend(A.iter_child_nodes(n))
+        deletes = [n for n in own_nodes(fdef) if isinstance(n, A.Delete)]
         if not deletes:
             return
         in_loops = {

@@ -32,7 +32,7 @@ import re
 from transforms import anno
 from transforms import astlib as A
 from transforms.kinds import is_scalar
-from transforms.scoping import _push_children as push_children  # names' fields only
+from transforms.scoping import walk_own
 from transforms.unit import Unit
 
 _VERSION = re.compile(r"_\d+$")
@@ -134,20 +134,21 @@ class Release:
 
 
 def _scope_nodes(node, inner: list, top: bool = False):
-    """The nodes below ``node`` in its own scope (``node`` itself too, unless ``top``): the
-    functions, lambdas and classes defined there go to ``inner``, not entered."""
-    stack: list = []
-    if top:
-        push_children(node, stack)
+    """The nodes of ``node``'s scope (``scoping.walk_own``; with ``top``, ``node`` is a function,
+    lambda or class and its body is walked): the functions, lambdas and classes defined there go
+    to ``inner``, not into the result."""
+    if not top:
+        roots = [node]
+    elif isinstance(node, A.Lambda):
+        roots = [node.body]
     else:
-        stack.append(node)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (A.FunctionDef, A.Lambda, A.ClassDef)):
-            inner.append(n)
-            continue
-        yield n
-        push_children(n, stack)
+        roots = node.body
+    for root in roots:
+        for n in walk_own(root):
+            if isinstance(n, (A.FunctionDef, A.Lambda, A.ClassDef)):
+                inner.append(n)
+            else:
+                yield n
 
 
 def _defs(g) -> list:

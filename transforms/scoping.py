@@ -409,14 +409,19 @@ def own_nodes(fdef):
 
 
 def walk_own(node):
-    """``node`` and what is below it in the same scope: function bodies are not entered."""
+    """``node`` and what is below it in the same scope, in pre-order: function bodies are not
+    entered, and the leaves that hold no names (``ctx``, ``op``, ...) are not visited."""
     stack = [node]
+    children: list = []
     while stack:
         n = stack.pop()
         yield n
         if isinstance(n, (A.FunctionDef, A.Lambda)):
             continue  # its name belongs to the enclosing scope; its body does not
-        stack.extend(reversed(list(A.iter_child_nodes(n))))
+        _push_children(n, children)
+        children.reverse()
+        stack += children
+        children.clear()
 
 
 def facts(fdef) -> Facts:
