@@ -222,7 +222,7 @@ def test_transform_source_and_stages():
     for name, src in stages.items():
         compile(src, name, "exec")  # every stage is valid Python
     assert "with shift(" in stages["shift/reset"] and "@reset" in stages["shift/reset"]
-    assert "def k_" in stages["cps"]
+    assert "def after_if_L" in stages["cps"]  # a join is a continuation; a primitive's is in place
 
 
 def test_show_is_black_formatted():

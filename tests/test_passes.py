@@ -330,7 +330,10 @@ def test_shift_of_a_user_call_runs_the_callee_with_the_continuation():
 # ----------------------------------------------------------------------------- cps
 
 
-def test_cps_turns_every_shift_into_a_continuation():
+def test_cps_writes_a_primitives_continuation_in_place():
+    """A primitive's continuation is called once, at its shift's ``k(...)``: the rest of the
+    block is written there (forward, the caller's ``k``, then the adjoints in reverse), the way
+    inlining a ``def k_y(y)`` would leave it."""
     out = stage(
         """
         def f(x):
@@ -340,9 +343,47 @@ def test_cps_turns_every_shift_into_a_continuation():
     """,
         "cps",
     )
-    assert "with shift" not in out
-    assert out.count("def k_") == 2
-    assert out.startswith("def f_bp(k, x):")
+    assert "with shift" not in out and "def k_" not in out
+    assert out == src("""
+        def f_bp(k, x):
+            x_bar = None
+            y = x * x
+            y_bar = None
+            z = np.sin(y)
+            z_bar = None
+            z_bar = acc(z_bar, k(z))
+            z_bar = z_bar if z_bar is not None else zeros_like(z)
+            y_bar = acc(y_bar, z_bar * np.cos(y))
+            y_bar = y_bar if y_bar is not None else zeros_like(y)
+            x_bar = acc(x_bar, unbroadcast(y_bar * x, x))
+            x_bar = acc(x_bar, unbroadcast(y_bar * x, x))
+            return x_bar if x_bar is not None else zeros_like(x)
+    """)
+
+
+def test_cps_in_place_continuations_version_what_they_rebind():
+    """``x = x * 2`` after a shift that reads ``x``: the new value gets a new name, so the
+    adjoint code after the rest still reads the old one."""
+    out = stage(
+        """
+        def f(x):
+            y = x * 3.0
+            x = y * 2.0
+            return x * y
+    """,
+        "simplify",
+    )
+    assert out == src("""
+        def f_bp(k, x):
+            y = x * 3.0
+            x_1 = y * 2.0
+            mul_bar = k(x_1 * y)
+            x_1_bar = unbroadcast(mul_bar * y, x_1)
+            y_bar = unbroadcast(mul_bar * x_1, y)
+            y_bar = y_bar + unbroadcast(x_1_bar * 2.0, y)
+            x_bar = unbroadcast(y_bar * 3.0, x)
+            return x_bar
+    """)
 
 
 def test_cps_if_gets_one_join_continuation():
@@ -362,15 +403,21 @@ def test_cps_if_gets_one_join_continuation():
 
 
 def test_cps_adjoints_of_outer_values_are_borrowed_with_nonlocal():
+    """A call's continuation is a function of its own: it adds to ``x_bar`` of ``f``."""
     out = stage(
         """
-        def f(x):
-            y = x * 2.0
+        def f(x, n):
+            if n == 0:
+                return x
+            y = f(x, n - 1)
             return y * x
     """,
         "cps",
+        active=("x",),
     )
-    assert "nonlocal x_bar" in out
+    after_f = out[out.index("def after_f_L") :]
+    assert after_f.splitlines()[1].strip() == "nonlocal x_bar"
+    assert "x_bar = acc(x_bar, unbroadcast(mul_bar * y, x))" in after_f
 
 
 # ----------------------------------------------------------------------------- simplify
@@ -529,9 +576,9 @@ def test_defunctionalize_turns_a_loops_continuations_into_a_stack_of_frames():
                 nonlocal w_bar
                 frames = []
                 while i < n:
-                    x_2 = x * w + math.sin(x)
+                    x_1 = x * w + math.sin(x)
                     frames.append(x)
-                    i, x = i + 1, x_2
+                    i, x = i + 1, x_1
                 x_bar = k(x)
                 w_bar_local = w_bar
                 while frames:

@@ -1,21 +1,24 @@
 """After LowerCPS, shift and reset are gone: every continuation is a plain Python closure.
 
-The rest of a block after a shift becomes a function of the values the shift binds -- its
-continuation -- and the shift's ``k(...)`` calls it. ``if`` statements with code after them get one
-join continuation (``after_if_L12``), defined once and called at the end of both branches. A call
-of a user function passes the continuation of the call (``after_g_L7``) to the callee's
-backpropagator. ``return v`` calls the function's own continuation ``k``, supplied by the caller
-(or by ``reset`` at the entry). The function becomes ``f_bp(k, *params)``: it returns the
-adjoints of its active parameters, and so does every continuation, of its own parameters::
+The rest of a block after a shift is its continuation, a function of the values the shift binds
+that the shift's ``k(...)`` calls. A primitive's shift calls ``k`` exactly once, so its
+continuation is written in place of that call -- the rest of the block, then the adjoint code
+after it -- what defining ``def k_y(y)`` and inlining its one call would give, without making it
+(most continuations are primitives'; the rest's new values are versioned as a nested function's
+would be, so nothing the adjoint code after it reads is rebound). ``if`` statements with code
+after them get one join continuation (``after_if_L12``), defined once and called at the end of
+both branches. A call of a user function passes the continuation of the call (``after_g_L7``)
+to the callee's backpropagator. ``return v`` calls the function's own continuation ``k``,
+supplied by the caller (or by ``reset`` at the entry). The function becomes ``f_bp(k,
+*params)``: it returns the adjoints of its active parameters, and so does every continuation,
+of its own parameters::
 
     def f_bp(k, x):                         def f(x):
         x_bar = None                            y = x * x
         y = x * x                               return y
-        def k_y(y):
-            y_bar = None
-            y_bar = acc(y_bar, k(y))
-            return y_bar if y_bar is not None else zeros_like(y)
-        y_bar = k_y(y)
+        y_bar = None          # the continuation of y = x * x, in place
+        y_bar = acc(y_bar, k(y))
+        y_bar = y_bar if y_bar is not None else zeros_like(y)
         x_bar = acc(x_bar, y_bar * x)
         x_bar = acc(x_bar, y_bar * x)
         return x_bar if x_bar is not None else zeros_like(x)
@@ -45,11 +48,15 @@ def _bookkeeping(stmt):
 class Scope:
     """One Python function of the output: what it binds, and the adjoints it borrows."""
 
-    def __init__(self, parent: Scope | None, params, cells=()):
+    def __init__(self, parent: Scope | None, params, cells=(), inline: bool = False):
         self.parent = parent
         self.bound: set[str] = set(params) | set(cells)
         self.nonlocals: set[str] = set()
         self.cells: set[str] = set(cells)  # shared variables this function owns
+        # A primitive's continuation, written in place (see ``LowerCPS.shift``): its names are
+        # versioned as a nested function's would be, but they are locals of the function it is in.
+        self.inline = inline
+        self.function = parent.function if inline else self
 
     def is_cell(self, name: str) -> bool:
         owner = self.owner(name)
@@ -57,9 +64,13 @@ class Scope:
 
     def write(self, name: str) -> None:
         """Assigning a cell variable from a function that does not own it: declare it nonlocal."""
+        self.borrow(name)
+
+    def borrow(self, name: str) -> None:
+        """Declare ``name`` nonlocal where it is written, if another function binds it."""
         owner = self.owner(name)
-        if owner is not None and owner is not self:
-            self.nonlocals.add(name)
+        if owner is not None and owner.function is not self.function:
+            self.function.nonlocals.add(name)
 
     def owner(self, name: str) -> Scope | None:
         s = self
@@ -233,27 +244,30 @@ class LowerCPS:
     def bar(self, name: str) -> str:
         return self.namer.adjoint(name)
 
-    def inits(self, names, origin) -> list:
-        """Adjoints start absent (``None``); a Python number's starts at ``0.0``, never absent."""
+    def inits(self, names, origin, renamed=None) -> list:
+        """Adjoints start absent (``None``); a Python number's starts at ``0.0``, never absent.
+        (``renamed``: the names the values of ``names`` are bound to, where not their own.)"""
         out = []
         for n in names:
             if n in self.active:
+                bar = self.bar(renamed.get(n, n) if renamed else n)
                 if is_number(self.kinds.get(n, UNKNOWN)):
-                    self.unit.never_none.add(self.bar(n))
-                    s = A.assign(self.bar(n), A.const(0.0))
+                    self.unit.never_none.add(bar)
+                    s = A.assign(bar, A.const(0.0))
                 else:
-                    self.maybe_none.add(self.bar(n))
-                    s = A.assign(self.bar(n), A.const(None))
+                    self.maybe_none.add(bar)
+                    s = A.assign(bar, A.const(None))
                 out.append(_bookkeeping(self.loc(s, origin)))
         return out
 
-    def epilogue(self, names, origin, known=None) -> list:
+    def epilogue(self, names, origin, known=None, renamed=None) -> list:
         """``return`` the adjoints of ``names``: never None at a function's boundary."""
         known = [n for n in names if n in self.active] if known is None else known
         values = []
-        for n in names:
+        for user in names:
+            n = renamed.get(user, user) if renamed else user
             zero = A.call(self.zeros, [A.name(n)])
-            if n in known:
+            if user in known:
                 bar = self.bar(n)
                 test = A.Compare(left=A.name(bar), ops=[A.IsNot()], comparators=[A.const(None)])
                 values.append(
@@ -272,8 +286,8 @@ class LowerCPS:
         """``name_bar = acc(name_bar, value)``, borrowing the adjoint from its owner if need be."""
         bar = self.bar(name)
         owner = scope.owner(name)
-        if owner is not scope and owner is not None:
-            scope.nonlocals.add(bar)
+        if owner is not None and owner.function is not scope.function:
+            scope.function.nonlocals.add(bar)
         s = A.assign(bar, anno.setanno(A.call(self.acc, [A.name(bar), value]), anno.GUARD, True))
         return self.loc(s, origin)
 
@@ -370,6 +384,10 @@ class LowerCPS:
         rename(body, mapping)
         scope.bound.update(values)
 
+        if info.kind == "primitive":
+            direct = self.direct(s, body, info, values, rest, scope, env, tail)
+            if direct is not None:
+                return direct
         kname = (
             self.namer.continuation(info.label)
             if info.kind == "primitive"
@@ -392,6 +410,54 @@ class LowerCPS:
         cont_def = self.loc(A.function(kname, A.params(info.binds), cont_body), s)
         anno.setanno(cont_def, anno.CONT, info.kind)
 
+        return self.around(s, body, info, scope, [cont_def], None)
+
+    def direct(self, s, body, info, values, rest, scope: Scope, env: dict, tail):
+        """A primitive's continuation is called once, where the shift's ``k(...)`` is: the rest
+        of the block goes there in place -- what inlining the continuation would give, without
+        making it first (most continuations are primitives'). The rest's names are versioned as
+        in a nested function (``Scope(inline=True)``), so it rebinds nothing the statements
+        after it read; the shift's values keep their names (no parameter to copy them into).
+        None where the call is not a plain ``bars = k(values)``."""
+        calls = [
+            i
+            for i, stmt in enumerate(body)
+            if any(isinstance(n, A.Name) and n.id == info.k for n in A.walk(stmt))
+        ]
+        if len(calls) != 1:  # pragma: no cover - a primitive's shift calls k once
+            return None
+        k_stmt = body[calls[0]]
+        call = k_stmt.value if isinstance(k_stmt, (A.Assign, A.Expr)) else None
+        if not (
+            isinstance(call, A.Call)
+            and A.is_name(call.func, info.k)
+            and [a.id if isinstance(a, A.Name) else None for a in call.args] == values
+        ):  # pragma: no cover - primitive_shift and store write `bars = k(values)`
+            return None
+        renamed = dict(zip(info.binds, values))
+        cont = Scope(scope, [], inline=True)
+        cont_env = dict(env)
+        cont_env.update(renamed)
+        here = self.inits(info.binds, s, renamed)
+        here += self.block(rest, cont, cont_env, tail)
+        result = self.epilogue([b for b in info.binds if b in self.active], s, renamed=renamed)
+        if isinstance(k_stmt, A.Assign):
+            if not result:  # pragma: no cover - an active bind has an adjoint to return
+                return None
+            target, value = k_stmt.targets[0], result[0].value
+            if isinstance(target, A.Tuple) and isinstance(value, A.Tuple):
+                # one by one: each reads only its own adjoint, and Simplify follows single copies
+                for t, v in zip(target.elts, value.elts):
+                    here.append(self.loc(A.assign(A.store(t.id), v), s))
+            else:
+                here.append(self.loc(A.assign(target, value), s))
+        elif result:  # pragma: no cover - an unused result has no active bind
+            return None
+        return self.around(s, body, info, scope, here, k_stmt)
+
+    def around(self, s, body, info, scope: Scope, cont, k_stmt) -> list:
+        """The shift's own statements with its continuation -- ``cont``, a definition, or the
+        rest of the block in place of ``k_stmt`` -- where ``k`` is first called."""
         out = []
         placed = False
         for stmt in body:
@@ -412,15 +478,19 @@ class LowerCPS:
                 and placed
             ):  # x_bar = e after the continuation: a write of the owner's adjoint
                 owner = scope.owner(self.namer.primal(stmt.targets[0].id))
-                if owner is not scope and owner is not None:
-                    scope.nonlocals.add(stmt.targets[0].id)
+                if owner is not None and owner.function is not scope.function:
+                    scope.function.nonlocals.add(stmt.targets[0].id)
                 out.append(self.loc(stmt, s))
+                continue
+            if stmt is k_stmt:
+                out += cont
+                placed = True
                 continue
             calls = [n for n in A.walk(stmt) if isinstance(n, A.Name) and n.id == info.k]
             if calls and not placed:
                 for n in calls:
-                    n.id = kname
-                out.append(cont_def)
+                    n.id = cont[0].name
+                out += cont
                 placed = True
             out.append(self.loc(stmt, s))
         return out

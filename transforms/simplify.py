@@ -4,7 +4,8 @@ Straight-line code becomes flat forward-then-backward code, the way one writes a
 hand; only control-flow joins and calls of user functions remain closures. In order:
 
 1. **inline** each continuation called exactly once (beta reduction: its locals are renamed when
-   they would capture a name of the function they move into; ``nonlocal`` declarations follow);
+   they would capture a name of the function they move into; ``nonlocal`` declarations follow) --
+   joins and the continuations of calls: LowerCPS writes primitives' continuations in place;
 2. **definedness**: where an adjoint is known to be absent (``None``), still ``0.0`` or present,
    ``acc(x_bar, e)`` becomes ``e`` or ``x_bar + e`` and ``x_bar if x_bar is not None else
    zeros_like(x)`` becomes one side -- what remains is only where it depends on the path taken;

@@ -45,10 +45,10 @@ def loss_bp(k, params, inputs, targets):
             def after_lstm_cell_L59(lstm_cell_params):
                 nonlocal params_bar, total_bar
                 # h, c = lstm_cell(params, x, h, c)
-                h, c = lstm_cell_params
+                h_1, c_1 = lstm_cell_params
                 # logits = h @ params["Wy"] + params["by"]
                 params_Wy = params["Wy"]
-                matmul = h @ params_Wy
+                matmul = h_1 @ params_Wy
                 params_by = params["by"]
                 logits = matmul + params_by
                 # m = np.max(logits, axis=1, keepdims=True)
@@ -63,13 +63,13 @@ def loss_bp(k, params, inputs, targets):
                 arange_batch = np.arange(batch)
                 logp_item = logp[arange_batch, t]
                 mean = np.mean(logp_item)
-                total_3 = total - mean
+                total_1 = total - mean
                 # for x, t in zip(inputs, targets):
                 h_bar_loop_L58, c_bar_loop_L58, total_bar_loop_L58 = loop_L58_bp(
-                    k, index + 1, h, c, total_3
+                    k, index + 1, h_1, c_1, total_1
                 )
-                h_bar = h_bar_loop_L58
-                del c, total_3, h_bar_loop_L58
+                h_1_bar = h_bar_loop_L58
+                del c_1, total_1, h_bar_loop_L58
                 # total = total - np.mean(logp[np.arange(batch), t])
                 total_bar = acc(total_bar, unbroadcast(total_bar_loop_L58, total))
                 mean_bar = unbroadcast(-total_bar_loop_L58, mean)
@@ -117,11 +117,11 @@ def loss_bp(k, params, inputs, targets):
                 params_bar = acc(
                     params_bar, getitem_adjoint(params_by_bar, params, "by")
                 )
-                h_bar = h_bar + matmul_x(matmul_bar, matmul, h, params_Wy)
-                params_Wy_bar = matmul_y(matmul_bar, matmul, h, params_Wy)
+                h_1_bar = h_1_bar + matmul_x(matmul_bar, matmul, h_1, params_Wy)
+                params_Wy_bar = matmul_y(matmul_bar, matmul, h_1, params_Wy)
                 params_bar = params_bar + getitem_adjoint(params_Wy_bar, params, "Wy")
                 del (
-                    h,
+                    h_1,
                     params_Wy,
                     matmul,
                     params_by,
@@ -131,9 +131,8 @@ def loss_bp(k, params, inputs, targets):
                     params_Wy_bar,
                 )
                 # h, c = lstm_cell(params, x, h, c)
-                h_1_bar, c_1_bar = h_bar, c_bar_loop_L58
                 lstm_cell_params_bar = unpack_adjoint(
-                    (h_1_bar, c_1_bar), lstm_cell_params
+                    (h_1_bar, c_bar_loop_L58), lstm_cell_params
                 )
                 return lstm_cell_params_bar
 
@@ -149,20 +148,21 @@ def loss_bp(k, params, inputs, targets):
             tup_5_bar = k((h, c, total))
             h_bar_1 = item_adjoint(tup_5_bar, 0, h)
             c_bar_1 = item_adjoint(tup_5_bar, 1, c)
-            total_bar_2 = item_adjoint(tup_5_bar, 2, total)
-            h_bar, c_bar, total_bar = h_bar_1, c_bar_1, total_bar_2
+            total_bar_1 = item_adjoint(tup_5_bar, 2, total)
+            h_bar, c_bar, total_bar = h_bar_1, c_bar_1, total_bar_1
         return h_bar, c_bar, total_bar
 
     def after_loop_L58_1(loop_L58_2):
         # for x, t in zip(inputs, targets):
-        h, c, total = loop_L58_2
+        h_2, c_2, total_2 = loop_L58_2
         # return total / len(targets)
         len_targets = len(targets)
-        div_bar = k(total / len_targets)
-        total_bar = unbroadcast(div_bar / len_targets, total)
-        del total, len_targets, div_bar
+        div_bar = k(total_2 / len_targets)
+        total_2_bar = unbroadcast(div_bar / len_targets, total_2)
+        del total_2, len_targets, div_bar
         # for x, t in zip(inputs, targets):
-        h_2_bar, c_2_bar, total_2_bar = zeros_like(h), zeros_like(c), total_bar
+        h_2_bar = zeros_like(h_2)
+        c_2_bar = zeros_like(c_2)
         loop_L58_2_bar = unpack_adjoint((h_2_bar, c_2_bar, total_2_bar), loop_L58_2)
         return loop_L58_2_bar
 
@@ -205,24 +205,24 @@ def lstm_cell_bp(k, params, x, h, c):
     div_1 = 1.0 / add_2
     tanh_g = np.tanh(g)
     mul_1 = div_1 * tanh_g
-    c_2 = mul + mul_1
+    c_1 = mul + mul_1
     del f, g, i
     # h = sigmoid(o) * np.tanh(c)
     exp_2 = np.exp(-o)
     add_3 = 1.0 + exp_2
     div_2 = 1.0 / add_3
-    tanh_c = np.tanh(c_2)
-    h_2 = div_2 * tanh_c
+    tanh_c = np.tanh(c_1)
+    h_1 = div_2 * tanh_c
     del o
     # return h, c
-    tup_bar = k((h_2, c_2))
-    h_1_bar = item_adjoint(tup_bar, 0, h_2)
-    c_bar_1 = item_adjoint(tup_bar, 1, c_2)
-    del c_2, h_2, tup_bar
+    tup_bar = k((h_1, c_1))
+    h_1_bar = item_adjoint(tup_bar, 0, h_1)
+    c_1_bar = item_adjoint(tup_bar, 1, c_1)
+    del c_1, h_1, tup_bar
     # h = sigmoid(o) * np.tanh(c)
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
-    c_bar_1 = c_bar_1 + tanh_c_bar * (1 - tanh_c * tanh_c)
+    c_1_bar = c_1_bar + tanh_c_bar * (1 - tanh_c * tanh_c)
     add_3_bar = unbroadcast(-div_2_bar * div_2 / add_3, add_3)
     exp_2_bar = unbroadcast(add_3_bar, exp_2)
     neg_2_bar = exp_2_bar * exp_2
@@ -240,7 +240,6 @@ def lstm_cell_bp(k, params, x, h, c):
         neg_2_bar,
     )
     # c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
-    c_1_bar = c_bar_1
     mul_bar = unbroadcast(c_1_bar, mul)
     mul_1_bar = unbroadcast(c_1_bar, mul_1)
     div_1_bar = unbroadcast(mul_1_bar * tanh_g, div_1)
@@ -266,7 +265,6 @@ def lstm_cell_bp(k, params, x, h, c):
         div_1,
         tanh_g,
         mul_1,
-        c_bar_1,
         c_1_bar,
         mul_bar,
         mul_1_bar,
@@ -281,7 +279,6 @@ def lstm_cell_bp(k, params, x, h, c):
         neg_bar,
     )
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
-    i_bar, f_bar, o_bar, g_bar = i_bar, f_bar, o_bar, g_bar
     split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)
     z_bar = split_vjp(split_z_bar, split_z, z, 4, axis=1)
     del z, split_z, o_bar, g_bar, i_bar, f_bar, split_z_bar

@@ -32,24 +32,24 @@ def lstm_cell_bp(k, params, x, h, c):
     div_1 = 1.0 / add_2
     tanh_g = np.tanh(g)
     mul_1 = div_1 * tanh_g
-    c_2 = mul + mul_1
+    c_1 = mul + mul_1
     del f, g, i
     # h = sigmoid(o) * np.tanh(c)
     exp_2 = np.exp(-o)
     add_3 = 1.0 + exp_2
     div_2 = 1.0 / add_3
-    tanh_c = np.tanh(c_2)
-    h_2 = div_2 * tanh_c
+    tanh_c = np.tanh(c_1)
+    h_1 = div_2 * tanh_c
     del o
     # return h, c
-    tup_bar = k((h_2, c_2))
-    h_1_bar = item_adjoint(tup_bar, 0, h_2)
-    c_bar_1 = item_adjoint(tup_bar, 1, c_2)
-    del c_2, h_2, tup_bar
+    tup_bar = k((h_1, c_1))
+    h_1_bar = item_adjoint(tup_bar, 0, h_1)
+    c_1_bar = item_adjoint(tup_bar, 1, c_1)
+    del c_1, h_1, tup_bar
     # h = sigmoid(o) * np.tanh(c)
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
-    c_bar_1 = c_bar_1 + tanh_c_bar * (1 - tanh_c * tanh_c)
+    c_1_bar = c_1_bar + tanh_c_bar * (1 - tanh_c * tanh_c)
     add_3_bar = unbroadcast(-div_2_bar * div_2 / add_3, add_3)
     exp_2_bar = unbroadcast(add_3_bar, exp_2)
     neg_2_bar = exp_2_bar * exp_2
@@ -67,7 +67,6 @@ def lstm_cell_bp(k, params, x, h, c):
         neg_2_bar,
     )
     # c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
-    c_1_bar = c_bar_1
     mul_bar = unbroadcast(c_1_bar, mul)
     mul_1_bar = unbroadcast(c_1_bar, mul_1)
     div_1_bar = unbroadcast(mul_1_bar * tanh_g, div_1)
@@ -93,7 +92,6 @@ def lstm_cell_bp(k, params, x, h, c):
         div_1,
         tanh_g,
         mul_1,
-        c_bar_1,
         c_1_bar,
         mul_bar,
         mul_1_bar,
@@ -108,7 +106,6 @@ def lstm_cell_bp(k, params, x, h, c):
         neg_bar,
     )
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
-    i_bar, f_bar, o_bar, g_bar = i_bar, f_bar, o_bar, g_bar
     split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)
     z_bar = split_vjp(split_z_bar, split_z, z, 4, axis=1)
     del z, split_z, o_bar, g_bar, i_bar, f_bar, split_z_bar

@@ -23,9 +23,9 @@ def huber_bp(k, r, delta=1.0):
     else:
         # loss = delta * (a - 0.5 * delta)
         sub = a - 0.5 * delta
-        loss_1 = delta * sub
-        loss_bar_1 = k(loss_1)
-        sub_bar = unbroadcast(loss_bar_1 * delta, sub)
+        loss = delta * sub
+        loss_bar = k(loss)
+        sub_bar = unbroadcast(loss_bar * delta, sub)
         a_bar = unbroadcast(sub_bar, a)
     # a = abs(r)
     a_bar = a_bar if a_bar is not None else zeros_like(a)

@@ -32,10 +32,10 @@ def smooth_step_bp(k, x):
         mul = x * x
         mul_1 = 2.0 * x
         sub = 3.0 - mul_1
-        y_1 = mul * sub
-        y_bar_3 = after_if_L24(y_1)
-        mul_bar = unbroadcast(y_bar_3 * sub, mul)
-        sub_bar = unbroadcast(y_bar_3 * mul, sub)
+        y = mul * sub
+        y_bar = after_if_L24(y)
+        mul_bar = unbroadcast(y_bar * sub, mul)
+        sub_bar = unbroadcast(y_bar * mul, sub)
         mul_1_bar = unbroadcast(-sub_bar, mul_1)
         x_bar = unbroadcast(mul_1_bar * 2.0, x)
         x_bar = x_bar + unbroadcast(mul_bar * x, x)

@@ -60,7 +60,7 @@ def loss_bp(k, params, inputs, targets, h):
             arange = np.arange(len(t))
             logp_item = logp[arange, t]
             mean = np.mean(logp_item)
-            total_3 = total - mean
+            total_1 = total - mean
             # for x, t in zip(inputs, targets):
             frames.append(
                 (
@@ -90,11 +90,11 @@ def loss_bp(k, params, inputs, targets, h):
                     x,
                 )
             )
-            index, h, total = index + 1, h_1, total_3
+            index, h, total = index + 1, h_1, total_1
         tup_1_bar = k((h, total))
-        h_bar_2 = item_adjoint(tup_1_bar, 0, h)
-        total_bar_2 = item_adjoint(tup_1_bar, 1, total)
-        h_bar, total_bar = h_bar_2, total_bar_2
+        h_bar_1 = item_adjoint(tup_1_bar, 0, h)
+        total_bar_1 = item_adjoint(tup_1_bar, 1, total)
+        h_bar, total_bar = h_bar_1, total_bar_1
         params_bar_local = params_bar
         while frames:
             # for x, t in zip(inputs, targets):
@@ -125,7 +125,7 @@ def loss_bp(k, params, inputs, targets, h):
                 x,
             ) = frames.pop()
             total_bar_loop_L60 = total_bar
-            h_bar_1 = h_bar
+            h_1_bar = h_bar
             # total = total - np.mean(logp[np.arange(len(t)), t])
             total_bar = unbroadcast(total_bar_loop_L60, total)
             mean_bar = unbroadcast(-total_bar_loop_L60, mean)
@@ -149,13 +149,12 @@ def loss_bp(k, params, inputs, targets, h):
             params_bar_local = acc_into(
                 params_bar_local, getitem_adjoint(params_by_bar, params, "by")
             )
-            h_bar_1 = h_bar_1 + matmul_x(matmul_2_bar, matmul_2, h_1, params_Why)
+            h_1_bar = h_1_bar + matmul_x(matmul_2_bar, matmul_2, h_1, params_Why)
             params_Why_bar = matmul_y(matmul_2_bar, matmul_2, h_1, params_Why)
             params_bar_local = acc_into(
                 params_bar_local, getitem_adjoint(params_Why_bar, params, "Why")
             )
             # h = rnn_cell(params, x, h)
-            h_1_bar = h_bar_1
             add_1_bar = h_1_bar * (1 - h_1 * h_1)
             add_bar = unbroadcast(add_1_bar, add)
             params_bh_bar = unbroadcast(add_1_bar, params_bh)
@@ -178,14 +177,14 @@ def loss_bp(k, params, inputs, targets, h):
 
     def after_loop_L60_1(loop_L60_2):
         # for x, t in zip(inputs, targets):
-        h, total = loop_L60_2
+        h_2, total_2 = loop_L60_2
         # return total / len(targets)
         len_targets = len(targets)
-        div_bar = k(total / len_targets)
-        total_bar = unbroadcast(div_bar / len_targets, total)
-        del total, len_targets, div_bar
+        div_bar = k(total_2 / len_targets)
+        total_2_bar = unbroadcast(div_bar / len_targets, total_2)
+        del total_2, len_targets, div_bar
         # for x, t in zip(inputs, targets):
-        h_2_bar, total_2_bar = zeros_like(h), total_bar
+        h_2_bar = zeros_like(h_2)
         loop_L60_2_bar = unpack_adjoint((h_2_bar, total_2_bar), loop_L60_2)
         return loop_L60_2_bar
 

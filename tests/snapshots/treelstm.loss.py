@@ -399,7 +399,6 @@ def tree_lstm_bp(k, params, node):
                 hr_bar = item_adjoint(lst_bar, 1, hr)
                 del hr, lst, h2, h2_bar, lst_bar
                 # hr, cr = tree_lstm(params, node.right)
-                hr_bar, cr_bar = hr_bar, cr_bar
                 tree_lstm_params_1_bar = unpack_adjoint(
                     (hr_bar, cr_bar), tree_lstm_params_1
                 )
@@ -412,7 +411,6 @@ def tree_lstm_bp(k, params, node):
             params_bar = params_bar + params_bar_tree_lstm_1
             del params_bar_tree_lstm_1
             # hl, cl = tree_lstm(params, node.left)
-            hl_bar, cl_bar = hl_bar, cl_bar
             tree_lstm_params_bar = unpack_adjoint((hl_bar, cl_bar), tree_lstm_params)
             return tree_lstm_params_bar
 
