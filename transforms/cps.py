@@ -372,7 +372,7 @@ class LowerCPS:
 
     def shift(self, s, rest, scope: Scope, env: dict, tail) -> list:
         info = shift_info(s)
-        body = A.deepcopy(s.body)
+        body = s.body  # the statements move: LowerCPS lowers each once, into a new tree
         # new bindings: the forward targets, renamed if an enclosing function binds the name
         mapping = self.env_map(env)
         values = []
@@ -420,20 +420,17 @@ class LowerCPS:
         after it read; the shift's values keep their names (no parameter to copy them into).
         None where the call is not a plain ``bars = k(values)``."""
         calls = [
-            i
-            for i, stmt in enumerate(body)
-            if any(isinstance(n, A.Name) and n.id == info.k for n in A.walk(stmt))
+            stmt
+            for stmt in body
+            if isinstance(stmt, (A.Assign, A.Expr))
+            and isinstance(stmt.value, A.Call)
+            and A.is_name(stmt.value.func, info.k)
         ]
-        if len(calls) != 1:  # pragma: no cover - a primitive's shift calls k once
+        if len(calls) != 1:  # pragma: no cover - primitive_shift and store write it once
             return None
-        k_stmt = body[calls[0]]
-        call = k_stmt.value if isinstance(k_stmt, (A.Assign, A.Expr)) else None
-        if not (
-            isinstance(call, A.Call)
-            and A.is_name(call.func, info.k)
-            and [a.id if isinstance(a, A.Name) else None for a in call.args] == values
-        ):  # pragma: no cover - primitive_shift and store write `bars = k(values)`
-            return None
+        k_stmt = calls[0]
+        if [a.id if isinstance(a, A.Name) else None for a in k_stmt.value.args] != values:
+            return None  # pragma: no cover - `bars = k(values)`, in primitive_shift and store
         renamed = dict(zip(info.binds, values))
         cont = Scope(scope, [], inline=True)
         cont_env = dict(env)
@@ -485,6 +482,9 @@ class LowerCPS:
             if stmt is k_stmt:
                 out += cont
                 placed = True
+                continue
+            if k_stmt is not None:  # k is called there, and only there
+                out.append(self.loc(stmt, s))
                 continue
             calls = [n for n in A.walk(stmt) if isinstance(n, A.Name) and n.id == info.k]
             if calls and not placed:
