@@ -98,7 +98,9 @@ class Simplify:
         self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
         root = unit.tree
         self.inline_all(root)
-        self.analyze(root)
+        # the facts the inlining kept up to date are those of the tree as it is now
+        self.facts = self.scopes.analyze(root)
+        self.effects = closure_effects(root, self.facts)
         self._definite: dict[int, set] = {}
         for f in functions(root):
             self.definedness(f)
@@ -348,8 +350,8 @@ class Simplify:
                 b = self._flow(f, s.orelse, dict(state), rewrite)
                 state = _join(a, b)
                 continue
-            if rewrite:
-                _Rewrite(self, state).visit(s)
+            if rewrite and isinstance(s, (A.Assign, A.AugAssign, A.Return, A.Expr)):
+                s.value = _Rewrite(self, state).visit(s.value)
             # Closures this statement runs (and the closures they run) can set adjoints they
             # borrow. A continuation nested here runs exactly once -- called here, or passed to a
             # backpropagator, which calls it once -- so what it always sets is set after.
@@ -761,11 +763,34 @@ def _drop_empty(f) -> None:
 
 
 class _Rewrite(A.NodeTransformer):
-    """Specialize ``acc`` and ``x if x is not None else zeros`` by what is known of each adjoint."""
+    """Specialize ``acc`` and ``x if x is not None else zeros`` by what is known of each adjoint.
+
+    Guards are made (cps, shift/reset) as a statement's value, an argument of ``acc`` or an
+    item of a returned tuple, and only move as whole values (inlining assigns a returned value):
+    so only calls' arguments, tuples and conditional expressions are looked into -- the rest of
+    an expression (a rule's arithmetic) holds none, and visiting it was most of this stage's time.
+    """
 
     def __init__(self, simplify: Simplify, state: dict):
         self.s = simplify
         self.state = state
+
+    def visit(self, node):
+        cls = node.__class__
+        if cls is A.Call:
+            return self.visit_Call(node)
+        if cls is A.IfExp:
+            return self.visit_IfExp(node)
+        if cls is A.Tuple:
+            node.elts = [self.visit(e) for e in node.elts]
+        return node
+
+    def generic_visit(self, node):
+        if node.__class__ is A.Call:
+            node.args = [self.visit(a) for a in node.args]
+        else:  # an IfExp
+            node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
