@@ -380,9 +380,43 @@ def test_cps_in_place_continuations_version_what_they_rebind():
             mul_bar = k(x_1 * y)
             x_1_bar = unbroadcast(mul_bar * y, x_1)
             y_bar = unbroadcast(mul_bar * x_1, y)
-            y_bar = y_bar + unbroadcast(x_1_bar * 2.0, y)
-            x_bar = unbroadcast(y_bar * 3.0, x)
+            y_bar = y_bar + x_1_bar * 2.0
+            x_bar = y_bar * 3.0
             return x_bar
+    """)
+
+
+def test_no_unbroadcast_against_a_scalar_operand():
+    """``1.0 / d``, ``e + 1.0``, ``x * s`` with ``s`` a number: the result has the other operand's
+    shape, so its adjoint is not summed; an operand of unknown shape still is."""
+    out = stage(
+        """
+        def f(x, y, s):
+            d = 1.0 + np.exp(x)
+            return np.sum(1.0 / d * s + x * y)
+    """,
+        "simplify",
+        active=("x", "y"),
+        kinds={"x": {"array"}, "y": {"array"}, "s": {"number"}},
+    )
+    assert out == src("""
+        def f_bp(k, x, y, s):
+            exp_x = np.exp(x)
+            d = 1.0 + exp_x
+            div = 1.0 / d
+            mul = div * s
+            mul_1 = x * y
+            add = mul + mul_1
+            sum_1_bar = k(np.sum(add))
+            add_bar = expand(sum_1_bar, add)
+            mul_bar = unbroadcast(add_bar, mul)
+            mul_1_bar = unbroadcast(add_bar, mul_1)
+            x_bar = unbroadcast(mul_1_bar * y, x)
+            y_bar = unbroadcast(mul_1_bar * x, y)
+            div_bar = mul_bar * s
+            exp_x_bar = -div_bar * div / d
+            x_bar = x_bar + exp_x_bar * exp_x
+            return x_bar, y_bar
     """)
 
 

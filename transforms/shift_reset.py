@@ -452,10 +452,28 @@ class ShiftReset:
         if is_scalar(self.kinds.get(targets[0], UNKNOWN)):
             # a scalar result: every operand was a scalar too, nothing was broadcast
             contributions = [(n, self.without_unbroadcast(e)) for n, e in contributions]
+        elif isinstance(value, A.BinOp):
+            # `x + 1.0`, `1.0 / x`: the result has the shape of x, so x's adjoint needs no sum
+            for side, other in ((value.left, value.right), (value.right, value.left)):
+                if (
+                    isinstance(side, A.Name)
+                    and not A.is_name(other, side.id)
+                    and self.scalar(other)
+                ):
+                    contributions = [
+                        (n, self.without_unbroadcast(e) if n == side.id else e)
+                        for n, e in contributions
+                    ]
         return [
             A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
             for n, e in contributions
         ]
+
+    def scalar(self, node) -> bool:
+        """Is the operand surely a number or a numpy scalar (it broadcasts as shape ())?"""
+        if isinstance(node, A.Constant):
+            return type(node.value) in (int, float, bool, complex)
+        return isinstance(node, A.Name) and is_scalar(self.kinds.get(node.id, UNKNOWN))
 
     def without_unbroadcast(self, e):
         return without_calls(self.unit, e, self.ctx.runtime("unbroadcast"))

@@ -223,8 +223,7 @@ def lstm_cell_bp(k, params, x, h, c):
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
     c_1_bar = c_1_bar + tanh_c_bar * (1 - tanh_c * tanh_c)
-    add_3_bar = unbroadcast(-div_2_bar * div_2 / add_3, add_3)
-    exp_2_bar = unbroadcast(add_3_bar, exp_2)
+    exp_2_bar = -div_2_bar * div_2 / add_3
     neg_2_bar = exp_2_bar * exp_2
     o_bar = -neg_2_bar
     del (
@@ -235,7 +234,6 @@ def lstm_cell_bp(k, params, x, h, c):
         h_1_bar,
         div_2_bar,
         tanh_c_bar,
-        add_3_bar,
         exp_2_bar,
         neg_2_bar,
     )
@@ -245,14 +243,12 @@ def lstm_cell_bp(k, params, x, h, c):
     div_1_bar = unbroadcast(mul_1_bar * tanh_g, div_1)
     tanh_g_bar = unbroadcast(mul_1_bar * div_1, tanh_g)
     g_bar = tanh_g_bar * (1 - tanh_g * tanh_g)
-    add_2_bar = unbroadcast(-div_1_bar * div_1 / add_2, add_2)
-    exp_1_bar = unbroadcast(add_2_bar, exp_1)
+    exp_1_bar = -div_1_bar * div_1 / add_2
     neg_1_bar = exp_1_bar * exp_1
     i_bar = -neg_1_bar
     div_bar = unbroadcast(mul_bar * c, div)
     c_bar = unbroadcast(mul_bar * div, c)
-    add_1_bar = unbroadcast(-div_bar * div / add_1, add_1)
-    exp_bar = unbroadcast(add_1_bar, exp)
+    exp_bar = -div_bar * div / add_1
     neg_bar = exp_bar * exp
     f_bar = -neg_bar
     del (
@@ -270,11 +266,9 @@ def lstm_cell_bp(k, params, x, h, c):
         mul_1_bar,
         div_1_bar,
         tanh_g_bar,
-        add_2_bar,
         exp_1_bar,
         neg_1_bar,
         div_bar,
-        add_1_bar,
         exp_bar,
         neg_bar,
     )

@@ -19,7 +19,7 @@ def huber_bp(k, r, delta=1.0):
         loss_bar = k(loss)
         mul_bar = unbroadcast(loss_bar * r, mul)
         r_bar = unbroadcast(loss_bar * mul, r)
-        r_bar = r_bar + unbroadcast(mul_bar * 0.5, r)
+        r_bar = r_bar + mul_bar * 0.5
     else:
         # loss = delta * (a - 0.5 * delta)
         sub = a - 0.5 * delta

@@ -10,10 +10,8 @@ def smooth_step_bp(k, x):
 
     def after_if_L24(y):
         # return 2.0 * y - 1.0
-        mul_2 = 2.0 * y
-        sub_1_bar = k(mul_2 - 1.0)
-        mul_2_bar = unbroadcast(sub_1_bar, mul_2)
-        y_bar = unbroadcast(mul_2_bar * 2.0, y)
+        mul_2_bar = k(2.0 * y - 1.0)
+        y_bar = mul_2_bar * 2.0
         return y_bar
 
     # if x <= 0.0:
@@ -30,14 +28,13 @@ def smooth_step_bp(k, x):
     else:
         # y = x * x * (3.0 - 2.0 * x)
         mul = x * x
-        mul_1 = 2.0 * x
-        sub = 3.0 - mul_1
+        sub = 3.0 - 2.0 * x
         y = mul * sub
         y_bar = after_if_L24(y)
         mul_bar = unbroadcast(y_bar * sub, mul)
         sub_bar = unbroadcast(y_bar * mul, sub)
-        mul_1_bar = unbroadcast(-sub_bar, mul_1)
-        x_bar = unbroadcast(mul_1_bar * 2.0, x)
+        mul_1_bar = -sub_bar
+        x_bar = mul_1_bar * 2.0
         x_bar = x_bar + unbroadcast(mul_bar * x, x)
         x_bar = x_bar + unbroadcast(mul_bar * x, x)
     return x_bar if x_bar is not None else zeros_like(x)

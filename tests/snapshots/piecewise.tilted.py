@@ -13,7 +13,7 @@ def tilted_bp(k, x, tau):
         mul_bar = k(sub * x)
         sub_bar = unbroadcast(mul_bar * x, sub)
         x_bar = unbroadcast(mul_bar * sub, x)
-        tau_bar = unbroadcast(sub_bar, tau)
+        tau_bar = sub_bar
     else:
         # return tau * x
         mul_1_bar = k(tau * x)

@@ -20,8 +20,7 @@ def continued_fraction_bp(k, x, depth):
             div = x / add
             div_bar = k(div)
             x_bar = acc(x_bar, unbroadcast(div_bar / add, x))
-            add_bar = unbroadcast(-div_bar * div / add, add)
-            continued_fraction_x_bar = unbroadcast(add_bar, continued_fraction_x)
+            continued_fraction_x_bar = unbroadcast(-div_bar * div / add, add)
             return continued_fraction_x_bar
 
         # return x / (1.0 + continued_fraction(x, depth - 1))

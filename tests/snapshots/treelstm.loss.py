@@ -152,8 +152,7 @@ def tree_lstm_bp(k, params, node):
         x_bar = matmul_y(matmul_2_bar, matmul_2, params_Wu, x)
         params_bar = params_bar + getitem_adjoint(params_Wu_bar, params, "Wu")
         # o = sigmoid(params["Wo"] @ x + params["bo"])
-        add_3_bar = unbroadcast(-o_bar * o / add_3, add_3)
-        exp_1_bar = unbroadcast(add_3_bar, exp_1)
+        exp_1_bar = -o_bar * o / add_3
         neg_1_bar = exp_1_bar * exp_1
         add_2_bar = -neg_1_bar
         matmul_1_bar = unbroadcast(add_2_bar, matmul_1)
@@ -163,8 +162,7 @@ def tree_lstm_bp(k, params, node):
         x_bar = x_bar + matmul_y(matmul_1_bar, matmul_1, params_Wo, x)
         params_bar = params_bar + getitem_adjoint(params_Wo_bar, params, "Wo")
         # i = sigmoid(params["Wi"] @ x + params["bi"])
-        add_1_bar = unbroadcast(-i_bar * i / add_1, add_1)
-        exp_bar = unbroadcast(add_1_bar, exp)
+        exp_bar = -i_bar * i / add_1
         neg_bar = exp_bar * exp
         add_bar = -neg_bar
         matmul_bar = unbroadcast(add_bar, matmul)
@@ -286,8 +284,7 @@ def tree_lstm_bp(k, params, node):
                     params_Uu_bar,
                 )
                 # o = sigmoid(params["Uo"] @ h2 + params["bo"])
-                add_12_bar = unbroadcast(-o_bar * o / add_12, add_12)
-                exp_5_bar = unbroadcast(add_12_bar, exp_5)
+                exp_5_bar = -o_bar * o / add_12
                 neg_5_bar = exp_5_bar * exp_5
                 add_11_bar = -neg_5_bar
                 matmul_6_bar = unbroadcast(add_11_bar, matmul_6)
@@ -304,7 +301,6 @@ def tree_lstm_bp(k, params, node):
                     add_12,
                     o,
                     o_bar,
-                    add_12_bar,
                     exp_5_bar,
                     neg_5_bar,
                     add_11_bar,
@@ -313,8 +309,7 @@ def tree_lstm_bp(k, params, node):
                     params_Uo_bar,
                 )
                 # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
-                add_10_bar = unbroadcast(-fr_bar * fr / add_10, add_10)
-                exp_4_bar = unbroadcast(add_10_bar, exp_4)
+                exp_4_bar = -fr_bar * fr / add_10
                 neg_4_bar = exp_4_bar * exp_4
                 add_9_bar = -neg_4_bar
                 matmul_5_bar = unbroadcast(add_9_bar, matmul_5)
@@ -331,7 +326,6 @@ def tree_lstm_bp(k, params, node):
                     add_10,
                     fr,
                     fr_bar,
-                    add_10_bar,
                     exp_4_bar,
                     neg_4_bar,
                     add_9_bar,
@@ -340,8 +334,7 @@ def tree_lstm_bp(k, params, node):
                     params_Ufr_bar,
                 )
                 # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
-                add_8_bar = unbroadcast(-fl_bar * fl / add_8, add_8)
-                exp_3_bar = unbroadcast(add_8_bar, exp_3)
+                exp_3_bar = -fl_bar * fl / add_8
                 neg_3_bar = exp_3_bar * exp_3
                 add_7_bar = -neg_3_bar
                 matmul_4_bar = unbroadcast(add_7_bar, matmul_4)
@@ -358,7 +351,6 @@ def tree_lstm_bp(k, params, node):
                     add_8,
                     fl,
                     fl_bar,
-                    add_8_bar,
                     exp_3_bar,
                     neg_3_bar,
                     add_7_bar,
@@ -367,8 +359,7 @@ def tree_lstm_bp(k, params, node):
                     params_Ufl_bar,
                 )
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
-                add_6_bar = unbroadcast(-i_bar * i / add_6, add_6)
-                exp_2_bar = unbroadcast(add_6_bar, exp_2)
+                exp_2_bar = -i_bar * i / add_6
                 neg_2_bar = exp_2_bar * exp_2
                 add_5_bar = -neg_2_bar
                 matmul_3_bar = unbroadcast(add_5_bar, matmul_3)
@@ -385,7 +376,6 @@ def tree_lstm_bp(k, params, node):
                     add_6,
                     i,
                     i_bar,
-                    add_6_bar,
                     exp_2_bar,
                     neg_2_bar,
                     add_5_bar,
