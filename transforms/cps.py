@@ -53,9 +53,9 @@ class Scope:
         self.bound: set[str] = set(params) | set(cells)
         self.nonlocals: set[str] = set()
         self.cells: set[str] = set(cells)  # shared variables this function owns
-        # A primitive's continuation, written in place (see ``LowerCPS.shift``): its names are
-        # versioned as a nested function's would be, but they are locals of the function it is in.
-        self.inline = inline
+        # ``inline``: a primitive's continuation, written in place (``LowerCPS.direct``): its
+        # names are versioned as a nested function's would be, but they are locals of the
+        # function it is in, which declares what they borrow.
         self.function = parent.function if inline else self
 
     def is_cell(self, name: str) -> bool:
@@ -64,10 +64,6 @@ class Scope:
 
     def write(self, name: str) -> None:
         """Assigning a cell variable from a function that does not own it: declare it nonlocal."""
-        self.borrow(name)
-
-    def borrow(self, name: str) -> None:
-        """Declare ``name`` nonlocal where it is written, if another function binds it."""
         owner = self.owner(name)
         if owner is not None and owner.function is not self.function:
             self.function.nonlocals.add(name)
@@ -150,14 +146,17 @@ def exposed_reads(stmts, assigned=frozenset()) -> set[str]:
 
 
 def rename(node, mapping: dict[str, str], loads_only: bool = False):
-    """Rename Name nodes in place (all of them, or only reads)."""
+    """Rename Name nodes in place (all of them, or only reads), each once: a shift's statements
+    may hold one Name node in two places (ShiftReset shares them within a shift)."""
     if not mapping:
         return node
+    done = set()
     for n in A.walk(node) if not isinstance(node, list) else (x for s in node for x in A.walk(s)):
-        if isinstance(n, A.Name) and n.id in mapping:
+        if isinstance(n, A.Name) and n.id in mapping and id(n) not in done:
             if loads_only and not isinstance(n.ctx, A.Load):
                 continue
             n.id = mapping[n.id]
+            done.add(id(n))
     return node
 
 
@@ -372,7 +371,10 @@ class LowerCPS:
 
     def shift(self, s, rest, scope: Scope, env: dict, tail) -> list:
         info = shift_info(s)
-        body = s.body  # the statements move: LowerCPS lowers each once, into a new tree
+        # The statements move, uncopied: LowerCPS lowers each once, into a new tree (Name nodes
+        # ShiftReset shares are shared within one shift's statements only; ``rename`` renames
+        # each once).
+        body = s.body
         # new bindings: the forward targets, renamed if an enclosing function binds the name
         mapping = self.env_map(env)
         values = []
@@ -438,9 +440,9 @@ class LowerCPS:
         here = self.inits(info.binds, s, renamed)
         here += self.block(rest, cont, cont_env, tail)
         result = self.epilogue([b for b in info.binds if b in self.active], s, renamed=renamed)
-        if isinstance(k_stmt, A.Assign):
-            if not result:  # pragma: no cover - an active bind has an adjoint to return
-                return None
+        # `bars = k(values)` for the active values, `k(values)` where none is
+        assert bool(result) == isinstance(k_stmt, A.Assign), "a primitive's k call and its binds"
+        if result:
             target, value = k_stmt.targets[0], result[0].value
             if isinstance(target, A.Tuple) and isinstance(value, A.Tuple):
                 # one by one: each reads only its own adjoint, and Simplify follows single copies
@@ -448,8 +450,6 @@ class LowerCPS:
                     here.append(self.loc(A.assign(A.store(t.id), v), s))
             else:
                 here.append(self.loc(A.assign(target, value), s))
-        elif result:  # pragma: no cover - an unused result has no active bind
-            return None
         return self.around(s, body, info, scope, here, k_stmt)
 
     def around(self, s, body, info, scope: Scope, cont, k_stmt) -> list:
