@@ -655,6 +655,9 @@ class NodeTransformer(NodeVisitor):
 # --------------------------------------------------------------------------- helpers
 
 
+_LOCATED: dict = {}  # node class -> the fields copy_location looks into
+
+
 def copy_location(new: AST, old: AST) -> AST:
     """Give ``new`` and its children without a location the source location of ``old``.
 
@@ -665,7 +668,9 @@ def copy_location(new: AST, old: AST) -> AST:
     where = [(a, getattr(old, a)) for a in LOCATION if hasattr(old, a)]
     # For speed (the lowerings locate every node they make): the loop reads and writes the
     # instance dict, where a node keeps its location (a class only defaults ``end_lineno`` and
-    # ``end_col_offset`` to None), and inlines ``iter_child_nodes``.
+    # ``end_col_offset`` to None), and inlines ``iter_child_nodes`` -- leaving out the fields
+    # that hold only operators and contexts (``Load()``, ``Add()``: nodes without a location,
+    # as ``ast.fix_missing_locations`` leaves them).
     stack = [new]
     pop, push = stack.pop, stack.append
     while stack:
@@ -676,7 +681,12 @@ def copy_location(new: AST, old: AST) -> AST:
         for a, v in where:
             if d.get(a) is None:
                 d[a] = v
-        for f in node._fields:
+        fields = _LOCATED.get(node.__class__)
+        if fields is None:
+            fields = _LOCATED[node.__class__] = tuple(
+                f for f in node._fields if f not in ("ctx", "op", "ops")
+            )
+        for f in fields:
             v = getattr(node, f, None)
             if v is None:
                 continue
