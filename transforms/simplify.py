@@ -613,36 +613,48 @@ class Simplify:
     # ------------------------------------------------------------------ 4. forward substitution
 
     def forward_substitute(self, f) -> bool:
+        """Every temporary assigned and read once, the read in the next statement that runs
+        something: its value moves there. One sweep does a chain (``a = e; b = g(a)`` and
+        then ``b``): a moved value's names are counted as before, in the same scope."""
         counts = self.facts[id(f)].assignments
         loads = self.facts[id(f)].reads
+        changed = False
         for block in statement_lists(f):
-            for i, s in enumerate(block[:-1]):
-                if not (isinstance(s, A.Assign) and isinstance(s.targets[0], A.Name)):
-                    continue
-                t = s.targets[0].id
-                if t not in self.namer.temps or counts.get(t) != 1 or loads.get(t) != 1:
-                    continue
-                j = i + 1
-                while j < len(block) - 1 and _inert(block[j]):
-                    j += 1  # a def runs nothing: the temporary can move past it
-                nxt = block[j]
-                where = nxt.test if isinstance(nxt, A.If) else nxt
-                if isinstance(nxt, (A.FunctionDef, A.Nonlocal)):
-                    continue
-                uses = [
-                    n
-                    for n in S.walk_own(where)
-                    if isinstance(n, A.Name) and n.id == t and isinstance(n.ctx, A.Load)
-                ]
-                if len(uses) != 1:
-                    continue
-                if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
-                    continue
-                A.replace(nxt, uses[0], A.deepcopy(s.value))
-                del block[i]
-                self.substituted.append((f, t))
-                return True
-        return False
+            i = 0
+            while i < len(block) - 1:
+                if self._substitute_forward(f, block, i, counts, loads):
+                    changed = True  # block[i] is now the statement that received the value
+                else:
+                    i += 1
+        return changed
+
+    def _substitute_forward(self, f, block, i, counts, loads) -> bool:
+        s = block[i]
+        if not (isinstance(s, A.Assign) and isinstance(s.targets[0], A.Name)):
+            return False
+        t = s.targets[0].id
+        if t not in self.namer.temps or counts.get(t) != 1 or loads.get(t) != 1:
+            return False
+        j = i + 1
+        while j < len(block) - 1 and _inert(block[j]):
+            j += 1  # a def runs nothing: the temporary can move past it
+        nxt = block[j]
+        where = nxt.test if isinstance(nxt, A.If) else nxt
+        if isinstance(nxt, (A.FunctionDef, A.Nonlocal)):
+            return False
+        uses = [
+            n
+            for n in S.walk_own(where)
+            if isinstance(n, A.Name) and n.id == t and isinstance(n.ctx, A.Load)
+        ]
+        if len(uses) != 1:
+            return False
+        if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
+            return False
+        A.replace(nxt, uses[0], A.deepcopy(s.value))
+        del block[i]
+        self.substituted.append((f, t))
+        return True
 
 
 # ---------------------------------------------------------------------- helpers
