@@ -430,6 +430,18 @@ def getitem_adjoint(g, x, index):
     return Sparse({index: g})
 
 
+def items_adjoint(x, adjoints: dict):
+    """The adjoint of ``x`` from those of several entries read from it, ``{key: adjoint}`` (the
+    emitted code gathers the reads of a parameter dict's entries into one): a ``Sparse`` of them
+    for a dict, else their ``getitem_adjoint``s summed."""
+    if type(x) is dict:
+        return Sparse(adjoints)
+    out = None
+    for key, g in adjoints.items():
+        out = acc(out, getitem_adjoint(g, x, key))
+    return out
+
+
 def _whole(index) -> bool:
     """An index that selects every element once, in order, adding unit axes (``x[:, None]``,
     ``x[..., None]``, ``x[None]``): its adjoint is ``g`` reshaped."""

@@ -34,6 +34,7 @@ from cpsad.runtime import (
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
+    items_adjoint,
     tangent_add,
     tangent_or_zeros,
     unbroadcast,
@@ -165,6 +166,32 @@ for c, x, index in [
     (u(2, 2), [0.1, u(2), 0.4, u(2)], np.s_[1::2]),  # a slice's dense adjoint
 ]:
     case(getitem_adjoint_, getitem_adjoint, c, x, index, autograd=HELPER)
+
+
+def items_adjoint_(adjoints, x):  # the differentiated argument first, as the cases call it
+    return items_adjoint(x, adjoints)
+
+
+PARAMS = {"w": u(2, 3), "b": 0.3, "s": u(2)}
+for x, adjoints in [
+    (PARAMS, {"w": u(2, 3), "b": 0.7}),  # params_bar + items_adjoint(params, {"w": w_bar, ...})
+    (PARAMS, {"s": u(2), "w": u(2, 3), "b": -0.2}),
+    ([0.2, u(2), 0.4], {0: 0.5, 1: u(2)}),  # a list's entries: each one's getitem_adjoint
+    (u(3, 2), {0: u(2), 2: u(2)}),  # an array's rows
+]:
+    case(items_adjoint_, items_adjoint, x, adjoints, wrt=(1,), autograd=HELPER)
+
+
+def read_items_(h, cs, x):
+    return em.read_items(h, cs, x)
+
+
+for h, cs, x in [
+    (Sparse({"w": u(2, 3), "s": u(2)}), {"w": u(2, 3), "b": 0.7}, PARAMS),
+    (Sparse({1: u(2)}), {0: 0.5, 1: u(2)}, [0.2, u(2), 0.4]),
+    (u(3, 2), {0: u(2), 2: u(2)}, u(3, 2)),
+]:
+    case(read_items_, em.read_items, h, cs, x, autograd=HELPER)
 
 
 def read_adjoint_(h, c, x, index):

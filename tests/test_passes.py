@@ -6,6 +6,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import cpsad
 from cpsad.compiler import CONTEXT
 from transforms import anno
 from transforms import astlib as A
@@ -384,6 +385,50 @@ def test_cps_in_place_continuations_version_what_they_rebind():
             x_bar = y_bar * 3.0
             return x_bar
     """)
+
+
+def test_simplify_gathers_a_dicts_entry_adjoints_into_one_merge():
+    """The adjoints of ``p["w"]`` and ``p["b"]`` go into ``p_bar`` as one ``items_adjoint``, at
+    the last of them; a key read twice is a second merge (a dict has one entry a key), and
+    gradients are those of one merge an entry."""
+    text = """
+        def f(p, x):
+            a = p["w"] * x
+            b = np.tanh(p["b"] + a)
+            return np.sum(b * p["w"])
+    """
+    out = stage(text, "simplify", active=("p",))
+    assert out == src("""
+        def f_bp(k, p, x):
+            p_w = p['w']
+            a = p_w * x
+            p_b = p['b']
+            b = np.tanh(p_b + a)
+            p_w_1 = p['w']
+            mul = b * p_w_1
+            sum_1_bar = k(np.sum(mul))
+            mul_bar = expand(sum_1_bar, mul)
+            b_bar = unbroadcast(mul_bar * p_w_1, b)
+            p_w_1_bar = unbroadcast(mul_bar * b, p_w_1)
+            add_bar = b_bar * (1 - b * b)
+            p_b_bar = unbroadcast(add_bar, p_b)
+            a_bar = unbroadcast(add_bar, a)
+            p_bar = items_adjoint(p, {'w': p_w_1_bar, 'b': p_b_bar})
+            p_w_bar = unbroadcast(a_bar * x, p_w)
+            p_bar = p_bar + getitem_adjoint(p_w_bar, p, 'w')
+            return p_bar
+    """)
+    f = function_from_source(src(text), "f")
+    rng = np.random.default_rng(0)
+    p, x = {"w": rng.standard_normal(3), "b": rng.standard_normal(3)}, rng.standard_normal(3)
+    g = cpsad.grad(f)(p, x)
+    for key in p:
+        d = rng.standard_normal(3)
+        step = 1e-6
+        up, down = dict(p), dict(p)
+        up[key], down[key] = p[key] + step * d, p[key] - step * d
+        fd = (f(up, x) - f(down, x)) / (2 * step)
+        assert np.isclose(np.dot(g[key], d), fd, rtol=1e-6, atol=1e-9)
 
 
 def test_no_unbroadcast_against_a_scalar_operand():

@@ -12,7 +12,11 @@ hand; only control-flow joins and calls of user functions remain closures. In or
 3. **copies** ``a = b`` are propagated, **dead stores** to adjoints and temporaries removed;
 4. **forward substitution**: a temporary used once, in the next statement, moves back into it, so
    the forward pass shows the user's expressions again (``h = np.tanh(W @ x + b)``);
-5. **peephole**: constant folding, ``x ** 1``.
+5. **peephole**: constant folding, ``x ** 1``;
+6. **gather**: the adjoints of a dict's entries, added to its adjoint one read at a time
+   (``p_bar = p_bar + getitem_adjoint(w_bar, p, "w")``), are added as one ``items_adjoint(p,
+   {"w": w_bar, "b": b_bar})`` -- one merge of the parameters' ``Sparse`` adjoint, not one a
+   parameter.
 
 Every rewrite preserves what the program computes; tests run both this stage's output and the
 previous one's and compare the gradients.
@@ -136,6 +140,7 @@ class Simplify:
                 break
             quiet = not other
         _Peephole(unit.injected).visit(root)
+        self.gather_all(root)
         for f in functions(root):
             _drop_empty(f)
         used = A.names_in(root)
@@ -656,6 +661,105 @@ class Simplify:
         self.substituted.append((f, t))
         return True
 
+    # ------------------------------------------------------------------ 6. gather
+
+    def gather_all(self, root) -> None:
+        getitem = {
+            n
+            for n, o in self.unit.injected.items()
+            if o is self.unit.ctx.runtime("getitem_adjoint")
+        }
+        if not getitem:
+            return
+        local = {f.name for f in functions(root) if f is not root}
+        for f in functions(root):
+            for block in statement_lists(f):
+                self._gather(block, getitem, local)
+
+    def _gather(self, block, getitem: set, local: set) -> None:
+        """Merge runs of ``p_bar = p_bar + getitem_adjoint(v, p, key)`` (or ``acc(p_bar, ...)``,
+        or a first ``p_bar = getitem_adjoint(...)``) with constant keys, each key once, into
+        one, placed at the last: between them nothing may mention ``p_bar`` or ``p``, assign a
+        ``v`` already gathered, or name a local function or call one it is given (a call of one
+        may add to ``p_bar``)."""
+        run: list = []  # (index, form, bar, container, key, value)
+        out = {}  # index of a run's last statement -> its merged statement
+        drop = set()
+
+        def close():
+            if len(run) > 1:
+                i, form, bar, x = run[0][:4]
+                entries = A.Dict(
+                    keys=[A.const(r[4]) for r in run], values=[A.name(r[5]) for r in run]
+                )
+                items = A.call(self.items_name(), [A.name(x), entries])
+                if form == "first":
+                    value = items
+                elif form == "acc":
+                    value = A.call(self.acc, [A.name(bar), items])
+                else:
+                    value = A.binop(A.name(bar), A.Add(), items)
+                last = run[-1][0]
+                out[last] = A.copy_location(A.assign(bar, value), block[last])
+                drop.update(r[0] for r in run)
+            run.clear()
+
+        for i, st in enumerate(block):
+            m = _entry_merge(st, getitem, self.acc)
+            if (
+                m is not None
+                and run
+                and m[1] == run[0][2]
+                and m[2] == run[0][3]
+                and m[0] != "first"
+            ):
+                if m[3] in {r[4] for r in run}:  # a key twice: the sum is the next run's
+                    close()
+                else:
+                    run.append((i, *m))
+                    continue
+            elif m is not None:
+                close()
+            if m is not None:
+                run.append((i, *m))
+                continue
+            if run:
+                names = S.names(st)
+                assigned = (
+                    {n for n in A.names_in(st)}
+                    if not isinstance(st, A.Assign)
+                    else {n.id for n in A.walk(st.targets[0]) if isinstance(n, A.Name)}
+                )
+                if (
+                    isinstance(st, (A.If, A.FunctionDef, A.Return))
+                    or run[0][2] in names
+                    or run[0][3] in names
+                    or names & local
+                    or assigned & {r[5] for r in run}
+                    or self._calls_unknown(st)
+                ):
+                    close()
+        close()
+        if out:
+            block[:] = [
+                out[i] if i in out else st
+                for i, st in enumerate(block)
+                if i not in drop or i in out
+            ]
+
+    def _calls_unknown(self, st) -> bool:
+        """Does ``st`` call a function by a name that is not one the emitted code imports (a
+        continuation passed in, ``k``: it may add to an adjoint this function borrows)?"""
+        return any(
+            isinstance(n, A.Call)
+            and isinstance(n.func, A.Name)
+            and n.func.id not in self.unit.injected
+            for n in A.walk(st)
+        )
+
+    def items_name(self) -> str:
+        return self.unit.inject(self.unit.ctx.runtime("items_adjoint"), "items_adjoint")
+
 
 # ---------------------------------------------------------------------- helpers
 
@@ -762,6 +866,39 @@ def _first_effect_is(stmt, use) -> bool:
         return "call" if isinstance(node, A.Call) else None
 
     return visit(stmt) == "use"
+
+
+def _entry_merge(st, getitem: set, acc: str):
+    """``(form, bar, container, key, value)`` of ``bar = bar + getitem_adjoint(value, container,
+    key)`` (form "add"), ``bar = acc(bar, ...)`` ("acc") or ``bar = getitem_adjoint(...)``
+    ("first"), with names for ``value`` and ``container`` and a constant ``key``; else None."""
+    if not (isinstance(st, A.Assign) and isinstance(st.targets[0], A.Name)):
+        return None
+    bar, v = st.targets[0].id, st.value
+    if isinstance(v, A.BinOp) and isinstance(v.op, A.Add) and A.is_name(v.left, bar):
+        form, call = "add", v.right
+    elif (
+        isinstance(v, A.Call)
+        and A.is_name(v.func, acc)
+        and len(v.args) == 2
+        and A.is_name(v.args[0], bar)
+    ):
+        form, call = "acc", v.args[1]
+    else:
+        form, call = "first", v
+    if not (
+        isinstance(call, A.Call)
+        and isinstance(call.func, A.Name)
+        and call.func.id in getitem
+        and len(call.args) == 3
+        and not call.keywords
+        and isinstance(call.args[0], A.Name)
+        and isinstance(call.args[1], A.Name)
+        and isinstance(call.args[2], A.Constant)
+        and isinstance(call.args[2].value, (str, int))
+    ):
+        return None
+    return form, bar, call.args[1].id, call.args[2].value, call.args[0].id
 
 
 def _drop_empty(f) -> None:

@@ -42,6 +42,7 @@ from cpsad.runtime import (
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
+    items_adjoint,
     like,
     scalar_seed,
     tangent_add,
@@ -176,6 +177,40 @@ def getitem_adjoint_c_jvp(t, ans, c, x, index):
 
 
 defjvp(getitem_adjoint, c=getitem_adjoint_c_jvp)
+
+
+def read_items(h, cs, x):
+    """The transpose of ``items_adjoint(x, cs)`` in ``cs``: each entry's part of ``h``, an
+    adjoint of ``x``, keyed as ``cs`` is (``read_adjoint`` of each)."""
+    return Sparse({k: read_adjoint(h, c, x, k) for k, c in cs.items()})
+
+
+def items_adjoint_adjoints(g, ans, x, adjoints):
+    return read_items(g, adjoints, x)
+
+
+defvjp(items_adjoint, adjoints=items_adjoint_adjoints)
+
+
+def items_adjoint_adjoints_jvp(t, ans, x, adjoints):
+    return items_adjoint(x, t)
+
+
+defjvp(items_adjoint, adjoints=items_adjoint_adjoints_jvp)
+
+
+def read_items_h(g, ans, h, cs, x):
+    return items_adjoint(x, g)
+
+
+defvjp(read_items, h=read_items_h)
+
+
+def read_items_h_jvp(t, ans, h, cs, x):
+    return read_items(t, cs, x)
+
+
+defjvp(read_items, h=read_items_h_jvp)
 
 
 def read_adjoint_h(g, ans, h, c, x, index):

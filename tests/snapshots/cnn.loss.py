@@ -64,7 +64,7 @@ def loss_bp(k, params, X, labels):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import acc, getitem_adjoint, unbroadcast
+from cpsad.runtime import acc, items_adjoint, unbroadcast
 
 # conv2d_bp: the backpropagator of examples_cnn.conv2d with respect to w, b
 # conv2d_bp_1: the backpropagator of examples_cnn.conv2d with respect to x, w, b
@@ -94,17 +94,17 @@ def predict_bp(k, params, X):
                             add_bar = k(matmul + params_b)
                             matmul_bar = unbroadcast(add_bar, matmul)
                             params_b_bar = unbroadcast(add_bar, params_b)
-                            params_bar = acc(
-                                params_bar, getitem_adjoint(params_b_bar, params, "b")
-                            )
                             h_reshape_bar = matmul_x(
                                 matmul_bar, matmul, h_reshape, params_W
                             )
                             params_W_bar = matmul_y(
                                 matmul_bar, matmul, h_reshape, params_W
                             )
-                            params_bar = params_bar + getitem_adjoint(
-                                params_W_bar, params, "W"
+                            params_bar = acc(
+                                params_bar,
+                                items_adjoint(
+                                    params, {"b": params_b_bar, "W": params_W_bar}
+                                ),
                             )
                             h_bar = np.reshape(h_reshape_bar, np.shape(h), order="C")
                             return h_bar
@@ -122,10 +122,10 @@ def predict_bp(k, params, X):
                     after_conv2d_L56, h, params["w2"], params["b2"]
                 )
                 params_bar = acc(
-                    params_bar, getitem_adjoint(params_b2_bar_conv2d, params, "b2")
-                )
-                params_bar = params_bar + getitem_adjoint(
-                    params_w2_bar_conv2d, params, "w2"
+                    params_bar,
+                    items_adjoint(
+                        params, {"b2": params_b2_bar_conv2d, "w2": params_w2_bar_conv2d}
+                    ),
                 )
                 return h_bar_conv2d
 
@@ -141,8 +141,10 @@ def predict_bp(k, params, X):
     params_w1_bar_conv2d, params_b1_bar_conv2d = conv2d_bp(
         after_conv2d_L55, x, params["w1"], params["b1"]
     )
-    params_bar = acc(params_bar, getitem_adjoint(params_b1_bar_conv2d, params, "b1"))
-    params_bar = params_bar + getitem_adjoint(params_w1_bar_conv2d, params, "w1")
+    params_bar = acc(
+        params_bar,
+        items_adjoint(params, {"b1": params_b1_bar_conv2d, "w1": params_w1_bar_conv2d}),
+    )
     return params_bar
 
 

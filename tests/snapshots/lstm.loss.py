@@ -10,6 +10,7 @@ from cpsad.runtime import (
     as_sequence,
     getitem_adjoint,
     item_adjoint,
+    items_adjoint,
     unbroadcast,
     unpack_adjoint,
     zeros_like,
@@ -114,12 +115,12 @@ def loss_bp(k, params, inputs, targets):
                 # logits = h @ params["Wy"] + params["by"]
                 matmul_bar = unbroadcast(logits_bar, matmul)
                 params_by_bar = unbroadcast(logits_bar, params_by)
-                params_bar = acc(
-                    params_bar, getitem_adjoint(params_by_bar, params, "by")
-                )
                 h_1_bar = h_1_bar + matmul_x(matmul_bar, matmul, h_1, params_Wy)
                 params_Wy_bar = matmul_y(matmul_bar, matmul, h_1, params_Wy)
-                params_bar = params_bar + getitem_adjoint(params_Wy_bar, params, "Wy")
+                params_bar = acc(
+                    params_bar,
+                    items_adjoint(params, {"by": params_by_bar, "Wy": params_Wy_bar}),
+                )
                 del (
                     h_1,
                     params_Wy,
@@ -178,7 +179,13 @@ def loss_bp(k, params, inputs, targets):
 import numpy as np
 from cpsad.rules.joining import split_vjp
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import getitem_adjoint, item_adjoint, unbroadcast, unpack_adjoint
+from cpsad.runtime import (
+    getitem_adjoint,
+    item_adjoint,
+    items_adjoint,
+    unbroadcast,
+    unpack_adjoint,
+)
 
 
 def lstm_cell_bp(k, params, x, h, c):
@@ -279,15 +286,20 @@ def lstm_cell_bp(k, params, x, h, c):
     # z = params["embed"][x] @ params["Wx"] + h @ params["Wh"] + params["b"]
     add_bar = unbroadcast(z_bar, add)
     params_b_bar = unbroadcast(z_bar, params_b)
-    params_bar = getitem_adjoint(params_b_bar, params, "b")
     matmul_bar = unbroadcast(add_bar, matmul)
     matmul_1_bar = unbroadcast(add_bar, matmul_1)
     h_bar = matmul_x(matmul_1_bar, matmul_1, h, params_Wh)
     params_Wh_bar = matmul_y(matmul_1_bar, matmul_1, h, params_Wh)
-    params_bar = params_bar + getitem_adjoint(params_Wh_bar, params, "Wh")
     item_item_bar = matmul_x(matmul_bar, matmul, item_item, params_Wx)
     params_Wx_bar = matmul_y(matmul_bar, matmul, item_item, params_Wx)
-    params_bar = params_bar + getitem_adjoint(params_Wx_bar, params, "Wx")
     params_embed_bar = getitem_adjoint(item_item_bar, params_embed, x)
-    params_bar = params_bar + getitem_adjoint(params_embed_bar, params, "embed")
+    params_bar = items_adjoint(
+        params,
+        {
+            "b": params_b_bar,
+            "Wh": params_Wh_bar,
+            "Wx": params_Wx_bar,
+            "embed": params_embed_bar,
+        },
+    )
     return params_bar, h_bar, c_bar

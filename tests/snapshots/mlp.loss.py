@@ -65,7 +65,7 @@ def loss_bp(k, params, X, Y):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import getitem_adjoint, unbroadcast
+from cpsad.runtime import items_adjoint, unbroadcast
 
 
 def predict_bp(k, params, X):
@@ -81,16 +81,21 @@ def predict_bp(k, params, X):
     add_1_bar = k(matmul_1 + params_b2)
     matmul_1_bar = unbroadcast(add_1_bar, matmul_1)
     params_b2_bar = unbroadcast(add_1_bar, params_b2)
-    params_bar = getitem_adjoint(params_b2_bar, params, "b2")
     h_bar = matmul_x(matmul_1_bar, matmul_1, h, params_W2)
     params_W2_bar = matmul_y(matmul_1_bar, matmul_1, h, params_W2)
-    params_bar = params_bar + getitem_adjoint(params_W2_bar, params, "W2")
-    del matmul_1, add_1_bar, matmul_1_bar, params_b2_bar, params_W2_bar
+    del matmul_1, add_1_bar, matmul_1_bar
     # h = np.tanh(X @ params["W1"] + params["b1"])
     add_bar = h_bar * (1 - h * h)
     matmul_bar = unbroadcast(add_bar, matmul)
     params_b1_bar = unbroadcast(add_bar, params_b1)
-    params_bar = params_bar + getitem_adjoint(params_b1_bar, params, "b1")
     params_W1_bar = matmul_y(matmul_bar, matmul, X, params_W1)
-    params_bar = params_bar + getitem_adjoint(params_W1_bar, params, "W1")
+    params_bar = items_adjoint(
+        params,
+        {
+            "b2": params_b2_bar,
+            "W2": params_W2_bar,
+            "b1": params_b1_bar,
+            "W1": params_W1_bar,
+        },
+    )
     return params_bar

@@ -64,7 +64,14 @@ def loss_bp(k, params, X, labels):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import acc, as_sequence, getitem_adjoint, unbroadcast, zeros_like
+from cpsad.runtime import (
+    acc,
+    as_sequence,
+    getitem_adjoint,
+    items_adjoint,
+    unbroadcast,
+    zeros_like,
+)
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to w, b
 # maxpool_bp: the backpropagator of cnn.maxpool with respect to x
@@ -154,10 +161,12 @@ def predict_bp(k, params, X):
                 add_2_bar = k(matmul + params_b)
                 matmul_bar = unbroadcast(add_2_bar, matmul)
                 params_b_bar = unbroadcast(add_2_bar, params_b)
-                params_bar = acc(params_bar, getitem_adjoint(params_b_bar, params, "b"))
                 h_reshape_bar = matmul_x(matmul_bar, matmul, h_reshape, params_W)
                 params_W_bar = matmul_y(matmul_bar, matmul, h_reshape, params_W)
-                params_bar = params_bar + getitem_adjoint(params_W_bar, params, "W")
+                params_bar = acc(
+                    params_bar,
+                    items_adjoint(params, {"b": params_b_bar, "W": params_W_bar}),
+                )
                 h_bar = np.reshape(h_reshape_bar, np.shape(h), order="C")
                 return h_bar
 
@@ -179,10 +188,11 @@ def predict_bp(k, params, X):
         after_conv2d_L42, X.reshape(-1, 1, 8, 8), params["stem_w"], params["stem_b"]
     )
     params_bar = acc(
-        params_bar, getitem_adjoint(params_stem_b_bar_conv2d, params, "stem_b")
-    )
-    params_bar = params_bar + getitem_adjoint(
-        params_stem_w_bar_conv2d, params, "stem_w"
+        params_bar,
+        items_adjoint(
+            params,
+            {"stem_b": params_stem_b_bar_conv2d, "stem_w": params_stem_w_bar_conv2d},
+        ),
     )
     return params_bar
 
@@ -279,7 +289,7 @@ def relu_bp(k, x):
 # result -- then returns the adjoints of (block, x). Do not edit.
 import numpy as np
 from cpsad.rules.elementwise import split_ties
-from cpsad.runtime import acc, getitem_adjoint, unbroadcast
+from cpsad.runtime import acc, items_adjoint, unbroadcast
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to x, w, b
 # relu_bp: the backpropagator of cnn.relu with respect to x
@@ -310,9 +320,11 @@ def residual_block_bp(k, block, x):
                 after_conv2d_L36, h, block["w2"], block["b2"]
             )
             block_bar = acc(
-                block_bar, getitem_adjoint(block_b2_bar_conv2d, block, "b2")
+                block_bar,
+                items_adjoint(
+                    block, {"b2": block_b2_bar_conv2d, "w2": block_w2_bar_conv2d}
+                ),
             )
-            block_bar = block_bar + getitem_adjoint(block_w2_bar_conv2d, block, "w2")
             return h_bar_conv2d
 
         # h = relu(conv2d(x, block["w1"], block["b1"]))
@@ -324,8 +336,10 @@ def residual_block_bp(k, block, x):
         after_conv2d_L35, x, block["w1"], block["b1"]
     )
     x_bar = acc(x_bar, x_bar_conv2d)
-    block_bar = acc(block_bar, getitem_adjoint(block_b1_bar_conv2d, block, "b1"))
-    block_bar = block_bar + getitem_adjoint(block_w1_bar_conv2d, block, "w1")
+    block_bar = acc(
+        block_bar,
+        items_adjoint(block, {"b1": block_b1_bar_conv2d, "w1": block_w1_bar_conv2d}),
+    )
     return block_bar, x_bar
 
 

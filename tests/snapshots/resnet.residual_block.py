@@ -4,7 +4,7 @@
 # result -- then returns the adjoints of (block, x). Do not edit.
 import numpy as np
 from cpsad.rules.elementwise import split_ties
-from cpsad.runtime import acc, getitem_adjoint, unbroadcast
+from cpsad.runtime import acc, items_adjoint, unbroadcast
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to x, w, b
 # relu_bp: the backpropagator of cnn.relu with respect to x
@@ -35,9 +35,11 @@ def residual_block_bp(k, block, x):
                 after_conv2d_L36, h, block["w2"], block["b2"]
             )
             block_bar = acc(
-                block_bar, getitem_adjoint(block_b2_bar_conv2d, block, "b2")
+                block_bar,
+                items_adjoint(
+                    block, {"b2": block_b2_bar_conv2d, "w2": block_w2_bar_conv2d}
+                ),
             )
-            block_bar = block_bar + getitem_adjoint(block_w2_bar_conv2d, block, "w2")
             return h_bar_conv2d
 
         # h = relu(conv2d(x, block["w1"], block["b1"]))
@@ -49,8 +51,10 @@ def residual_block_bp(k, block, x):
         after_conv2d_L35, x, block["w1"], block["b1"]
     )
     x_bar = acc(x_bar, x_bar_conv2d)
-    block_bar = acc(block_bar, getitem_adjoint(block_b1_bar_conv2d, block, "b1"))
-    block_bar = block_bar + getitem_adjoint(block_w1_bar_conv2d, block, "w1")
+    block_bar = acc(
+        block_bar,
+        items_adjoint(block, {"b1": block_b1_bar_conv2d, "w1": block_w1_bar_conv2d}),
+    )
     return block_bar, x_bar
 
 

@@ -10,6 +10,7 @@ from cpsad.runtime import (
     as_sequence,
     getitem_adjoint,
     item_adjoint,
+    items_adjoint,
     like,
     unbroadcast,
     unpack_adjoint,
@@ -146,31 +147,29 @@ def loss_bp(k, params, inputs, targets, h):
             # logits = h @ params["Why"] + params["by"]
             matmul_2_bar = unbroadcast(logits_bar, matmul_2)
             params_by_bar = unbroadcast(logits_bar, params_by)
-            params_bar_local = acc_into(
-                params_bar_local, getitem_adjoint(params_by_bar, params, "by")
-            )
             h_1_bar = h_1_bar + matmul_x(matmul_2_bar, matmul_2, h_1, params_Why)
             params_Why_bar = matmul_y(matmul_2_bar, matmul_2, h_1, params_Why)
-            params_bar_local = acc_into(
-                params_bar_local, getitem_adjoint(params_Why_bar, params, "Why")
-            )
             # h = rnn_cell(params, x, h)
             add_1_bar = h_1_bar * (1 - h_1 * h_1)
             add_bar = unbroadcast(add_1_bar, add)
             params_bh_bar = unbroadcast(add_1_bar, params_bh)
-            params_bar_local = acc_into(
-                params_bar_local, getitem_adjoint(params_bh_bar, params, "bh")
-            )
             matmul_bar = unbroadcast(add_bar, matmul)
             matmul_1_bar = unbroadcast(add_bar, matmul_1)
             h_bar = matmul_x(matmul_1_bar, matmul_1, h, params_Whh)
             params_Whh_bar = matmul_y(matmul_1_bar, matmul_1, h, params_Whh)
-            params_bar_local = acc_into(
-                params_bar_local, getitem_adjoint(params_Whh_bar, params, "Whh")
-            )
             params_Wxh_bar = matmul_y(matmul_bar, matmul, x, params_Wxh)
             params_bar_local = acc_into(
-                params_bar_local, getitem_adjoint(params_Wxh_bar, params, "Wxh")
+                params_bar_local,
+                items_adjoint(
+                    params,
+                    {
+                        "by": params_by_bar,
+                        "Why": params_Why_bar,
+                        "bh": params_bh_bar,
+                        "Whh": params_Whh_bar,
+                        "Wxh": params_Wxh_bar,
+                    },
+                ),
             )
         params_bar = params_bar_local
         return h_bar, total_bar

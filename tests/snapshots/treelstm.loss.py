@@ -5,7 +5,13 @@
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
 from cpsad.rules.reductions import expand, max_vjp
-from cpsad.runtime import acc, getitem_adjoint, unbroadcast, unpack_adjoint
+from cpsad.runtime import (
+    acc,
+    getitem_adjoint,
+    items_adjoint,
+    unbroadcast,
+    unpack_adjoint,
+)
 
 # tree_lstm_bp: the backpropagator of examples_treelstm.tree_lstm with respect to params
 
@@ -62,10 +68,12 @@ def loss_bp(k, params, tree, label):
         # logits = params["Ws"] @ h + params["bs"]
         matmul_bar = unbroadcast(logits_bar, matmul)
         params_bs_bar = unbroadcast(logits_bar, params_bs)
-        params_bar = acc(params_bar, getitem_adjoint(params_bs_bar, params, "bs"))
         params_Ws_bar = matmul_x(matmul_bar, matmul, params_Ws, h)
         h_bar = matmul_y(matmul_bar, matmul, params_Ws, h)
-        params_bar = params_bar + getitem_adjoint(params_Ws_bar, params, "Ws")
+        params_bar = acc(
+            params_bar,
+            items_adjoint(params, {"bs": params_bs_bar, "Ws": params_Ws_bar}),
+        )
         del (
             h,
             params_Ws,
@@ -97,6 +105,7 @@ from cpsad.runtime import (
     acc,
     getitem_adjoint,
     item_adjoint,
+    items_adjoint,
     unbroadcast,
     unpack_adjoint,
 )
@@ -147,33 +156,38 @@ def tree_lstm_bp(k, params, node):
         add_4_bar = u_bar * (1 - u * u)
         matmul_2_bar = unbroadcast(add_4_bar, matmul_2)
         params_bu_bar = unbroadcast(add_4_bar, params_bu)
-        params_bar = getitem_adjoint(params_bu_bar, params, "bu")
         params_Wu_bar = matmul_x(matmul_2_bar, matmul_2, params_Wu, x)
         x_bar = matmul_y(matmul_2_bar, matmul_2, params_Wu, x)
-        params_bar = params_bar + getitem_adjoint(params_Wu_bar, params, "Wu")
         # o = sigmoid(params["Wo"] @ x + params["bo"])
         exp_1_bar = -o_bar * o / add_3
         neg_1_bar = exp_1_bar * exp_1
         add_2_bar = -neg_1_bar
         matmul_1_bar = unbroadcast(add_2_bar, matmul_1)
         params_bo_bar = unbroadcast(add_2_bar, params_bo)
-        params_bar = params_bar + getitem_adjoint(params_bo_bar, params, "bo")
         params_Wo_bar = matmul_x(matmul_1_bar, matmul_1, params_Wo, x)
         x_bar = x_bar + matmul_y(matmul_1_bar, matmul_1, params_Wo, x)
-        params_bar = params_bar + getitem_adjoint(params_Wo_bar, params, "Wo")
         # i = sigmoid(params["Wi"] @ x + params["bi"])
         exp_bar = -i_bar * i / add_1
         neg_bar = exp_bar * exp
         add_bar = -neg_bar
         matmul_bar = unbroadcast(add_bar, matmul)
         params_bi_bar = unbroadcast(add_bar, params_bi)
-        params_bar = params_bar + getitem_adjoint(params_bi_bar, params, "bi")
         params_Wi_bar = matmul_x(matmul_bar, matmul, params_Wi, x)
         x_bar = x_bar + matmul_y(matmul_bar, matmul, params_Wi, x)
-        params_bar = params_bar + getitem_adjoint(params_Wi_bar, params, "Wi")
         # x = params["embed"][node.word]
         params_embed_bar = getitem_adjoint(x_bar, params_embed, node_word_1)
-        params_bar = params_bar + getitem_adjoint(params_embed_bar, params, "embed")
+        params_bar = items_adjoint(
+            params,
+            {
+                "bu": params_bu_bar,
+                "Wu": params_Wu_bar,
+                "bo": params_bo_bar,
+                "Wo": params_Wo_bar,
+                "bi": params_bi_bar,
+                "Wi": params_Wi_bar,
+                "embed": params_embed_bar,
+            },
+        )
     else:
 
         def after_tree_lstm_L56(tree_lstm_params):
@@ -266,33 +280,17 @@ def tree_lstm_bp(k, params, node):
                 add_13_bar = u_bar * (1 - u * u)
                 matmul_7_bar = unbroadcast(add_13_bar, matmul_7)
                 params_bu_1_bar = unbroadcast(add_13_bar, params_bu_1)
-                params_bar = acc(
-                    params_bar, getitem_adjoint(params_bu_1_bar, params, "bu")
-                )
                 params_Uu_bar = matmul_x(matmul_7_bar, matmul_7, params_Uu, h2)
                 h2_bar = matmul_y(matmul_7_bar, matmul_7, params_Uu, h2)
-                params_bar = params_bar + getitem_adjoint(params_Uu_bar, params, "Uu")
-                del (
-                    params_Uu,
-                    matmul_7,
-                    params_bu_1,
-                    u,
-                    u_bar,
-                    add_13_bar,
-                    matmul_7_bar,
-                    params_bu_1_bar,
-                    params_Uu_bar,
-                )
+                del params_Uu, matmul_7, params_bu_1, u, u_bar, add_13_bar, matmul_7_bar
                 # o = sigmoid(params["Uo"] @ h2 + params["bo"])
                 exp_5_bar = -o_bar * o / add_12
                 neg_5_bar = exp_5_bar * exp_5
                 add_11_bar = -neg_5_bar
                 matmul_6_bar = unbroadcast(add_11_bar, matmul_6)
                 params_bo_1_bar = unbroadcast(add_11_bar, params_bo_1)
-                params_bar = params_bar + getitem_adjoint(params_bo_1_bar, params, "bo")
                 params_Uo_bar = matmul_x(matmul_6_bar, matmul_6, params_Uo, h2)
                 h2_bar = h2_bar + matmul_y(matmul_6_bar, matmul_6, params_Uo, h2)
-                params_bar = params_bar + getitem_adjoint(params_Uo_bar, params, "Uo")
                 del (
                     params_Uo,
                     matmul_6,
@@ -305,8 +303,6 @@ def tree_lstm_bp(k, params, node):
                     neg_5_bar,
                     add_11_bar,
                     matmul_6_bar,
-                    params_bo_1_bar,
-                    params_Uo_bar,
                 )
                 # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
                 exp_4_bar = -fr_bar * fr / add_10
@@ -314,10 +310,22 @@ def tree_lstm_bp(k, params, node):
                 add_9_bar = -neg_4_bar
                 matmul_5_bar = unbroadcast(add_9_bar, matmul_5)
                 params_bf_1_bar = unbroadcast(add_9_bar, params_bf_1)
-                params_bar = params_bar + getitem_adjoint(params_bf_1_bar, params, "bf")
                 params_Ufr_bar = matmul_x(matmul_5_bar, matmul_5, params_Ufr, h2)
                 h2_bar = h2_bar + matmul_y(matmul_5_bar, matmul_5, params_Ufr, h2)
-                params_bar = params_bar + getitem_adjoint(params_Ufr_bar, params, "Ufr")
+                params_bar = acc(
+                    params_bar,
+                    items_adjoint(
+                        params,
+                        {
+                            "bu": params_bu_1_bar,
+                            "Uu": params_Uu_bar,
+                            "bo": params_bo_1_bar,
+                            "Uo": params_Uo_bar,
+                            "bf": params_bf_1_bar,
+                            "Ufr": params_Ufr_bar,
+                        },
+                    ),
+                )
                 del (
                     params_Ufr,
                     matmul_5,
@@ -326,6 +334,10 @@ def tree_lstm_bp(k, params, node):
                     add_10,
                     fr,
                     fr_bar,
+                    params_bu_1_bar,
+                    params_Uu_bar,
+                    params_bo_1_bar,
+                    params_Uo_bar,
                     exp_4_bar,
                     neg_4_bar,
                     add_9_bar,
@@ -339,10 +351,8 @@ def tree_lstm_bp(k, params, node):
                 add_7_bar = -neg_3_bar
                 matmul_4_bar = unbroadcast(add_7_bar, matmul_4)
                 params_bf_bar = unbroadcast(add_7_bar, params_bf)
-                params_bar = params_bar + getitem_adjoint(params_bf_bar, params, "bf")
                 params_Ufl_bar = matmul_x(matmul_4_bar, matmul_4, params_Ufl, h2)
                 h2_bar = h2_bar + matmul_y(matmul_4_bar, matmul_4, params_Ufl, h2)
-                params_bar = params_bar + getitem_adjoint(params_Ufl_bar, params, "Ufl")
                 del (
                     params_Ufl,
                     matmul_4,
@@ -355,8 +365,6 @@ def tree_lstm_bp(k, params, node):
                     neg_3_bar,
                     add_7_bar,
                     matmul_4_bar,
-                    params_bf_bar,
-                    params_Ufl_bar,
                 )
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
                 exp_2_bar = -i_bar * i / add_6
@@ -364,10 +372,17 @@ def tree_lstm_bp(k, params, node):
                 add_5_bar = -neg_2_bar
                 matmul_3_bar = unbroadcast(add_5_bar, matmul_3)
                 params_bi_1_bar = unbroadcast(add_5_bar, params_bi_1)
-                params_bar = params_bar + getitem_adjoint(params_bi_1_bar, params, "bi")
                 params_Ui_bar = matmul_x(matmul_3_bar, matmul_3, params_Ui, h2)
                 h2_bar = h2_bar + matmul_y(matmul_3_bar, matmul_3, params_Ui, h2)
-                params_bar = params_bar + getitem_adjoint(params_Ui_bar, params, "Ui")
+                params_bar = params_bar + items_adjoint(
+                    params,
+                    {
+                        "bf": params_bf_bar,
+                        "Ufl": params_Ufl_bar,
+                        "bi": params_bi_1_bar,
+                        "Ui": params_Ui_bar,
+                    },
+                )
                 del (
                     params_Ui,
                     matmul_3,
@@ -376,6 +391,8 @@ def tree_lstm_bp(k, params, node):
                     add_6,
                     i,
                     i_bar,
+                    params_bf_bar,
+                    params_Ufl_bar,
                     exp_2_bar,
                     neg_2_bar,
                     add_5_bar,
