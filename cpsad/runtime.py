@@ -88,6 +88,47 @@ def acc_into(a, b):
     return a + b
 
 
+def split_ties(picked, g, x, y):
+    """``picked``, the adjoint ``g`` sent to the operand of maximum or minimum that is the result,
+    halved where ``x == y``: a tie splits the adjoint evenly. Only an array with ties is
+    rewritten (a ReLU's adjoint is one comparison and one product, not five full arrays)."""
+    tie = x == y
+    if np.any(tie):
+        return np.where(tie, 0.5 * g, picked)
+    return picked
+
+
+def pick_into(g, keep, x, y):
+    """``split_ties(g * keep, g, x, y)`` -- a ReLU's adjoint, ``keep`` the mask of where the
+    operand is the result -- written into ``g``'s own memory where nothing else holds it, as a
+    hand-written pass does ``dz *= z > 0``. The emitted code calls it where ``g`` is read for the
+    last time (the release stage); nothing else holding ``g``, nor the array it is a view of, is
+    decided by reference counts, as ``acc_into`` decides; a tie, or a product of another shape or
+    type, is computed out of place."""
+    tie = x == y
+    if np.any(tie):
+        return np.where(tie, 0.5 * g, g * keep)
+    if (
+        _ALONE
+        and type(g) is np.ndarray
+        and sys.getrefcount(g) <= _ALONE
+        and g.flags.writeable
+        and g.dtype.kind == "f"
+        and (type(keep) is not np.ndarray or keep.shape == g.shape)
+        and np.result_type(g, keep) == g.dtype
+    ):
+        base = g.base
+        if base is None or (
+            type(base) is np.ndarray
+            and base.base is None
+            and base.flags.writeable
+            and sys.getrefcount(base) <= _BASE_ALONE
+        ):
+            g *= keep
+            return g
+    return g * keep
+
+
 def _addable_into(a, b) -> bool:
     """``a += b`` computes ``a + b``: arrays of one shape and type, ``a`` owning its memory."""
     return (
@@ -109,16 +150,23 @@ def _count_entry(d):
     return sys.getrefcount(cur)
 
 
-def _calibrate() -> tuple[int, int]:
+def _count_base(v):
+    base = v.base
+    return sys.getrefcount(base)
+
+
+def _calibrate() -> tuple[int, int, int]:
     """The reference counts ``acc_into`` sees for a value one variable holds, and for an entry one
-    dict holds, on this interpreter (measured the way ``acc_into`` measures them)."""
+    dict holds, and ``pick_into`` for the array a view alone holds, on this interpreter
+    (measured the way they measure them)."""
     if not hasattr(sys, "getrefcount"):  # an interpreter without reference counts: never in place
-        return 0, 0
+        return 0, 0, 0
     x = object()
-    return _count_alone(x), _count_entry({0: object()})
+    view = np.zeros(2).reshape(1, 2)
+    return _count_alone(x), _count_entry({0: object()}), _count_base(view)
 
 
-_ALONE, _ALONE_IN_DICT = _calibrate()
+_ALONE, _ALONE_IN_DICT, _BASE_ALONE = _calibrate()
 
 
 @reads_shape_of("x")

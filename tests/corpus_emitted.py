@@ -35,6 +35,7 @@ from cpsad.runtime import (
     getitem_adjoint,
     item_adjoint,
     items_adjoint,
+    pick_into,
     tangent_add,
     tangent_or_zeros,
     unbroadcast,
@@ -428,6 +429,24 @@ for x, y in [(X4, Y4), (X4, Y4 + 5.0), (u(2, 4), X4)]:  # ties (ReLU's maximum(x
     c = u(*np.broadcast_shapes(x.shape, y.shape))
     ans = np.maximum(x, y)
     case(split_ties_, el.split_ties, c * (x == ans), c, x, y, wrt=(0, 1), autograd=HELPER)
+
+
+def pick_into_(c, keep, x, y):
+    return pick_into(c, keep, x, y)
+
+
+for x, y in [(X4, Y4), (X4, Y4 + 5.0), (u(2, 4), X4), (X4, 0.0)]:  # ties, none, a ReLU's
+    g = u(*np.broadcast_shapes(np.shape(x), np.shape(y)))
+    case(pick_into_, pick_into, g, x == np.maximum(x, y), x, y, autograd=HELPER)
+case(
+    pick_into_,
+    pick_into,
+    u(4),
+    np.array([[True], [False]]) == X4.astype(bool),
+    X4,
+    0.0,
+    autograd=HELPER,
+)  # a keep that broadcasts g up: out of place
 
 
 # =========================================================================== arrays in parts

@@ -431,6 +431,45 @@ def test_simplify_gathers_a_dicts_entry_adjoints_into_one_merge():
         assert np.isclose(np.dot(g[key], d), fd, rtol=1e-6, atol=1e-9)
 
 
+def test_release_multiplies_a_relus_adjoint_in_place_at_its_last_use():
+    """``np.maximum(z, 0.0)``'s adjoint reads ``a_bar`` for the last time: ``pick_into`` may
+    write the product into it (as ``dz *= z > 0`` by hand). Gradients, ties included, are those
+    of the out-of-place rule, and an array the caller holds is never written."""
+    text = """
+        def f(x, w):
+            z = x * w
+            a = np.maximum(z, 0.0)
+            h = a.reshape(-1)
+            return np.sum(h * h) + np.sum(a)
+    """
+    out = stage(text, "release", active=("w",))
+    assert "z_bar = unbroadcast(pick_into(a_bar, z > 0.0, z, 0.0), z)" in out
+    assert "split_ties" not in out
+    f = function_from_source(src(text), "f")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4))
+    x[0, :2] = 0.0  # ties: z == 0 exactly
+    w = rng.standard_normal((3, 4))
+    z = x * w
+    a = np.maximum(z, 0.0)
+    expected = (2 * a + 1) * np.where(z == 0.0, 0.5, z > 0) * x
+    np.testing.assert_allclose(cpsad.grad(f, argnums=1)(x, w), expected, rtol=1e-12)
+    x[0, :2] = 0.5  # no ties: the in-place path
+    z = x * w
+    expected = (2 * np.maximum(z, 0.0) + 1) * (z > 0) * x
+    np.testing.assert_allclose(cpsad.grad(f, argnums=1)(x, w), expected, rtol=1e-12)
+
+    def relu(z):
+        return np.maximum(z, 0.0)
+
+    ct = rng.standard_normal((3, 4))
+    kept = ct.copy()
+    _, pullback = cpsad.vjp(relu, z)
+    (g,) = pullback(ct)
+    np.testing.assert_array_equal(g, ct * (z > 0))
+    np.testing.assert_array_equal(ct, kept)  # the caller's cotangent: not written into
+
+
 def test_no_unbroadcast_against_a_scalar_operand():
     """``1.0 / d``, ``e + 1.0``, ``x * s`` with ``s`` a number: the result has the other operand's
     shape, so its adjoint is not summed; an operand of unknown shape still is."""

@@ -46,9 +46,14 @@ class Release:
         self.kinds: dict = {}  # name -> what it may hold, in any function Kinds saw
         self.mentions: dict[int, set] = {}  # id(function) -> every name it (or one in it) mentions
         self.functions: list = []  # function bodies still to release in
+        self.split: set[str] = set()  # the names of split_ties in the emitted module
+        self.picked = False  # a split_ties became a pick_into
 
     def run(self, unit: Unit) -> None:
         self.unit = unit
+        split = unit.ctx.runtime("split_ties")
+        self.split = {n for n, o in unit.injected.items() if o is split}
+        self.picked = False  # a split_ties became a pick_into
         self.kinds = {}
         for view in unit.kinds.values():
             for n, k in view.items():
@@ -58,6 +63,10 @@ class Release:
         while self.functions:
             f = self.functions.pop()
             f.body = self.function(f)
+        if self.picked:
+            used = A.names_in(unit.tree)
+            for n in self.split - used:
+                del unit.injected[n]
 
     def mentioned(self, fn) -> set:
         """The names the nested function (or lambda, or class) ``fn`` mentions anywhere: each
@@ -115,6 +124,8 @@ class Release:
         for name, i in last.items():
             if name in kept or name in below or name not in first or not self.maybe_array(name):
                 continue
+            if first[name] < i and self.split:
+                self.pick_in_place(body[i], name)
             while i + 1 < len(body) and _line(body[i + 1]) == _line(body[i]):
                 i += 1  # at the end of the statements of the user's line: one del a line
             if all(isinstance(s, (A.Return, A.Pass)) for s in body[i + 1 :]):
@@ -131,6 +142,34 @@ class Release:
                     anno.setanno(A.copy_location(A.delete(names), s), anno.BOOKKEEPING, True)
                 )
         return out
+
+    def pick_in_place(self, s, name: str) -> None:
+        """``split_ties(g * keep, g, x, y)`` (the adjoint of ``np.maximum(z, 0.0)``'s operand)
+        in the top-level statement that reads ``g`` last: ``pick_into(g, keep, x, y)``, which
+        multiplies ``g`` in place where nothing else holds it. Only in a simple statement (no
+        loop runs it again) whose two mentions of ``g`` are these."""
+        if not isinstance(s, (A.Assign, A.Expr, A.Return)):
+            return
+        mentions = [n for n in walk_own(s) if isinstance(n, A.Name) and n.id == name]
+        if len(mentions) != 2:
+            return
+        for call in walk_own(s):
+            if (
+                isinstance(call, A.Call)
+                and isinstance(call.func, A.Name)
+                and call.func.id in self.split
+                and len(call.args) == 4
+                and not call.keywords
+                and isinstance(call.args[0], A.BinOp)
+                and isinstance(call.args[0].op, A.Mult)
+                and A.is_name(call.args[0].left, name)
+                and A.is_name(call.args[1], name)
+            ):
+                pick = self.unit.inject(self.unit.ctx.runtime("pick_into"), "pick_into")
+                call.func = A.name(pick)
+                call.args = [call.args[0].left, call.args[0].right, *call.args[2:]]
+                self.picked = True
+                return
 
 
 def _scope_nodes(node, inner: list, top: bool = False):

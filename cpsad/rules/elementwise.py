@@ -21,7 +21,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
-from cpsad.runtime import unbroadcast
+from cpsad.runtime import split_ties, unbroadcast
 
 # --------------------------------------------------------------------------- one argument
 
@@ -193,16 +193,6 @@ defjvp(np.divide, op.div_x_jvp, op.div_y_jvp)
 defjvp(np.power, op.pow_x_jvp, op.pow_y_jvp)
 defjvp(np.float_power, op.pow_x_jvp, op.pow_y_jvp)
 defjvp(np.mod, op.mod_x_jvp, op.mod_y_jvp)
-
-
-def split_ties(picked, g, x, y):
-    """``picked``, the adjoint ``g`` sent to the operand of maximum or minimum that is the result,
-    halved where ``x == y``: a tie splits the adjoint evenly. Only an array with ties is
-    rewritten (a ReLU's adjoint is one comparison and one product, not five full arrays)."""
-    tie = x == y
-    if np.any(tie):
-        return np.where(tie, 0.5 * g, picked)
-    return picked
 
 
 def pick_x(g, ans, x, y):

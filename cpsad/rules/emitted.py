@@ -44,6 +44,7 @@ from cpsad.runtime import (
     item_adjoint,
     items_adjoint,
     like,
+    pick_into,
     scalar_seed,
     tangent_add,
     tangent_or_zeros,
@@ -553,6 +554,23 @@ def split_ties_c_jvp(t, ans, picked, c, x, y):
 
 
 defjvp(el.split_ties, picked=split_ties_picked_jvp, c=split_ties_c_jvp)
+
+
+def pick_into_c(g, ans, c, keep, x, y):
+    """``pick_into`` is ``split_ties(c * keep, c, x, y)``, whatever memory it writes: linear in
+    its adjoint argument ``c``, and its own transpose (but for a ``keep`` that broadcast ``c``
+    up)."""
+    return unbroadcast(el.split_ties(g * keep, g, x, y), c)
+
+
+defvjp(pick_into, c=pick_into_c)
+
+
+def pick_into_c_jvp(t, ans, c, keep, x, y):
+    return el.split_ties(t * keep, t, x, y)
+
+
+defjvp(pick_into, c=pick_into_c_jvp)
 
 
 # =========================================================================== arrays in parts

@@ -223,14 +223,13 @@ def conv2d_bp(k_1, x, w, b):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
 import numpy as np
-from cpsad.rules.elementwise import split_ties
-from cpsad.runtime import unbroadcast
+from cpsad.runtime import pick_into, unbroadcast
 
 
 def relu_bp(k, x):
     # return np.maximum(x, 0.0)
     maximum_x_bar = k(np.maximum(x, 0.0))
-    x_bar = unbroadcast(split_ties(maximum_x_bar * (x > 0.0), maximum_x_bar, x, 0.0), x)
+    x_bar = unbroadcast(pick_into(maximum_x_bar, x > 0.0, x, 0.0), x)
     return x_bar
 
 

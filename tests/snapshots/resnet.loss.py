@@ -272,14 +272,13 @@ def conv2d_bp(k_1, x, w, b):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
 import numpy as np
-from cpsad.rules.elementwise import split_ties
-from cpsad.runtime import unbroadcast
+from cpsad.runtime import pick_into, unbroadcast
 
 
 def relu_bp(k, x):
     # return np.maximum(x, 0.0)
     maximum_x_bar = k(np.maximum(x, 0.0))
-    x_bar = unbroadcast(split_ties(maximum_x_bar * (x > 0.0), maximum_x_bar, x, 0.0), x)
+    x_bar = unbroadcast(pick_into(maximum_x_bar, x > 0.0, x, 0.0), x)
     return x_bar
 
 
@@ -288,8 +287,7 @@ def relu_bp(k, x):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of (block, x). Do not edit.
 import numpy as np
-from cpsad.rules.elementwise import split_ties
-from cpsad.runtime import acc, items_adjoint, unbroadcast
+from cpsad.runtime import acc, items_adjoint, pick_into, unbroadcast
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to x, w, b
 # relu_bp: the backpropagator of cnn.relu with respect to x
@@ -308,9 +306,7 @@ def residual_block_bp(k, block, x):
                 # return relu(x + h)
                 add = x + h
                 maximum_bar = k(np.maximum(add, 0.0))
-                add_bar = unbroadcast(
-                    split_ties(maximum_bar * (add > 0.0), maximum_bar, add, 0.0), add
-                )
+                add_bar = unbroadcast(pick_into(maximum_bar, add > 0.0, add, 0.0), add)
                 x_bar = acc(x_bar, unbroadcast(add_bar, x))
                 h_bar = unbroadcast(add_bar, h)
                 return h_bar
