@@ -143,7 +143,9 @@ def markdown(rows: list[dict], command: str) -> str:
         "",
         "In a fresh process with an empty cache folder: the first call's time minus a warm call's",
         "(transforming, compiling and linking every function the loss calls, plus the process's",
-        "one-time costs), and each function's own transformation time (`Spec.seconds`).",
+        "one-time costs), and each function's own transformation time (`Spec.seconds`). Measured",
+        "for every workload before the timing runs (after minutes of them the machine transforms",
+        "up to a quarter slower).",
         f"Target: < {LATENCY_TARGET * 1e3:.0f} ms per function.",
         "",
         "| workload | first call - warm call | functions transformed (ms each) | slowest | "

@@ -151,8 +151,8 @@ def rename(node, mapping: dict[str, str], loads_only: bool = False):
     if not mapping:
         return node
     done = set()
-    for n in A.walk(node) if not isinstance(node, list) else (x for s in node for x in A.walk(s)):
-        if isinstance(n, A.Name) and n.id in mapping and id(n) not in done:
+    for n in S.name_nodes(node):
+        if n.id in mapping and id(n) not in done:
             if loads_only and not isinstance(n.ctx, A.Load):
                 continue
             n.id = mapping[n.id]

@@ -100,6 +100,20 @@ def names(node, load_only: bool = False) -> set[str]:
     return out
 
 
+def name_nodes(node) -> list:
+    """The ``Name`` nodes of ``node`` (or a list of them), nested functions included: what
+    filtering ``A.walk`` for names gives, without visiting contexts and operators."""
+    out = []
+    stack = list(node) if isinstance(node, list) else [node]
+    while stack:
+        n = stack.pop()
+        if n.__class__ is A.Name:
+            out.append(n)
+        else:
+            _push_children(n, stack)
+    return out
+
+
 def _note(f: Facts, n, stack: list) -> None:
     """Count what node ``n`` (not a function definition) says of names into ``f``; push the
     nodes below it that need a look."""
