@@ -688,7 +688,7 @@ class Simplify:
 
         def close():
             if len(run) > 1:
-                i, form, bar, x = run[0][:4]
+                form, bar, x = run[0][1:4]
                 entries = A.Dict(
                     keys=[A.const(r[4]) for r in run], values=[A.name(r[5]) for r in run]
                 )
@@ -705,30 +705,24 @@ class Simplify:
             run.clear()
 
         for i, st in enumerate(block):
-            m = _entry_merge(st, getitem, self.acc)
-            if (
-                m is not None
-                and run
-                and m[1] == run[0][2]
-                and m[2] == run[0][3]
-                and m[0] != "first"
-            ):
-                if m[3] in {r[4] for r in run}:  # a key twice: the sum is the next run's
-                    close()
-                else:
-                    run.append((i, *m))
-                    continue
-            elif m is not None:
-                close()
+            m = _entry_merge(st, getitem, self.acc)  # (form, bar, container, key, value)
             if m is not None:
+                joins = (
+                    run
+                    and m[0] != "first"
+                    and m[1:3] == run[0][2:4]
+                    and m[3] not in {r[4] for r in run}  # a key twice: the next run's
+                )
+                if not joins:
+                    close()
                 run.append((i, *m))
                 continue
             if run:
                 names = S.names(st)
                 assigned = (
-                    {n for n in A.names_in(st)}
-                    if not isinstance(st, A.Assign)
-                    else {n.id for n in A.walk(st.targets[0]) if isinstance(n, A.Name)}
+                    {n.id for n in A.walk(st.targets[0]) if isinstance(n, A.Name)}
+                    if isinstance(st, A.Assign)
+                    else names
                 )
                 if (
                     isinstance(st, (A.If, A.FunctionDef, A.Return))
