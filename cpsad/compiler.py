@@ -477,7 +477,8 @@ def _function(f, k, args, kwargs, data=0):
 def _positional(params, names, out, args):
     """Adjoints of the parameters ``names`` (as a backpropagator returns them) -> one per
     positional argument, ``*args`` spread out."""
-    adjoints = dict(zip(names, out if len(names) != 1 else (out,)))
+    # (a backpropagator of no parameters returns nothing: ``out`` is None)
+    adjoints = dict(zip(names, (out,) if len(names) == 1 else out or ()))
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p.name for p in params if p.kind in kinds]
     star = next((p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL), None)

@@ -53,8 +53,8 @@ def flow_operands(ctx, value) -> list[str]:
         kind = anno.getanno(value.func, anno.CALLEE_KIND)
         args = [a.value if isinstance(a, A.Starred) else a for a in value.args]
         kwvals = [k.value for k in value.keywords]
-        if kind == "nondiff":
-            return []
+        if kind in ("nondiff", "local"):  # a local function's: through its parameters and
+            return []  # result (``Activity.local_call``), not from its arguments directly
         if kind == "primitive":
             rule = ctx.rule(anno.getanno(value.func, anno.CALLEE))
             ops = _rule_operands(rule, value.args, value.keywords)

@@ -32,6 +32,7 @@ import functools
 
 from transforms import astlib as A
 from transforms.normalize import falls_through
+from transforms.scoping import free_names
 from transforms.unit import Unit
 
 
@@ -81,8 +82,16 @@ class Desugar:
 
     def function(self, fdef) -> None:
         self.fdef_stack = getattr(self, "fdef_stack", []) + [fdef]
-        fdef.body = self.block(fdef.body) or [A.copy_location(A.Pass(), fdef)]
+        shared = _late_bound(fdef.body)
+        self.shared = getattr(self, "shared", []) + [shared]
+        body = self.block(fdef.body) or [A.copy_location(A.Pass(), fdef)]
+        # a variable the loops share (see ``loop``) is the function's: bound before any loop
+        # declares it nonlocal (Python leaves it unbound until assigned; None stands for that)
+        params = set(A.arg_names(fdef.args))
+        init = [A.copy_location(A.assign(n, A.const(None)), fdef) for n in sorted(shared - params)]
+        fdef.body = init + body
         self.fdef_stack.pop()
+        self.shared.pop()
 
     # ------------------------------------------------------------------ statements
 
@@ -199,6 +208,12 @@ class Desugar:
     # ------------------------------------------------------------------ loops
 
     def loop(self, s, rest) -> list:
+        """The loop as a local recursive function of the variables it carries.
+
+        A variable that a function made in the loop captures (``fs.append(lambda t: t * i)``) is
+        one variable of the enclosing function in Python, whose last value every such closure
+        reads when it runs -- not a value per iteration: the loop function declares it
+        ``nonlocal`` (it is ``shared``) instead of carrying it."""
         namer = self.unit.namer
         s.body = self.block(s.body)
         s.orelse = self.block(s.orelse)
@@ -208,8 +223,12 @@ class Desugar:
         start = None
         fdef = self.fdef_stack[-1]
         outside = _loads(rest) | self._loads_elsewhere(fdef, s)
+        bound_here = set(_assigned(s.body + s.orelse))
         if isinstance(s, A.For):
-            counter, start, setup, test, element, step = self.iteration(s, outside)
+            bound_here |= set(_assigned([A.assign(s.target, A.const(None))]))
+        shared = sorted(self.shared[-1] & bound_here)
+        if isinstance(s, A.For):
+            counter, start, setup, test, element, step = self.iteration(s, outside | set(shared))
         else:
             test = None if _is_true(s.test) else s.test
         body_assigned = _assigned(s.body + s.orelse)
@@ -224,7 +243,7 @@ class Desugar:
         carried = [
             n
             for n in target_names + body_assigned
-            if (n in outside or n in inside) and n != counter and n != name
+            if (n in outside or n in inside) and n != counter and n != name and n not in shared
         ]
         carried = list(dict.fromkeys(carried))
         returns = any(isinstance(n, A.Return) for n in _own(s.body + s.orelse))
@@ -260,6 +279,8 @@ class Desugar:
             loop_body = body
         else:
             loop_body = [A.if_(test, body)] + exit_
+        if shared:
+            loop_body = [A.nonlocal_(shared)] + loop_body
         loop_def = A.function(name, A.params(params), loop_body)
         first = [A.name(p) for p in carried]
         if counter:
@@ -455,8 +476,7 @@ def _exposed(stmts, assigned: set) -> set[str]:
         if isinstance(st, A.If):
             out |= _loads(st.test) - assigned
             out |= _exposed(st.body, assigned) | _exposed(st.orelse, assigned)
-            both = set(_assigned(st.body)) & set(_assigned(st.orelse))
-            assigned |= both
+            assigned |= _surely_assigned([st]) or set()
             continue
         if isinstance(st, A.FunctionDef):
             assigned.add(st.name)  # bound before its body can run
@@ -471,6 +491,50 @@ def _exposed(stmts, assigned: set) -> set[str]:
             reads |= _loads(st.target)
         out |= reads - assigned
         assigned |= set(_assigned([st]))
+    return out
+
+
+def _late_bound(body) -> set[str]:
+    """Names of a function's scope (``body``) that a function made inside one of its loops
+    reads: each such closure sees the variable's value when it runs, not when it was made."""
+    out: set[str] = set()
+    for loop in _own_loops(body):
+        bound = set(_assigned(loop.body + loop.orelse))
+        if isinstance(loop, A.For):
+            bound |= set(_assigned([A.assign(loop.target, A.const(None))]))
+        for n in A.walk(loop):
+            if isinstance(n, A.FunctionDef):
+                out |= bound & free_names(n)
+            elif isinstance(n, A.Lambda):
+                out |= bound & (_loads(n.body) - set(A.arg_names(n.args)))
+    return out
+
+
+def _own_loops(stmts):
+    """The loops among ``stmts`` and inside their blocks (not inside nested functions)."""
+    for st in stmts:
+        if isinstance(st, (A.For, A.While)):
+            yield st
+            yield from _own_loops(st.body + st.orelse)
+        elif isinstance(st, A.If):
+            yield from _own_loops(st.body + st.orelse)
+
+
+def _surely_assigned(stmts) -> set[str] | None:
+    """Names ``stmts`` bind on every path through them that reaches their end (``_assigned`` is
+    what *may* be bound: an ``if`` without ``else`` binds nothing surely). None: no path reaches
+    the end (each leaves by ``return``, ``break``, ``continue`` or ``raise``)."""
+    out: set[str] = set()
+    for st in stmts:
+        if isinstance(st, (A.Return, A.Break, A.Continue, A.Raise)):
+            return None
+        if isinstance(st, A.If):
+            body, orelse = _surely_assigned(st.body), _surely_assigned(st.orelse)
+            if body is None and orelse is None:
+                return None
+            out |= orelse if body is None else body if orelse is None else body & orelse
+        elif not isinstance(st, (A.For, A.While)):  # a loop's body may not run
+            out |= set(_assigned([st]))
     return out
 
 
@@ -530,7 +594,11 @@ class _Hoist(A.NodeTransformer):
         return A.copy_location(A.name(name), node)
 
     def _comprehension(self, node):
-        self.generic_visit(node)
+        # Only the first iterable is evaluated here; the rest -- the element, the conditions,
+        # the later iterables, with their lambdas and comprehensions -- runs in the
+        # comprehension's own scope, desugared with the function it becomes.
+        first = node.generators[0]
+        first.iter = self.visit(first.iter)
         fdef, call = self.d.comprehension(node, self.origin)
         self.pre.append(fdef)
         return A.copy_location(call, node)

@@ -268,7 +268,7 @@ class Normalize:
                 value = self.temp_for(value, "value", out)
             names, nested = [], []
             for elt in target.elts:
-                if isinstance(elt, A.Name):
+                if isinstance(elt, A.Name) and elt.id not in self.cells:
                     names.append(A.store(elt.id))
                 else:
                     t = self.new_temp("item")

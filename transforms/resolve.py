@@ -23,7 +23,7 @@ import types
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.scoping import analyze, local_names
+from transforms.scoping import analyze, local_names, walk_own
 from transforms.unit import LocalFunction, Unit
 
 
@@ -57,12 +57,7 @@ class Resolve:
 
     def function(self, fdef, outer: list) -> None:
         """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
-        defs = local_defs(fdef)
-        for d in defs.values():
-            if d is not None and not anno.hasanno(d, anno.DEF_KEY):
-                anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(self.unit.locals)}")
-                self.unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
-        scopes = outer + [(local_names(fdef), defs)]
+        scopes = outer + [scope_of(self.unit, fdef)]
         self.cells(fdef)
         stack = list(fdef.body)
         while stack:
@@ -80,70 +75,93 @@ class Resolve:
 
     def cells(self, fdef) -> None:
         """Names of ``fdef`` that nested functions share and that change: a nested function
-        declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once. Such a
+        declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once, or
+        assigns after the function is defined (``g = lambda: y`` before ``y = ...``). Such a
         variable is one cell everyone reads and writes (it cannot be renamed per assignment)."""
         facts = analyze(fdef)
         own = facts[id(fdef)]
         cells = set()
+        stored_after = None
         for g in own.nested:
             gf = facts[id(g)]
             for n in gf.free & own.local:
                 stores = own.stores.get(n, 0) + (n in own.params)
                 if n in _declared_nonlocal_anywhere(g) or stores > 1:
                     cells.add(n)
+                elif stores == 1 and n not in own.params:
+                    if stored_after is None:
+                        stored_after = _stored_after_defs(fdef)
+                    if n in stored_after.get(id(g), ()):
+                        cells.add(n)
         if cells:
             anno.setanno(fdef, anno.CELLS, cells)
             self.unit.cells |= cells
 
     def call(self, node, scopes) -> None:
-        unit = self.unit
-        func = node.func
-        path = A.dotted(func)
-        root = path.split(".")[0] if path else None
-        binding = None
-        for names, defs in reversed(scopes):
-            if root is not None and root in names:
-                binding = (names, defs)
-                break
-        if path is not None and binding is None:
-            obj = annotate_global_call(unit, func, path)
-            if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
-                self.method_of_object(node, obj)
-            if obj is not _UNRESOLVED:
-                self.deps[root] = unit.lookup(root)[1]
-                note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
-                if note not in self.notes:
-                    self.notes.append(note)
-        elif (
-            isinstance(func, A.Name) and binding is not None and binding[1].get(func.id) is not None
-        ):
-            anno.setanno(func, anno.CALLEE, anno.getanno(binding[1][func.id], anno.DEF_KEY))
-            anno.setanno(func, anno.CALLEE_KIND, "local")
-        elif isinstance(func, A.Attribute):
-            anno.setanno(func, anno.CALLEE_KIND, "method")
-        else:
-            anno.setanno(func, anno.CALLEE_KIND, "dynamic")
-
-    def method_of_object(self, node, obj) -> None:
-        """``layer.apply(x)`` or ``layer(x)`` with ``layer`` an object of a class of yours: the
-        call of the method's function with the object first -- ``Layer.apply(layer, x)`` -- so
-        the method is transformed like any function of yours."""
-        fn = user_method(self.unit.ctx, obj)
-        if fn is None:
-            return
-        receiver = node.func.value if inspect.ismethod(obj) else node.func
-        name = self.unit.inject(fn, f"{type(getattr(obj, '__self__', obj)).__name__}_{fn.__name__}")
-        func = A.copy_location(A.name(name), node.func)
-        anno.setanno(func, anno.CALLEE, fn)
-        anno.setanno(func, anno.CALLEE_KIND, "user")
-        node.func = func
-        node.args = [A.deepcopy(receiver), *node.args]
+        resolve_call(self.unit, node, scopes, self.deps, self.notes)
 
     @staticmethod
     def check(unit: Unit) -> None:
         for node in A.walk(unit.tree):
             if isinstance(node, A.Call):
                 assert anno.hasanno(node.func, anno.CALLEE_KIND), A.expr_source(node)
+
+
+def scope_of(unit: Unit, fdef) -> tuple:
+    """``(local names, local defs)`` of ``fdef``, what ``resolve_call`` needs of each function
+    around a call; its local defs get their ``DEF_KEY`` (once)."""
+    defs = local_defs(fdef)
+    for d in defs.values():
+        if d is not None and not anno.hasanno(d, anno.DEF_KEY):
+            anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(unit.locals)}")
+            unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
+    return local_names(fdef), defs
+
+
+def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> None:
+    """Annotate the callee of ``node`` as Python would find it there: ``scopes`` are the
+    ``scope_of`` the functions around the call, innermost last; a global it resolves is
+    recorded in ``deps`` (and described in ``notes``)."""
+    func = node.func
+    path = A.dotted(func)
+    root = path.split(".")[0] if path else None
+    binding = None
+    for names, defs in reversed(scopes):
+        if root is not None and root in names:
+            binding = (names, defs)
+            break
+    if path is not None and binding is None:
+        obj = annotate_global_call(unit, func, path)
+        if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
+            _method_of_object(unit, node, obj)
+        if obj is not _UNRESOLVED:
+            deps[root] = unit.lookup(root)[1]
+            note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
+            if note not in notes:
+                notes.append(note)
+    elif isinstance(func, A.Name) and binding is not None and binding[1].get(func.id) is not None:
+        anno.setanno(func, anno.CALLEE, anno.getanno(binding[1][func.id], anno.DEF_KEY))
+        anno.setanno(func, anno.CALLEE_KIND, "local")
+    elif isinstance(func, A.Attribute):
+        anno.setanno(func, anno.CALLEE_KIND, "method")
+    else:
+        anno.setanno(func, anno.CALLEE_KIND, "dynamic")
+
+
+def _method_of_object(unit: Unit, node, obj) -> None:
+    """``layer.apply(x)`` or ``layer(x)`` with ``layer`` an object of a class of yours: the
+    call of the method's function with the object first -- ``Layer.apply(layer, x)`` -- so
+    the method is transformed like any function of yours."""
+    fn = user_method(unit.ctx, obj)
+    if fn is None:
+        return
+    receiver = node.func.value if inspect.ismethod(obj) else node.func
+    name = unit.inject(fn, f"{type(getattr(obj, '__self__', obj)).__name__}_{fn.__name__}")
+    func = A.copy_location(A.name(name), node.func)
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, "user")
+    node.func = func
+    node.args = [A.deepcopy(receiver), *node.args]
 
 
 _UNRESOLVED = object()
@@ -179,6 +197,31 @@ def user_method(ctx, obj):
     if isinstance(fn, types.FunctionType) and ctx.classify(fn) == "user":
         return fn
     return None
+
+
+def _stored_after_defs(fdef) -> dict[int, set[str]]:
+    """For each function defined in ``fdef``'s own scope (by ``id``): the names ``fdef``
+    assigns after that definition, in the order the statements are written."""
+    out: dict[int, set[str]] = {}
+    defs: list = []
+
+    def visit(stmts):
+        for st in stmts:
+            if isinstance(st, A.FunctionDef):
+                out[id(st)] = set()
+                defs.append(st)
+                continue
+            stored = {
+                n.id for n in walk_own(st) if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
+            }
+            for d in defs:
+                out[id(d)] |= stored
+            if isinstance(st, A.If):
+                visit(st.body)
+                visit(st.orelse)
+
+    visit(fdef.body)
+    return out
 
 
 def _declared_nonlocal_anywhere(fdef) -> set[str]:

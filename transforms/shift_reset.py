@@ -68,6 +68,8 @@ class ShiftReset:
         self.kinds = unit.kinds.get("", {})
         fdef = unit.tree
         self.k = unit.cont_name = unit.namer.fresh("k")
+        # names of local functions: values with no adjoint of their own
+        self.functions = {info.name for info in unit.locals.values()}
         for info in unit.locals.values():
             if info.transformed:
                 info.bp_name = unit.namer.backpropagator(info.name)
@@ -218,10 +220,10 @@ class ShiftReset:
             )
         return body, info
 
-    @property
-    def functions(self) -> set[str]:
-        """Names of local functions: values with no adjoint of their own."""
-        return {info.name for info in self.unit.locals.values()}
+    def has_adjoint(self, name: str) -> bool:
+        """Does the value of ``name`` get an adjoint? Active, and not a function (what a
+        function closes over gets its adjoints inside its backpropagator)."""
+        return name in self.active and name not in self.functions
 
     def python_in_place(self, s):
         return python_in_place(self.unit, s)
@@ -238,7 +240,7 @@ class ShiftReset:
         namer = self.unit.namer
         c_bar = namer.adjoint(c)
         body = [A.assign(c, v), A.expr_stmt(A.call(self.k, []))]
-        if isinstance(v, A.Name) and v.id in self.active:
+        if isinstance(v, A.Name) and self.has_adjoint(v.id):
             zeros = self.unit.inject(self.ctx.runtime("zeros_like"), "zeros_like")
             test = A.Compare(left=A.name(c_bar), ops=[A.IsNot()], comparators=[A.const(None)])
             value = A.IfExp(test=test, body=A.name(c_bar), orelse=A.call(zeros, [A.name(v.id)]))
@@ -274,7 +276,7 @@ class ShiftReset:
         length = A.call("len", [A.name(lst)])
         anno.setanno(length.func, anno.CALLEE_KIND, "nondiff")
         body = [A.assign(where, length), A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
-        if isinstance(v, A.Name) and v.id in self.active:
+        if isinstance(v, A.Name) and self.has_adjoint(v.id):
             helper = "item_adjoint" if call.func.attr == "append" else "entries_adjoint"
             fn = self.unit.inject(self.ctx.runtime(helper), helper)
             contribution = A.call(fn, [A.name(namer.adjoint(lst)), A.name(where), v])
@@ -301,7 +303,7 @@ class ShiftReset:
         call = A.call(store_item, [A.name(d), key, v])
         body = [A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
         d_bar = namer.adjoint(d)
-        if isinstance(v, A.Name) and v.id in self.active:
+        if isinstance(v, A.Name) and self.has_adjoint(v.id):
             fn = self.unit.inject(self.ctx.runtime("item_adjoint"), "item_adjoint")
             contribution = A.call(fn, [A.name(d_bar), A.deepcopy(key), v])
             body.append(
@@ -394,7 +396,8 @@ class ShiftReset:
         gname = next(iter(g.values()))
         contributions: list[tuple[str, object]] = []  # (operand name, expression)
         if isinstance(value, A.Name):
-            contributions.append((value.id, A.deepcopy(gname)))
+            if self.has_adjoint(value.id):
+                contributions.append((value.id, A.deepcopy(gname)))
         elif isinstance(value, A.Constant):
             pass
         elif not flow_operands(self.ctx, value):
@@ -406,7 +409,7 @@ class ShiftReset:
                     raise self.unit.error(
                         "`*` in a display of differentiable values is not supported", e
                     )
-                if isinstance(e, A.Name) and e.id in self.active:
+                if isinstance(e, A.Name) and self.has_adjoint(e.id):
                     holes = {"key": A.const(i), "x": e}
                     contributions.append((e.id, self.fill(rule, "x", holes, gname, ans)))
         elif isinstance(value, A.Dict):
@@ -416,7 +419,7 @@ class ShiftReset:
                     raise self.unit.error(
                         "`**` in a dict of differentiable values is not supported", v
                     )
-                if isinstance(v, A.Name) and v.id in self.active:
+                if isinstance(v, A.Name) and self.has_adjoint(v.id):
                     holes = {"key": k, "x": v}
                     contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))
         else:

@@ -436,7 +436,14 @@ class Simplify:
                     changed = True
                     continue
                 if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
-                    if not (self._prefer(a, b) and a not in params and a not in borrowed):
+                    # a shared variable (a cell) is one name for all its values: ``b`` named
+                    # ``a`` would read a later value of it where ``b`` is still read
+                    if not (
+                        self._prefer(a, b)
+                        and a not in params
+                        and a not in borrowed
+                        and a not in self.unit.cells
+                    ):
                         continue
                 if b not in local or counts.get(b, 0) + (b in params) > 1:
                     continue
