@@ -46,7 +46,7 @@ from cpsad.runtime import (
 from transforms import pipeline
 from transforms.context import Default
 from transforms.resolve import user_method
-from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, Unit, kinds_key
+from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
 
 _MISSING = object()
 _lock = threading.RLock()
@@ -178,6 +178,8 @@ def _kind(value) -> frozenset:
         return frozenset({ARRAY})
     if isinstance(value, np.generic):
         return frozenset({NPSCALAR})
+    if isinstance(value, (list, tuple)):
+        return frozenset({SEQUENCE})
     return frozenset({OTHER})
 
 

@@ -22,6 +22,9 @@ OPERATOR_NAMES = {
     A.Subscript: "getitem",
     A.Tuple: "item",
     "unpack": "unpack",
+    "add_any": "add_any",
+    "repeat_x": "repeat_x",
+    "repeat_y": "repeat_y",
 }
 
 # Python functions from these packages are not transformed: they need a rule (or are non-differentiable).

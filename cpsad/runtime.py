@@ -222,6 +222,8 @@ def unbroadcast(g, x):
         return zeros_like(x)
     if isinstance(g, dict):  # a Sparse: the adjoint of a container, entry by entry
         return g
+    if type(g) is _Repeated:  # the adjoint of a repeated list, times the count
+        return g.to(x)
     if isinstance(x, dict):  # a Sparse x added to an array (Sparse.__add__): its entries' parts
         return Sparse({k: unbroadcast(g[k], v) for k, v in x.items()})
     shape = np.shape(x)
@@ -357,8 +359,35 @@ class Sparse(dict):
 
     __radd__ = __add__
 
+    def __mul__(self, other):
+        """``g * n`` in the rule of ``xs * n`` (``xs`` not known to be a list when it was
+        transformed): what ``unbroadcast`` folds into ``xs``'s adjoint, or the count's (none)."""
+        return _Repeated(self, other)
+
+    __rmul__ = __mul__
+
     def __repr__(self):
         return f"Sparse({dict.__repr__(self)})"
+
+
+class _Repeated:
+    """The adjoint of ``xs * n`` (a list or tuple repeated), times the other operand -- what
+    the product's rule hands ``unbroadcast``: ``xs`` gets the sum of its copies' entries, the
+    count ``n`` nothing."""
+
+    __slots__ = ("g", "other")
+
+    def __init__(self, g, other):
+        self.g, self.other = g, other
+
+    def to(self, x):
+        if isinstance(x, (list, tuple)) and isinstance(self.other, int):
+            return repeat_adjoint(self.g, x, self.other)
+        if isinstance(x, int) and isinstance(self.other, (list, tuple)):
+            return 0.0  # the count: a whole number
+        raise TypeError(  # pragma: no cover - a product of a container's adjoint: a bug
+            f"cpsad: the adjoint of a container multiplied by a {type(self.other).__name__}"
+        )
 
 
 def as_adjoint(ct):
@@ -405,6 +434,40 @@ def entries_adjoint(g, start, xs):
     if not isinstance(g, dict):  # a dense adjoint of the list (it went into np.sum, say)
         return Sparse({i: g[start + i] for i in range(n)})
     return Sparse({i: g[start + i] for i in range(n) if start + i in g})
+
+
+def _sequences(x, y) -> bool:
+    return isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))
+
+
+def add_left(c, x, y):
+    """The adjoint of ``x`` in ``x + y`` from the sum's ``c``, where both may be lists or tuples:
+    its entries of ``c`` when ``+`` joined them (``[a] + [b]``), else ``c`` unbroadcast to ``x``."""
+    return entries_adjoint(c, 0, x) if _sequences(x, y) else unbroadcast(c, x)
+
+
+def add_right(c, x, y):
+    """The adjoint of ``y`` in ``x + y``: see ``add_left``."""
+    return entries_adjoint(c, len(x), y) if _sequences(x, y) else unbroadcast(c, y)
+
+
+def add_tangent(v, out, x, y, right: bool):
+    """The tangent of ``out = x + y`` from that ``v`` of ``x`` (``right``: of ``y``) where both
+    may be sequences: joined, ``v``'s entries in its own place and zeros in the other's."""
+    if _sequences(x, y):
+        other = [tangent_zeros(e) for e in (x if right else y)]
+        entries = other + list(v) if right else list(v) + other
+        return entries if isinstance(out, list) else tuple(entries)
+    return broadcast_like(v, out)
+
+
+def repeat_adjoint(c, seq, n):
+    """The adjoint of the list or tuple ``seq`` in ``seq * n`` from the result's ``c``: the sum
+    of its copies' entries."""
+    total = Sparse()
+    for copy in range(max(int(n), 0)):
+        total = total + entries_adjoint(c, copy * len(seq), seq)
+    return total
 
 
 def store_item(container, key, value) -> None:

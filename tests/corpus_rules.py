@@ -234,6 +234,21 @@ case(square_op, POW, away(2, 3), 2, fn_kw={})
 case(cube_op, POW, u(4), 3, fn_kw={})  # negative bases: only the base is differentiated
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
+# `+` and `*` where operands may be lists or tuples: joined, repeated -- or arithmetic
+def count_times(y, x):
+    return x * y
+
+
+ADD_ANY = Operator("add_any", operator.add)
+REPEAT_X = Operator("repeat_x", operator.mul)
+REPEAT_Y = Operator("repeat_y", operator.mul)
+SEQUENCES = "autograd's boxes do not join lists"
+case(add, ADD_ANY, [u(2), 0.3], [0.5, u(3)], wrt=(0, 1), autograd=SEQUENCES)
+case(add, ADD_ANY, (0.2,), (u(2), 0.4), wrt=(0, 1), autograd=SEQUENCES)
+case(add, ADD_ANY, u(2, 3), u(3), wrt=(0, 1))  # arrays: added
+case(add, ADD_ANY, 0.7, 1.3, wrt=(0, 1))
+case(mul, REPEAT_X, [u(2), 0.3], 3, autograd=SEQUENCES)
+case(count_times, REPEAT_Y, 2, (0.5, u(3)), wrt=(1,), autograd=SEQUENCES)
 case(neg, NEG, u(2, 3))
 case(neg, NEG, 0.4)
 case(pos, POS, u(2, 3), autograd="autograd's ArrayBox has no unary +")

@@ -232,6 +232,60 @@ def lambda_in_comprehension_element(x):
     return sum([(lambda t: t * x)(i) for i in range(3)])
 
 
+# -- lists and tuples joined and repeated ----------------------------------------------------
+
+
+# grad (0, 0), right (0, 2): `+` of two lists was differentiated as addition
+def lists_joined(a, b):
+    return np.sum(([a] + [b])[1] * 2.0)
+
+
+def lists_joined_and_read(a, b):
+    xs = [a, b] + [a * b]
+    return xs[0] * xs[2] + xs[1]
+
+
+def list_repeated_then_joined(a, b):
+    xs = [a] * 3 + [b]
+    return xs[0] + xs[1] * xs[3] + xs[2]
+
+
+def tuples_joined(a, b):
+    t = (a,) + (b, a)
+    return t[0] * t[1] * t[2]
+
+
+def list_grown_by_joining(a, b):
+    xs = [a]
+    xs = xs + [b]
+    return np.sum(np.array(xs) ** 2)
+
+
+def list_repeated_left(a, b):
+    xs = 2 * [a * b]
+    return sum(xs)
+
+
+def repeat(xs, n):
+    m = n + 0
+    return xs * m
+
+
+def join(xs, ys):
+    m = len(xs)
+    return xs[:m] + ys
+
+
+def list_repeated_in_helper(a, b):
+    ys = repeat([a, b], 2)
+    return ys[0] * ys[3]
+
+
+def lists_joined_in_helper(a, b):
+    zs = join([a], [b, a])
+    return zs[0] * zs[1] + zs[2]
+
+
 CASES = [
     (closure_through_apply, (0.7,)),
     (lambda_through_apply, (0.7,)),
@@ -265,6 +319,14 @@ CASES = [
     (late_binding_dict, (0.7,)),
     (closure_called_in_loop, (0.7,)),
     (lambda_in_comprehension_element, (0.7,)),
+    (lists_joined, (0.7, 1.3)),
+    (lists_joined_and_read, (0.7, 1.3)),
+    (list_repeated_then_joined, (0.7, 1.3)),
+    (tuples_joined, (0.7, 1.3)),
+    (list_grown_by_joining, (0.7, 1.3)),
+    (list_repeated_left, (0.7, 1.3)),
+    (list_repeated_in_helper, (0.7, 1.3)),
+    (lists_joined_in_helper, (0.7, 1.3)),
 ]
 
 _ = functools  # decorators' tests import it from here

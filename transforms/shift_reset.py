@@ -32,7 +32,7 @@ from transforms.activity import RET, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
 from transforms.templates import instantiate, parameters
-from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
+from transforms.unit import NUMBER, NUMERIC, SEQUENCE, UNKNOWN, Unit, kinds_key
 
 
 @dataclass
@@ -457,11 +457,17 @@ class ShiftReset:
             contributions = [(n, self.without_unbroadcast(e)) for n, e in contributions]
         elif isinstance(value, A.BinOp):
             # `x + 1.0`, `1.0 / x`: the result has the shape of x, so x's adjoint needs no sum
+            # (unless `*` may repeat a list x: unbroadcast sums its copies)
             for side, other in ((value.left, value.right), (value.right, value.left)):
                 if (
                     isinstance(side, A.Name)
                     and not A.is_name(other, side.id)
                     and self.scalar(other)
+                    and not (
+                        isinstance(value.op, A.Mult)
+                        and SEQUENCE in self.kinds.get(side.id, UNKNOWN)
+                        and not (isinstance(other, A.Constant) and type(other.value) is float)
+                    )
                 ):
                     contributions = [
                         (n, self.without_unbroadcast(e) if n == side.id else e)
@@ -501,7 +507,7 @@ class ShiftReset:
         return instantiate(t, full, self.unit.inject)
 
     def rule_for(self, value):
-        return rule_for(self.unit, value)
+        return rule_for(self.unit, value, self.kinds)
 
     # ------------------------------------------------------------------ calls of user functions
 
@@ -671,11 +677,33 @@ class Shown:
         return format(str(self), spec)
 
 
-def rule_for(unit, value):
-    """The rule, argument nodes and a description of an active operation (``str`` or ``Shown``)."""
+def _sequence_operator(value, kinds: dict) -> str | None:
+    """The rule of ``x + y`` where both operands may be lists or tuples (joined, or added:
+    decided when it runs), of ``x * y`` where one surely is one (repeated); None for arithmetic."""
+    may = [
+        (
+            kinds.get(v.id, UNKNOWN)
+            if isinstance(v, A.Name)
+            else frozenset({SEQUENCE if isinstance(v.value, tuple) else NUMBER})
+        )  # a constant
+        for v in (value.left, value.right)
+    ]
+    if isinstance(value.op, A.Add) and all(SEQUENCE in k for k in may):
+        return "add_any"
+    if isinstance(value.op, A.Mult):
+        for side, k in zip("xy", may):
+            if SEQUENCE in k and not k & NUMERIC:
+                return f"repeat_{side}"
+    return None
+
+
+def rule_for(unit, value, kinds: dict):
+    """The rule, argument nodes and a description of an active operation (``str`` or ``Shown``);
+    ``kinds``: what the names of its scope may hold."""
     ctx = unit.ctx
     if isinstance(value, (A.BinOp, A.UnaryOp)):
-        rule = ctx.operator_rule(type(value.op))
+        op = _sequence_operator(value, kinds) if isinstance(value, A.BinOp) else None
+        rule = ctx.operator_rule(op or type(value.op))
         args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
         what = Shown("the operator `{}`", _op_example(value))
         if rule is None:

@@ -38,6 +38,9 @@ from cpsad.runtime import (
     Sparse,
     acc,
     acc_into,
+    add_left,
+    add_right,
+    add_tangent,
     as_adjoint,
     entries_adjoint,
     getitem_adjoint,
@@ -45,6 +48,7 @@ from cpsad.runtime import (
     items_adjoint,
     like,
     pick_into,
+    repeat_adjoint,
     scalar_seed,
     tangent_add,
     tangent_or_zeros,
@@ -287,6 +291,91 @@ def entries_adjoint_c_jvp(t, ans, c, start, xs):
 
 
 defjvp(entries_adjoint, c=entries_adjoint_c_jvp)
+
+
+# `x + y` of values that may be lists (add_left, add_right): their entries, or unbroadcast
+
+
+def add_left_c(g, ans, c, x, y):
+    return (
+        placed(g, c, 0, x)
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))
+        else broadcast_like(g, c)
+    )
+
+
+def add_right_c(g, ans, c, x, y):
+    return (
+        placed(g, c, len(x), y)
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))
+        else broadcast_like(g, c)
+    )
+
+
+defvjp(add_left, c=add_left_c)
+defvjp(add_right, c=add_right_c)
+
+
+def add_left_c_jvp(t, ans, c, x, y):
+    return add_left(t, x, y)
+
+
+def add_right_c_jvp(t, ans, c, x, y):
+    return add_right(t, x, y)
+
+
+defjvp(add_left, c=add_left_c_jvp)
+defjvp(add_right, c=add_right_c_jvp)
+
+
+def add_tangent_v(g, ans, v, out, x, y, right):
+    return (add_right if right else add_left)(g, x, y)
+
+
+defvjp(add_tangent, v=add_tangent_v)
+
+
+def add_tangent_v_jvp(t, ans, v, out, x, y, right):
+    return add_tangent(t, out, x, y, right)
+
+
+defjvp(add_tangent, v=add_tangent_v_jvp)
+
+
+def repeated(h, c, seq, n):
+    """The transpose of ``repeat_adjoint(c, seq, n)`` in ``c``: ``h`` at every copy's place."""
+    total = None
+    for copy in range(max(int(n), 0)):
+        total = acc(total, placed(h, c, copy * len(seq), seq))
+    return Sparse() if total is None else total
+
+
+def repeat_adjoint_c(g, ans, c, seq, n):
+    return repeated(g, c, seq, n)
+
+
+defvjp(repeat_adjoint, c=repeat_adjoint_c)
+
+
+def repeat_adjoint_c_jvp(t, ans, c, seq, n):
+    return repeat_adjoint(t, seq, n)
+
+
+defjvp(repeat_adjoint, c=repeat_adjoint_c_jvp)
+
+
+def repeated_h(g, ans, h, c, seq, n):
+    return repeat_adjoint(g, seq, n)
+
+
+defvjp(repeated, h=repeated_h)
+
+
+def repeated_h_jvp(t, ans, h, c, seq, n):
+    return repeated(t, c, seq, n)
+
+
+defjvp(repeated, h=repeated_h_jvp)
 
 
 def placed_h(g, ans, h, c, start, xs):
