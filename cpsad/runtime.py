@@ -576,6 +576,23 @@ def _basic(index) -> bool:
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
 
 
+# --------------------------------------------------------------------------- default arguments
+
+
+class _Missing:
+    """What a local function's parameter defaults to where its default was computed from the
+    values it is differentiated by (``def g(n=x)``): the function reads the value the default
+    was when the ``def`` ran from a variable beside it -- a variable the adjoint reaches."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
 # --------------------------------------------------------------------------- augmented assignment
 
 

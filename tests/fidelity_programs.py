@@ -286,6 +286,42 @@ def lists_joined_in_helper(a, b):
     return zs[0] * zs[1] + zs[2]
 
 
+# -- defaults computed from differentiated values -------------------------------------------
+
+
+# grad 0.0, right 2x: the default captured the input, and its adjoint was dropped
+def default_captures_input(x):
+    def g(n=x):
+        return n * n
+
+    return g()
+
+
+def defaults_in_comprehension(x):
+    fs = [lambda t, c=x * i: t * c for i in range(1, 4)]
+    return fs[0](x) + fs[2](2.0)
+
+
+def keyword_only_default(x):
+    def g(a, *, b=np.sin(x)):
+        return a * b
+
+    return g(x) + g(2.0, b=x)
+
+
+def lambda_default_given_and_not(x):
+    y = x * 3.0
+    h = lambda t=y: t * y
+    return h() + h(x)
+
+
+def constant_default(x):
+    def g(n=2.0):
+        return n * x
+
+    return g() + g(x)
+
+
 CASES = [
     (closure_through_apply, (0.7,)),
     (lambda_through_apply, (0.7,)),
@@ -319,6 +355,11 @@ CASES = [
     (late_binding_dict, (0.7,)),
     (closure_called_in_loop, (0.7,)),
     (lambda_in_comprehension_element, (0.7,)),
+    (default_captures_input, (0.7,)),
+    (defaults_in_comprehension, (0.7,)),
+    (keyword_only_default, (0.7,)),
+    (lambda_default_given_and_not, (0.7,)),
+    (constant_default, (0.7,)),
     (lists_joined, (0.7, 1.3)),
     (lists_joined_and_read, (0.7, 1.3)),
     (list_repeated_then_joined, (0.7, 1.3)),

@@ -488,6 +488,7 @@ NOT_FUNCTIONS_OF_VALUES = {
     "Closure",
     "store_item",
     "backpropagator_of",
+    "MISSING",  # a value, not a function: a default's placeholder
 }
 
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.

@@ -108,6 +108,7 @@ class Desugar:
                 s.orelse = self.block(s.orelse)
                 out.append(s)
             elif isinstance(s, A.FunctionDef):
+                out += self.defaults(s)
                 self.function(s)
                 out.append(s)
             elif isinstance(s, A.Delete):
@@ -128,8 +129,10 @@ class Desugar:
             and len(s.targets) == 1
             and isinstance(s.targets[0], A.Name)
             and isinstance(s.value, A.Lambda)
-        ):  # f = lambda x: ...  is  def f(x): ...
-            return [], self.lambda_def(s.value, s.targets[0].id, s)
+        ):  # f = lambda x: ...  is  def f(x): ... (desugared as a def, by ``block``)
+            lam = s.value
+            ret = A.copy_location(A.return_(lam.body), lam.body)
+            return [], A.copy_location(A.function(s.targets[0].id, lam.args, [ret]), s)
         if isinstance(s, (A.For, A.While, A.If)):
             # only the iterable / test belong to this statement; bodies are blocks of their own
             field = "iter" if isinstance(s, A.For) else "test"
@@ -138,11 +141,56 @@ class Desugar:
         s = _Hoist(self, pre, s).visit(s)
         return pre, s
 
-    def lambda_def(self, lam, name, origin):
+    def lambda_def(self, lam, name, origin) -> list:
+        """``def name(...): return body`` -- after the statements that compute its defaults."""
         ret = A.copy_location(A.return_(lam.body), lam.body)
         fdef = A.copy_location(A.function(name, lam.args, [ret]), origin)
+        pre = self.defaults(fdef)
         self.function(fdef)
-        return fdef
+        return pre + [fdef]
+
+    def defaults(self, fdef) -> list:
+        """A default computed from a variable of an enclosing function (``def g(n=x)``): the
+        value goes into a variable beside the ``def``, computed where the ``def`` runs, and the
+        function reads it when the argument is missing -- so an adjoint can reach what the
+        default was computed from (a default itself has none)::
+
+            def g(n=x * 2):             g_n = x * 2
+                return n * n     ->     def g(n=MISSING):
+                                            if n is MISSING:
+                                                n = g_n
+                                            return n * n
+
+        The statements returned go before the ``def``; ``fdef``'s body gets the ``if``s."""
+        enclosing = set()
+        for f in self.fdef_stack:
+            enclosing |= set(A.arg_names(f.args)) | set(_assigned(f.body))
+        args = fdef.args
+        positional = (args.posonlyargs + args.args)[
+            len(args.posonlyargs + args.args) - len(args.defaults) :
+        ]
+        pairs = list(zip(positional, args.defaults)) + [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+        ]
+        pre, checks = [], []
+        for arg, default in pairs:
+            if not (_loads(default) & enclosing):
+                continue
+            holder = self.unit.namer.fresh(f"{fdef.name}_{arg.id}")
+            pre.append(A.copy_location(A.assign(holder, default), fdef))
+            missing = self.unit.inject(self.unit.ctx.runtime("MISSING"), "MISSING")
+            test = A.Compare(left=A.name(arg.id), ops=[A.Is()], comparators=[A.name(missing)])
+            checks.append(A.copy_location(A.if_(test, [A.assign(arg.id, A.name(holder))]), fdef))
+            placeholder = A.name(missing)
+            if default in args.defaults:
+                args.defaults[args.defaults.index(default)] = placeholder
+            else:
+                args.kw_defaults[args.kw_defaults.index(default)] = placeholder
+        for st in checks:
+            for n in A.walk(st):
+                A.copy_location(n, fdef)
+        fdef.body = checks + fdef.body
+        return pre
 
     def comprehension(self, node, origin):
         """``[elt for t in it if c ...]`` -> ``def listcomp_L3(seq): ...`` and its call."""
@@ -590,7 +638,7 @@ class _Hoist(A.NodeTransformer):
 
     def visit_Lambda(self, node):
         name = self.d.unit.namer.fresh(f"lambda_L{getattr(node, 'lineno', self.origin.lineno)}")
-        self.pre.append(self.d.lambda_def(node, name, self.origin))
+        self.pre += self.d.lambda_def(node, name, self.origin)
         return A.copy_location(A.name(name), node)
 
     def _comprehension(self, node):
