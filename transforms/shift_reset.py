@@ -82,6 +82,8 @@ class ShiftReset:
     def block(self, stmts) -> list:
         out = []
         for s in stmts:
+            if isinstance(s, (A.Assign, A.Expr)):
+                refuse_dispatch(self.unit, s.value)
             if isinstance(s, A.If):
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
@@ -747,20 +749,7 @@ def rule_for(unit, value, kinds: dict):
                     "and call the method on an object that is not differentiated)",
                 )
             return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
-        callee = anno.getanno(value.func, anno.CALLEE)
-        if callee is not None and callee in (
-            ctx.runtime("call_bp"),
-            ctx.runtime("call_jvp"),
-            ctx.runtime("Closure"),
-        ):
-            raise unit.error(
-                "differentiating this emitted code again is not supported: it calls a function "
-                "through a value (a continuation, or a function passed as an argument) -- as "
-                "a derivative of order three or more, or a second derivative of code that "
-                "passes functions around, does",
-                value,
-                "take second derivatives of functions that call other functions by name",
-            )
+        refuse_dispatch(unit, value)
         shown = A.expr_source(value.func)
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
@@ -806,6 +795,29 @@ def transformed_local(unit, value):
         if info is not None and info.transformed:
             return info
     return None
+
+
+def refuse_dispatch(unit, value) -> None:
+    """A call of the runtime's dispatch (``call_bp``: emitted code calling a function value) in
+    code transformed again: refused, wherever it is -- what it calls may change the state the
+    derivative reads (a closure's ``nonlocal`` adjoint) even where no value it passes is active."""
+    ctx = unit.ctx
+    if not isinstance(value, A.Call):
+        return
+    callee = anno.getanno(value.func, anno.CALLEE)
+    if callee is not None and callee in (
+        ctx.runtime("call_bp"),
+        ctx.runtime("call_jvp"),
+        ctx.runtime("Closure"),
+    ):
+        raise unit.error(
+            "differentiating this emitted code again is not supported: it calls a function "
+            "through a value (a continuation, or a function passed as an argument) -- as "
+            "a derivative of order three or more, or a second derivative of code that "
+            "passes functions around, does",
+            value,
+            "take second derivatives of functions that call other functions by name",
+        )
 
 
 def check_effect(unit, active, s) -> None:
