@@ -322,6 +322,45 @@ def constant_default(x):
     return g() + g(x)
 
 
+# -- lists built in loops, in branches ----------------------------------------------------------
+
+
+# grad 0.0: `ys`, bound twice and shared with the loops, was appended to through a snapshot
+# of it, which nothing later read
+def list_in_returning_branch_then_again(x):
+    if x < 5.0:
+        ys = []
+        for i in range(3):
+            ys.append(x * i)
+        return np.sum(np.stack(ys))
+    ys = []
+    for i in range(3):
+        ys.append(x * (i + 1.0))
+    return np.sum(np.stack(ys))
+
+
+# UnboundLocalError (forward mode): the loop variable bound in a branch that returns was taken
+# for bound before the second loop
+def second_loop_after_returning_branch(x):
+    if x > 5.0:
+        ys = []
+        for i in range(3):
+            ys.append(x * i)
+        return np.sum(np.stack(ys))
+    ys = []
+    for i in range(3):
+        ys.append(x * (i + 1.0))
+    return np.sum(np.stack(ys))
+
+
+def list_grown_in_branch(x):
+    ys = []
+    if x > 0.0:
+        for i in range(3):
+            ys.append(x * i)
+    return sum(ys) + x
+
+
 CASES = [
     (closure_through_apply, (0.7,)),
     (lambda_through_apply, (0.7,)),
@@ -360,6 +399,10 @@ CASES = [
     (keyword_only_default, (0.7,)),
     (lambda_default_given_and_not, (0.7,)),
     (constant_default, (0.7,)),
+    (list_in_returning_branch_then_again, (0.7,)),
+    (second_loop_after_returning_branch, (0.7,)),
+    (list_grown_in_branch, (0.7,)),
+    (list_grown_in_branch, (-0.7,)),
     (lists_joined, (0.7, 1.3)),
     (lists_joined_and_read, (0.7, 1.3)),
     (list_repeated_then_joined, (0.7, 1.3)),

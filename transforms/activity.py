@@ -20,12 +20,12 @@ from __future__ import annotations
 from transforms import anno
 from transforms import astlib as A
 from transforms.context import Default
+from transforms.normalize import MUTATORS
 from transforms.scoping import local_names, own_nodes
 from transforms.unit import Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
 NONDIFF_UNARY = (A.Not, A.Invert)
-MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add"}  # container mutation
 RET = "<return>"  # the pseudo-variable of a function's result
 
 

@@ -84,14 +84,19 @@ class Desugar:
         self.fdef_stack = getattr(self, "fdef_stack", []) + [fdef]
         shared = _late_bound(fdef.body)
         self.shared = getattr(self, "shared", []) + [shared]
+        self.unbound = getattr(self, "unbound", []) + [set()]
         body = self.block(fdef.body) or [A.copy_location(A.Pass(), fdef)]
-        # a variable the loops share (see ``loop``) is the function's: bound before any loop
-        # declares it nonlocal (Python leaves it unbound until assigned; None stands for that)
+        # A variable the loops share (see ``loop``) is the function's: bound before any loop
+        # declares it nonlocal; one a loop carries must exist when the loop starts, on every
+        # path. Python leaves them unbound until assigned; None stands for that, bound first of
+        # all, so that it changes no value bound on some path before the loop.
         params = set(A.arg_names(fdef.args))
-        init = [A.copy_location(A.assign(n, A.const(None)), fdef) for n in sorted(shared - params)]
+        unbound = sorted((shared | self.unbound[-1]) - params)
+        init = [A.copy_location(A.assign(n, A.const(None)), fdef) for n in unbound]
         fdef.body = init + body
         self.fdef_stack.pop()
         self.shared.pop()
+        self.unbound.pop()
 
     # ------------------------------------------------------------------ statements
 
@@ -345,10 +350,10 @@ class Desugar:
             after.append(A.assign(_state_target(carried), call))
         else:
             after.append(A.expr_stmt(call))
-        # a carried name the loop may bind first must exist before it (Python leaves it unbound)
+        # a carried name the loop may bind first must exist before it (see ``function``)
         bound_before = self._bound_before(fdef, s)
-        init = [A.assign(n, A.const(None)) for n in carried if n not in bound_before]
-        out = setup + init + [loop_def] + after
+        self.unbound[-1].update(n for n in carried if n not in bound_before)
+        out = setup + [loop_def] + after
         for (
             stmt
         ) in out:  # generated statements point at the loop's header; the body keeps its lines
@@ -489,31 +494,35 @@ class Desugar:
         return out
 
     def _bound_before(self, fdef, loop) -> set[str]:
-        """Names bound before ``loop`` in textual order in ``fdef`` (parameters included)."""
+        """Names bound on every path from ``fdef``'s start to ``loop`` (parameters included;
+        an ``if`` binds what both its branches do, or the branch the loop is in, before it)."""
         out = set(A.arg_names(fdef.args))
         for f in self.fdef_stack[:-1]:  # names of enclosing functions are visible, hence bound
             out |= set(A.arg_names(f.args)) | set(_assigned(f.body))
-        found = False
 
-        def visit(block):
-            nonlocal found
+        def find(block, bound: set):
+            """What is bound where the loop is, if it is in ``block`` (``bound`` at its start)."""
             for st in block:
-                if found:
-                    return
                 if st is loop:
-                    found = True
-                    return
+                    return bound
+                if isinstance(st, (A.If, A.For, A.While)):
+                    for inner in (st.body, st.orelse):
+                        found = find(inner, set(bound))
+                        if found is not None:
+                            return found
                 if isinstance(st, A.If):
-                    visit(st.body)
-                    visit(st.orelse)
+                    bound |= _surely_assigned([st]) or set()
                 elif isinstance(st, (A.For, A.While)):
-                    out.update(_assigned(st.body))
-                    visit(st.body)
+                    # what an earlier loop carries is bound after it (None, or its value)
+                    bound |= set(_assigned(st.body + st.orelse))
+                    if isinstance(st, A.For):
+                        bound |= set(_assigned([A.assign(st.target, A.const(None))]))
                 else:
-                    out.update(_assigned([st]))
+                    bound |= set(_assigned([st]))
+            return None
 
-        visit(fdef.body)
-        return out
+        found = find(fdef.body, out)
+        return out if found is None else found
 
 
 def _exposed(stmts, assigned: set) -> set[str]:

@@ -62,6 +62,8 @@ COMPARE_STEMS = {
 }
 
 
+MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add"}  # change their object
+
 INPLACE = {  # augmented assignment on a name that may share its value: runtime helper, Python op
     A.Add: ("inplace_add", "iadd"),
     A.Sub: ("inplace_sub", "isub"),
@@ -459,7 +461,13 @@ class Normalize:
         func = e.func
         kind = anno.getanno(func, anno.CALLEE_KIND)
         if kind == "method":
-            new_func = A.Attribute(value=self.atom(func.value, out), attr=func.attr, ctx=A.Load())
+            if isinstance(func.value, A.Name) and func.attr in MUTATORS:
+                # `xs.append(v)` changes the object the name holds now, a cell's too: the name
+                # itself, not a snapshot of it, so what the change adds reaches the name
+                receiver = A.name(func.value.id)
+            else:
+                receiver = self.atom(func.value, out)
+            new_func = A.Attribute(value=receiver, attr=func.attr, ctx=A.Load())
             anno.copyanno(func, new_func)
             A.copy_location(new_func, func)
         elif kind == "dynamic":
