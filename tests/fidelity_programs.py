@@ -361,6 +361,31 @@ def list_grown_in_branch(x):
     return sum(ys) + x
 
 
+# -- a closure's adjoint, added to by the rest of the program ---------------------------------
+
+
+# half the gradient: `x_bar = acc(x_bar, k(x))` read x_bar before k, which adds to it too
+def closure_called_twice(x):
+    g = lambda: x
+    return g() * g()
+
+
+def tree_recursive_closure(x):
+    def fib(n):
+        if n < 2:
+            return x
+        return fib(n - 1) + fib(n - 2) * x
+
+    return fib(4)
+
+
+def closure_of_its_own_result(x):
+    def g(t):
+        return x * t
+
+    return g(g(2.0))
+
+
 CASES = [
     (closure_through_apply, (0.7,)),
     (lambda_through_apply, (0.7,)),
@@ -403,6 +428,9 @@ CASES = [
     (second_loop_after_returning_branch, (0.7,)),
     (list_grown_in_branch, (0.7,)),
     (list_grown_in_branch, (-0.7,)),
+    (closure_called_twice, (0.7,)),
+    (tree_recursive_closure, (0.7,)),
+    (closure_of_its_own_result, (0.7,)),
     (lists_joined, (0.7, 1.3)),
     (lists_joined_and_read, (0.7, 1.3)),
     (list_repeated_then_joined, (0.7, 1.3)),

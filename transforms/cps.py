@@ -583,6 +583,15 @@ class LowerCPS:
         value = rename(A.deepcopy(s.value), self.env_map(env))
         call = A.call(self.unit.cont_name, [value])
         if active:
+            owner = scope.owner(value.id)
+            if owner is not None and owner.function is not scope.function:
+                # an enclosing function's adjoint, which the rest of the program -- the call of
+                # k -- may add to too (the closure called again): read it after k returns
+                got = self.namer.temp(f"{value.id}_bar_k")
+                return [
+                    self.loc(A.assign(got, call), s),
+                    self.accumulate(value.id, A.name(got), scope, s),
+                ]
             return [self.accumulate(value.id, call, scope, s)]
         return [self.loc(A.expr_stmt(call), s)]
 
