@@ -109,6 +109,8 @@ def leaves(tree):
         return [x for ls, _ in parts for x in ls], build
     if type(tree) is Deferred:
         return [tree.array()], lambda vals: vals[0]
-    if isinstance(tree, (float, int, np.ndarray, np.generic)) and not isinstance(tree, bool):
+    if isinstance(tree, (float, int, complex, np.ndarray, np.generic)) and not isinstance(
+        tree, bool
+    ):
         return [tree], lambda vals: vals[0]
     return [], lambda vals, t=tree: t

@@ -46,8 +46,8 @@ def assert_tree_close(a, b, rtol=1e-6, atol=1e-9):
     la, _ = leaves(a)
     lb, _ = leaves(b)
     assert len(la) == len(lb), f"{a!r} and {b!r} differ in structure"
-    for x, y in zip(la, lb):
-        np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=atol)
+    for x, y in zip(la, lb):  # complex values compared as complex values
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
