@@ -14,7 +14,6 @@ import numpy as np
 
 from cpsad.rules import operators as op
 from cpsad.rules.core import (
-    DISCRETE,
     defattribute,
     defjvp,
     defjvp_attribute,
@@ -62,9 +61,6 @@ def contraction_adjoint(g, subscripts, operands, i, optimize=False):
     Of three operands or more, or large ones, einsum finds a contraction order (``optimize``):
     unoptimized, a chain of three 300-wide matrices takes a second instead of half a millisecond.
     """
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("cpsad: the derivative of np.einsum needs its subscripts string")
-    operands = [o for o in operands if o is not None]
     ins, out = explicit(subscripts, [np.shape(x) for x in operands])
     x = operands[i]
     shape = np.shape(x)
@@ -91,11 +87,68 @@ def contraction_adjoint(g, subscripts, operands, i, optimize=False):
     return unbroadcast(adjoint, x)
 
 
+def sublist_form(args) -> tuple[str, list, dict]:
+    """``np.einsum(x, [0, 1], y, [1, 2], [0, 2])`` -- the sublist form -- as the subscripts form:
+    ``("ab,bc->ac", [x, y], {0: 0, 2: 1})``, the last mapping each argument's position to its
+    operand's. Labels are ints (or ``...``); an implicit output is, as numpy has it, the labels
+    that occur once in increasing order, after ``...`` if there is one."""
+    args = list(args)
+    while args and args[-1] is None:
+        args.pop()
+    pairs = len(args) // 2
+    operands, labels, where = [], [], {}
+    for k in range(pairs):
+        where[2 * k] = k
+        operands.append(args[2 * k])
+        labels.append(list(args[2 * k + 1]))
+    seen = [x for ls in labels for x in ls if x is not Ellipsis]
+    if len(args) % 2:  # an explicit output
+        output = list(args[-1])
+    else:
+        output = [Ellipsis] if any(Ellipsis in ls for ls in labels) else []
+        output += sorted(x for x in set(seen) if seen.count(x) == 1)
+
+    def letters(ls) -> str:
+        out = ""
+        for x in ls:
+            if x is Ellipsis:
+                out += "..."
+            elif isinstance(x, (int, np.integer)) and 0 <= x < 52:
+                out += string.ascii_letters[int(x)]
+            else:
+                raise ValueError(f"einsum: a sublist label must be an int in [0, 52), not {x!r}")
+        return out
+
+    spec = ",".join(letters(ls) for ls in labels) + "->" + letters(output)
+    return spec, operands, where
+
+
+def einsum_parts(subscripts, a, b, c, d) -> tuple[str, list, dict]:
+    """``(subscripts, operands, where)`` of either form of a call ``np.einsum(subscripts, a, b, c,
+    d)``: the place among the operands of the argument in slot ``i`` -- -1 for ``subscripts``, 0
+    to 3 for ``a`` to ``d`` -- is ``where[i]`` (absent for a subscripts string or a sublist)."""
+    if isinstance(subscripts, str):
+        operands = [o for o in (a, b, c, d) if o is not None]
+        return subscripts, operands, {i: i for i in range(len(operands))}
+    spec, operands, where = sublist_form((subscripts, a, b, c, d))
+    return spec, operands, {p - 1: k for p, k in where.items()}
+
+
 def einsum_adjoint(h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
-    """The adjoint of operand ``i`` of ``np.einsum(subscripts, a, b, c, d)`` (up to four operands,
+    """The adjoint of argument ``i`` of ``np.einsum(subscripts, a, b, c, d)`` (up to four operands,
     None for those it has not) given the adjoint ``h`` of the result: ``contraction_adjoint``
-    with the operands as parameters of their own, each with its own rule."""
-    return contraction_adjoint(h, subscripts, [a, b, c, d], i, optimize=optimize)
+    with the operands as parameters of their own, each with its own rule. ``i`` is the argument's
+    slot after ``subscripts``, 0 to 3; in the sublist form (``np.einsum(x, [0, 1], y, [1, 2])``,
+    ``subscripts`` is the first operand) -1 is ``subscripts`` itself."""
+    spec, operands, where = einsum_parts(subscripts, a, b, c, d)
+    if i not in where:  # the subscripts string, a sublist: no derivative
+        return None
+    return contraction_adjoint(h, spec, operands, where[i], optimize=optimize)
+
+
+def einsum_s(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    """The sublist form's first operand, ``x`` in ``np.einsum(x, [0, 1], [1, 0])``."""
+    return einsum_adjoint(g, subscripts, -1, a, b, c, d, optimize=optimize)
 
 
 def einsum_a(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
@@ -115,21 +168,30 @@ def einsum_d(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
     return einsum_adjoint(g, subscripts, 3, a, b, c, d, optimize=optimize)
 
 
-defvjp(np.einsum, DISCRETE, einsum_a, einsum_b, einsum_c, einsum_d)
+defvjp(np.einsum, einsum_s, einsum_a, einsum_b, einsum_c, einsum_d)
 
 
 def einsum_tangent(t, subscripts, operands, i, optimize=False):
     """``np.einsum(subscripts, *operands)`` with ``t`` in the place of ``operands[i]``."""
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("cpsad: the derivative of np.einsum needs its subscripts string")
-    operands = [t if j == i else o for j, o in enumerate(operands) if o is not None]
+    operands = [t if j == i else o for j, o in enumerate(operands)]
     optimize = optimize or len(operands) > 2 or sum(np.size(o) for o in operands) > 10_000
     return np.einsum(subscripts, *operands, optimize=optimize)
 
 
 def einsum_with(v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
-    """``np.einsum(subscripts, a, b, c, d)`` with ``v`` in the place of operand ``i``."""
-    return einsum_tangent(v, subscripts, [a, b, c, d], i, optimize=optimize)
+    """``np.einsum(subscripts, a, b, c, d)`` with ``v`` in the place of argument ``i`` (the slot
+    of ``einsum_adjoint``)."""
+    spec, operands, where = einsum_parts(subscripts, a, b, c, d)
+    return einsum_tangent(v, spec, operands, where[i], optimize=optimize)
+
+
+def einsum_s_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    """The sublist form's first operand; a subscripts string has no tangent."""
+    return (
+        np.zeros_like(ans)
+        if isinstance(subscripts, str)
+        else einsum_with(t, subscripts, -1, a, b, c, d, optimize=optimize)
+    )
 
 
 def einsum_a_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
@@ -148,7 +210,7 @@ def einsum_d_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=Fals
     return einsum_with(t, subscripts, 3, a, b, c, d, optimize=optimize)
 
 
-defjvp(np.einsum, DISCRETE, einsum_a_jvp, einsum_b_jvp, einsum_c_jvp, einsum_d_jvp)
+defjvp(np.einsum, einsum_s_jvp, einsum_a_jvp, einsum_b_jvp, einsum_c_jvp, einsum_d_jvp)
 
 
 def tensordot_subscripts(a, b, axes=2) -> str:
