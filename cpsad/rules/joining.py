@@ -416,8 +416,11 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
         return np.asarray(g)[inside]
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
-    source = np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode)
-    total = np.bincount(np.ravel(source), weights=np.ravel(g), minlength=np.size(array))
+    source = np.ravel(np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode))
+    g = np.ravel(g)
+    total = np.bincount(source, weights=np.real(g), minlength=np.size(array))
+    if np.iscomplexobj(g):  # bincount's weights are real numbers
+        total = total + 1j * np.bincount(source, weights=np.imag(g), minlength=np.size(array))
     return np.reshape(total, shape).astype(np.result_type(g), copy=False)
 
 

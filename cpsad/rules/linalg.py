@@ -21,6 +21,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
+from cpsad.rules.elementwise import unit
 from cpsad.runtime import Sparse, item_adjoint, unbroadcast
 
 # --------------------------------------------------------------------------- contractions
@@ -355,7 +356,8 @@ defjvp(np.outer, outer_a_jvp, outer_b_jvp)
 
 
 def vdot_a(g, ans, a, b):
-    return np.reshape(g * np.ravel(b), np.shape(a))
+    """``np.vdot`` conjugates ``a``: a function of ``conj(a)``, whose adjoint is ``conj(g b)``."""
+    return np.reshape((g * np.ravel(b)).conj(), np.shape(a))
 
 
 def vdot_b(g, ans, a, b):
@@ -502,17 +504,32 @@ defjvp(np.linalg.det, det_jvp)
 
 
 def slogdet(g, ans, a):
-    """``sign, logdet = np.linalg.slogdet(a)``: only ``logdet`` has a derivative."""
-    return np.expand_dims(item_adjoint(g, 1, ans[1]), (-2, -1)) * mT(np.linalg.inv(a))
+    """``sign, logdet = np.linalg.slogdet(a)``: ``log det a = logdet + i angle`` has the adjoint
+    ``c a^-T`` for the adjoint ``c`` of ``log det a``. ``logdet`` is its real part, so ``c`` gets
+    the real part of its adjoint; the sign of a real matrix is a step, of a complex one
+    ``exp(i angle)``, which gives ``c`` the imaginary part of ``g_sign sign``."""
+    return np.expand_dims(
+        np.real(item_adjoint(g, 1, ans[1]))
+        + (1j * np.imag(item_adjoint(g, 0, ans[0]) * ans[0]) if np.iscomplexobj(a) else 0.0),
+        (-2, -1),
+    ) * mT(np.linalg.inv(a))
 
 
 defvjp(np.linalg.slogdet, slogdet)
 
 
 def slogdet_jvp(t, ans, a):
-    """The pair's tangent: zero for the sign (a step), ``tr(a^-1 t)`` for ``logabsdet``."""
+    """The pair's tangent from ``d log det a = tr(a^-1 t)``: its real part for ``logabsdet``; for
+    the sign zero (a step) of a real matrix, ``i sign`` times the imaginary part of a complex one.
+    """
     return pair_like(
-        ans, np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+        ans,
+        (
+            1j * ans[0] * np.imag(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))
+            if np.iscomplexobj(a)
+            else np.zeros_like(ans[0])
+        ),
+        np.real(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)),
     )
 
 
@@ -575,10 +592,20 @@ def solve_b_jvp(t, ans, a, b):
 defjvp(np.linalg.solve, solve_a_jvp, solve_b_jvp)
 
 
+def real_only(x, name: str) -> None:
+    """Refuse a complex ``x`` where a rule is derived, and checked, for real numbers only."""
+    if np.iscomplexobj(x):
+        raise TypeError(
+            f"cpsad: the derivative of {name} is implemented for real values only, not complex "
+            "ones (see docs/reference.md, complex numbers)"
+        )
+
+
 def cholesky_vjp(g, ans, a, *, upper=False):
     """Murray (2016), eq. 10: ``a_bar = sym(L^-T phi(L^T g) L^-1)``, ``phi`` the lower triangle
     with half the diagonal. numpy reads only ``a``'s lower triangle (upper: its upper one); the
     adjoint is symmetric, the derivative along symmetric directions."""
+    real_only(a, "np.linalg.cholesky")
     L = mT(ans) if upper else ans
     g = mT(g) if upper else g
     n = np.shape(L)[-1]
@@ -593,6 +620,7 @@ defvjp(np.linalg.cholesky, cholesky_vjp)
 def cholesky_jvp(t, ans, a, *, upper=False):
     """``dL = L phi(L^-1 sym(t) L^-T)``, ``phi`` the lower triangle with half the diagonal. The
     direction is made symmetric, as the adjoint is: the transpose of the adjoint rule."""
+    real_only(a, "np.linalg.cholesky")
     L = mT(ans) if upper else ans
     n = np.shape(L)[-1]
     s = 0.5 * (t + mT(t))
@@ -606,6 +634,13 @@ defjvp(np.linalg.cholesky, cholesky_jvp)
 
 def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
     """Vector norms (any ``ord``) and matrix norms (``fro``, ``nuc``, 1, -1, 2, -2, inf, -inf)."""
+    out = _norm_gradient(np.real(g), ans, x, ord, axis, keepdims)
+    return out.conj()  # of complex x, conj(x / |x|) and the like (the identity on real arrays)
+
+
+def _norm_gradient(g, ans, x, ord, axis, keepdims):
+    """``norm_vjp`` but for the conjugate: ``2 g d norm / d conj(x)`` -- of real ``x``, the
+    gradient, and of complex ``x`` what the real formulas compute with ``x / |x|`` for the sign."""
     x = np.asarray(x)
     nd = x.ndim
     if axis is None:  # the whole array: a matrix norm when ord says so, else flattened
@@ -623,22 +658,23 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
         if ord is None or ord == 2:
             return (g / np.where(ans == 0, 1, ans) * x).astype(dtype, copy=False)
         if ord == 1:
-            return (g * np.sign(x)).astype(dtype, copy=False)
+            return (g * unit(x)).astype(dtype, copy=False)
         if ord == np.inf or ord == -np.inf:
             hits = np.abs(x) == ans
-            share = g * np.sign(x) * hits
+            share = g * unit(x) * hits
             return (share / np.sum(hits, axis=axes, keepdims=True)).astype(dtype, copy=False)
         if ord == 0:
             return np.zeros(x.shape, dtype)
-        p = ord
-        return (g * x * np.abs(x) ** (p - 2) / ans ** (p - 1)).astype(dtype, copy=False)
+        p = ord  # sign(x) |x|^(p-1), not x |x|^(p-2): 0 at a zero element (p > 1), and at 0
+        share = g * unit(x) * np.abs(x) ** (p - 1) / np.where(ans == 0, 1, ans) ** (p - 1)
+        return share.astype(dtype, copy=False)
     # matrix norms: the two axes moved to the end
     rows, cols = axes
     xm = np.moveaxis(x, (rows, cols), (-2, -1))
     gm = np.moveaxis(g, (rows, cols), (-2, -1))
     am = np.moveaxis(ans, (rows, cols), (-2, -1))
     if ord is None or ord == "fro":
-        out = gm / am * xm
+        out = gm / np.where(am == 0, 1, am) * xm  # 0 at 0, as the vector norm
     elif ord == "nuc" or ord in (2, -2):
         u, s, vt = np.linalg.svd(xm, full_matrices=False)
         if ord == "nuc":
@@ -650,7 +686,7 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
         along = -2 if ord in (1, -1) else -1  # column sums (1) or row sums (inf)
         sums = np.sum(np.abs(xm), axis=along, keepdims=True)
         hits = sums == am
-        out = gm * np.sign(xm) * hits / np.sum(hits, axis=(-2, -1), keepdims=True)
+        out = gm * unit(xm) * hits / np.sum(hits, axis=(-2, -1), keepdims=True)
     else:
         raise NotImplementedError(f"cpsad: no derivative of the matrix norm ord={ord!r}")
     return np.moveaxis(out, (-2, -1), (rows, cols)).astype(dtype, copy=False)
@@ -664,7 +700,7 @@ def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
     adjoint of a unit adjoint. The tangent is that gradient's inner product with ``t`` over the
     reduced axes."""
     gradient = norm_vjp(np.ones_like(ans), ans, x, ord=ord, axis=axis, keepdims=keepdims)
-    return np.sum(gradient * t, axis=axis, keepdims=keepdims)
+    return np.real(np.sum(gradient * t, axis=axis, keepdims=keepdims))
 
 
 defjvp(np.linalg.norm, norm_jvp)
