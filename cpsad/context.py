@@ -71,5 +71,8 @@ class Context:
             return self.helpers[name]
         return getattr(runtime, name)
 
+    def subscript_function(self, obj):
+        return core.subscript_function(obj)
+
     def shape_only(self, fn) -> frozenset:
         return getattr(fn, "__cpsad_shape_only__", frozenset())

@@ -693,24 +693,45 @@ def zero_tangents(closure, args, kwargs) -> list:
 
 
 def scalar_seed(result):
-    """The seed adjoint 1 of a scalar result -- or a clear error for anything else."""
+    """The seed adjoint 1 of a real scalar result -- or a clear error for anything else.
+
+    A float (a Python float, a numpy float scalar or 0-d array) is what ``grad`` differentiates;
+    a Python int is one too (a branch that returns the constant ``0``), whose derivative is zero.
+    A bool (a comparison), a numpy integer (``np.argmax``, a count) or a complex number has no
+    gradient to speak of: asking for one is an error, as in autograd and JAX."""
     if isinstance(result, float):
         return 1.0
     if isinstance(result, (np.ndarray, np.generic)):
-        if result.ndim == 0 and np.issubdtype(result.dtype, np.number):
-            return np.ones((), result.dtype if np.issubdtype(result.dtype, np.inexact) else float)[
-                ()
-            ]
+        if result.ndim == 0 and np.issubdtype(result.dtype, np.floating):
+            return np.ones((), result.dtype)[()]
+        if result.ndim == 0:
+            raise TypeError(_not_real_scalar(result, result.dtype.name))
         raise TypeError(
             f"grad requires a scalar output, but the function returned an array of shape "
             f"{result.shape}; use cpsad.vjp for a vector-Jacobian product, or reduce the output "
             "(e.g. np.sum) first"
         )
-    if isinstance(result, (bool, int)):
+    if isinstance(result, bool) or isinstance(result, complex):
+        raise TypeError(_not_real_scalar(result, type(result).__name__))
+    if isinstance(result, int):
         return 1.0
     raise TypeError(
         f"grad requires a scalar output, but the function returned a {type(result).__name__}; "
         "use cpsad.vjp for non-scalar outputs"
+    )
+
+
+def _not_real_scalar(result, kind: str) -> str:
+    if kind.startswith("complex"):
+        return (
+            f"grad requires a real scalar output, but the function returned {result!r}, of type "
+            f"{kind}; differentiate a real function of it (np.real, np.abs, ...), or use "
+            "cpsad.vjp with a complex cotangent"
+        )
+    what = "a comparison" if kind.startswith("bool") else "an integer (a count, an index)"
+    return (
+        f"grad requires a real (float) scalar output, but the function returned {result!r}, of "
+        f"type {kind}: {what} has no gradient; return the float quantity it is computed from"
     )
 
 

@@ -624,6 +624,32 @@ for mode in ("edge", "symmetric", "wrap"):
     case(pad_vjp_, jn.pad_vjp, u(*out.shape), out, array, 2, mode, autograd=HELPER)
 
 
+def index_concatenated_vjp_(c, out, key, concat):
+    return jn.index_concatenated_vjp(c, out, key, concat)
+
+
+def index_concatenated_jvp_(v, key, concat):
+    return jn.index_concatenated_jvp(v, key, concat)
+
+
+for concat, key in [
+    (np.r_, (u(2), 0.5, u(3))),
+    (np.r_, ("0,2", u(2), u(1, 2))),
+    (np.r_, (u(2), slice(0, 3), u(2))),
+    (np.c_, (u(3), u(3, 2))),
+    (np.r_, u(3)),
+]:
+    out = concat[key]
+    tangent = (
+        tuple(u(*np.shape(v)) if not isinstance(v, (str, slice)) else None for v in key)
+        if isinstance(key, tuple)
+        else u(*np.shape(key))
+    )
+    h = u(*out.shape)
+    case(index_concatenated_vjp_, jn.index_concatenated_vjp, h, out, key, concat, autograd=HELPER)
+    case(index_concatenated_jvp_, jn.index_concatenated_jvp, tangent, key, concat, autograd=HELPER)
+
+
 def take_vjp_(c, out, a, indices, axis=None):
     return jn.take_vjp(c, out, a, indices, axis=axis)
 

@@ -22,7 +22,7 @@ import types
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.resolve import annotate_global_call, resolve_call, scope_of
+from transforms.resolve import annotate_global_call, resolve_call, scope_of, subscript_call
 from transforms.unit import Unit
 
 MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
@@ -143,6 +143,7 @@ class Inline:
         names = {n: self.unit.inject(obj, n) for n, obj in env.items()}
         fill = _Fill(args, names)
         out = fill.visit(A.deepcopy(expr))
+        out = _SubscriptCalls(self.unit, set(names.values())).visit(out)
         for n in A.walk(out):  # the emitted code shows the caller's line
             for field in A.LOCATION:
                 if hasattr(call, field):
@@ -199,6 +200,18 @@ class _Substitute(A.NodeTransformer):
         self.generic_visit(node)
         out = self.inline.expression(node, self.scopes)
         return node if out is None else out
+
+
+class _SubscriptCalls(A.NodeTransformer):
+    """``np.r_[...]`` in a helper's expression as a call, as Resolve makes it in the caller's."""
+
+    def __init__(self, unit: Unit, helper_globals: set):
+        self.unit, self.helper_globals = unit, helper_globals
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        found = subscript_call(self.unit, node, self.helper_globals.__contains__)
+        return node if found is None else found[0]
 
 
 class _Fill(A.NodeTransformer):

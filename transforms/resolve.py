@@ -12,6 +12,11 @@ object) and ``CALLEE_KIND``:
 * ``method``    -- ``value.name(...)`` on a local value, resolved by the rule table by name;
 * ``dynamic``   -- known only at run time (a function passed in as an argument).
 
+A subscript of a global object whose subscript computes a value from the index -- ``np.r_[x, y]``,
+``np.c_[...]``, ``np.mgrid[0:1:5j]``, which the context names (``subscript_function``) -- is a
+call of a function of the index, ``r_((x, y))``, its slices ``slice(a, b, c)``: a subscript's index
+carries no derivative, so without this the values in it would silently get none.
+
 The root names the resolution depended on are recorded in ``unit.deps`` so a cached
 transformation can check, cheaply, that they still refer to the same objects.
 """
@@ -59,6 +64,8 @@ class Resolve:
         """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
         scopes = outer + [scope_of(self.unit, fdef)]
         self.cells(fdef)
+        calls = _SubscriptCalls(self, lambda root: not any(root in n for n, _ in scopes))
+        fdef.body = [calls.visit(st) for st in fdef.body]
         stack = list(fdef.body)
         while stack:
             node = stack.pop()
@@ -165,6 +172,68 @@ def _method_of_object(unit: Unit, node, obj) -> None:
 
 
 _UNRESOLVED = object()
+
+
+class _SubscriptCalls(A.NodeTransformer):
+    """``np.r_[...]`` and the like in one function's own scope as calls (``subscript_call``)."""
+
+    def __init__(self, resolve: Resolve, is_global):
+        self.resolve, self.is_global = resolve, is_global
+
+    def visit_FunctionDef(self, node):
+        return node  # its own scope: resolved in its turn
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        found = subscript_call(self.resolve.unit, node, self.is_global)
+        if found is None:
+            return node
+        call, root = found
+        self.resolve.deps[root] = self.resolve.unit.lookup(root)[1]
+        return call
+
+
+def subscript_call(unit: Unit, node, is_global):
+    """``(call, root name)`` for ``OBJ[index]`` -- ``OBJ`` a dotted global name (``is_global`` of
+    its root) of an object whose subscript the context computes with a function ``f`` -- as
+    ``f(index)``, or None. An index of constants alone stays a subscript: it has nothing to
+    differentiate."""
+    if not isinstance(node.ctx, A.Load):
+        return None
+    path = A.dotted(node.value)
+    lookup = getattr(unit.ctx, "subscript_function", None)
+    if path is None or lookup is None or not is_global(path.split(".")[0]):
+        return None
+    if not any(isinstance(n, A.Name) for n in A.walk(node.slice)):
+        return None
+    root, *rest = path.split(".")
+    found, obj = unit.lookup(root)
+    if not found:
+        return None
+    for part in rest:
+        obj = getattr(obj, part, _UNRESOLVED)
+        if obj is _UNRESOLVED:
+            return None
+    fn = lookup(obj)
+    if fn is None:
+        return None
+    index = node.slice
+    items = index.elts if isinstance(index, A.Tuple) else [index]
+    items = [_slice_call(unit, e) if isinstance(e, A.Slice) else e for e in items]
+    key = A.tuple_(items) if isinstance(index, A.Tuple) else items[0]
+    func = A.name(unit.inject(fn, fn.__name__))
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(fn))
+    return A.copy_location(A.call(func, [key]), node), root
+
+
+def _slice_call(unit: Unit, s):
+    """``a:b:c`` as ``slice(a, b, c)``."""
+    parts = [p if p is not None else A.const(None) for p in (s.lower, s.upper, s.step)]
+    func = A.name(unit.inject(slice, "slice"))
+    anno.setanno(func, anno.CALLEE, slice)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(slice))
+    return A.copy_location(A.call(func, parts), s)
 
 
 def annotate_global_call(unit: Unit, func, path: str):
