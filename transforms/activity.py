@@ -253,6 +253,7 @@ class Activity:
                     or (info.escapes and (scopes.parent[key], fdef.name) in active)
                 )
         self.effects(unit, scopes, active)
+        self.callers_of_transformed(unit, scopes)
         unit.active_names = unit.active_by_scope[""]
         order = {n: i for i, n in enumerate(A.arg_names(unit.tree.args))}
         shown = sorted(unit.active_names, key=lambda n: (order.get(n, len(order)), n))
@@ -305,6 +306,28 @@ class Activity:
             unit.locals[key].effects = value
             if value:
                 unit.locals[key].transformed = True
+
+    @staticmethod
+    def callers_of_transformed(unit, scopes) -> None:
+        """A local function that calls a transformed one by name is transformed too: the
+        emitted code has only the callee's backpropagator (or tangent function) to call."""
+        calls: dict[str, set] = {}
+        for key, fdef in scopes.functions():
+            if key:
+                calls[key] = {
+                    anno.getanno(n.func, anno.CALLEE)
+                    for n in own_nodes(fdef)
+                    if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) == "local"
+                }
+        changed = True
+        while changed:
+            changed = False
+            for key, callees in calls.items():
+                info = unit.locals[key]
+                if not info.transformed and any(
+                    c in unit.locals and unit.locals[c].transformed for c in callees
+                ):
+                    info.transformed = changed = True
 
     @staticmethod
     def local_call(value, targets, scopes, key) -> list:

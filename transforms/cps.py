@@ -50,6 +50,7 @@ class Scope:
 
     def __init__(self, parent: Scope | None, params, cells=(), inline: bool = False):
         self.parent = parent
+        self.params = frozenset(params)
         self.bound: set[str] = set(params) | set(cells)
         self.nonlocals: set[str] = set()
         self.cells: set[str] = set(cells)  # shared variables this function owns
@@ -375,9 +376,9 @@ class LowerCPS:
             cur = env.get(n)
             if cur is None:
                 new = n
-            elif scope.owner(cur) is scope:
+            elif scope.owner(cur) is scope and cur not in scope.function.params:
                 new = cur
-            else:
+            else:  # an outer name, or a parameter (its value is its adjoint's zero's shape)
                 new = self.namer.version(n)
             if new != n:
                 for t in A.walk(s):

@@ -155,8 +155,9 @@ class Inline:
                     # the callee is what the caller passed (``apply(g, v)`` -> ``g(v)``): a name
                     # of the caller's, found where the call now is
                     resolve_call(self.unit, n, scopes, self.unit.deps, self.notes)
-                elif path is None:
-                    anno.setanno(n.func, anno.CALLEE_KIND, "dynamic")
+                elif path is None:  # `(a - b).sum()`, `np.ones(3).dot(a)`: a method, or a value
+                    kind = "method" if isinstance(n.func, A.Attribute) else "dynamic"
+                    anno.setanno(n.func, anno.CALLEE_KIND, kind)
                 else:
                     annotate_global_call(self.unit, n.func, path)
         self.inlined.append(fn.__qualname__)
