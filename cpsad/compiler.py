@@ -191,6 +191,7 @@ def run_pipeline(
         skip = tuple(skip) + ("defunctionalize", "release")
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
+    unit.nested = nested
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
     stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
     return unit, stages

@@ -66,6 +66,8 @@ def flow_operands(ctx, value) -> list[str]:
             rule = ctx.method_rule(value.func.attr)
             ops = _rule_operands(rule, [receiver, *value.args], value.keywords)
             return ops if ops is not None else _names([receiver, *args, *kwvals])
+        if kind == "local":
+            return []  # through the function: its parameters' edges and its result's (local_call)
         out = _names(args + kwvals)
         if kind == "dynamic" and isinstance(value.func, A.Name):
             out.append(value.func.id)
@@ -275,6 +277,10 @@ class Activity:
                 continue
             hit = False
             for s in statements(fdef.body):
+                if _calls_active_value(s, scopes, key, active):
+                    # a function value that changes active state (a continuation of emitted code
+                    # transformed again) or computes active values: calling it is an effect
+                    hit = True
                 name, in_place = _mutated(s)
                 if name is not None:
                     owner = scopes.resolve(key, name)
@@ -353,6 +359,27 @@ def _mutated(s):
         if isinstance(t, A.Name):
             return t.id, False
     return None, False
+
+
+def _calls_active_value(s, scopes, key, active) -> bool:
+    """Does ``s`` call, through a variable, a function value that is active (one whose calls
+    change active state or whose result is active) -- or hand a local function that is to a
+    function that is not transformed here (the runtime dispatch of emitted code transformed
+    again, ``call_bp(f, after_f, x)``, calls it)?"""
+    value = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+    if not isinstance(value, A.Call):
+        return False
+    kind = anno.getanno(value.func, anno.CALLEE_KIND)
+    if kind == "dynamic" and isinstance(value.func, A.Name):
+        return scopes.resolve(key, value.func.id) in active
+    if kind in ("local", "user"):
+        return False  # followed through their parameters (local_call) or transformed in turn
+    for a in value.args:
+        if isinstance(a, A.Name):
+            v = scopes.resolve(key, a.id)
+            if v is not None and v in active and scopes.defs.get(v) is not None:
+                return True
+    return False
 
 
 def called_local(scopes, value):

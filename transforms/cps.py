@@ -563,6 +563,22 @@ class LowerCPS:
         value = rename(A.deepcopy(s.value), self.env_map(env))
         call = A.call(self.unit.cont_name, [value])
         if active:
+            owner = scope.owner(value.id)
+            k_owner = scope.owner(self.unit.cont_name)
+            if (
+                owner is not None
+                and owner.function is not scope.function
+                and (k_owner is None or k_owner.function is not owner.function)
+            ):
+                # The adjoint belongs to an enclosing function, and the continuation -- the rest
+                # of the program, from a caller inside that function -- may add to it too (a
+                # second call of this function): call it first, then read the adjoint, not
+                # `x_bar = acc(x_bar, k(x))`.
+                got = self.namer.fresh(f"{self.bar(value.id)}_k")
+                return [
+                    self.loc(A.assign(got, call), s),
+                    self.accumulate(value.id, A.name(got), scope, s),
+                ]
             return [self.accumulate(value.id, call, scope, s)]
         return [self.loc(A.expr_stmt(call), s)]
 

@@ -116,6 +116,7 @@ class Nested:
         unit = self.unit
         sub = Unit(unit.fn, active, unit.ctx, mode="reverse")
         sub.source = unit.source
+        sub.nested = True  # h_bp is part of the function being transformed: transformed again
         sub.tree = A.deepcopy(h)
         _strip(sub.tree)
         sub.namer.reserve(*A.names_in(unit.tree), *unit.namer.taken)

@@ -106,7 +106,7 @@ class ShiftReset:
                 out.append(self.make_shift(s, body, info))
             elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
                 out.append(self.container_growth(s))
-            elif isinstance(s, A.Expr):
+            elif isinstance(s, (A.Expr, A.Assign)):
                 self.check_effect(s)
                 out.append(s)
             else:
@@ -136,7 +136,8 @@ class ShiftReset:
         needed, and ``call_primal`` runs its backpropagator forward only.
         """
         info = self.local_call(s.value)
-        if info.effects:
+        if info.effects or self.unit.nested:  # code transformed again: no call_primal, which
+            # runs a backpropagator as a value and has no derivative
             name = target.id if isinstance(target, A.Name) else self.unit.namer.fresh("unused")
             if target is not None and not isinstance(target, A.Name):
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
@@ -394,7 +395,8 @@ class ShiftReset:
         gname = next(iter(g.values()))
         contributions: list[tuple[str, object]] = []  # (operand name, expression)
         if isinstance(value, A.Name):
-            contributions.append((value.id, A.deepcopy(gname)))
+            if value.id in self.active:  # a copy of a constant (`x = 0.0` before) passes nothing
+                contributions.append((value.id, A.deepcopy(gname)))
         elif isinstance(value, A.Constant):
             pass
         elif not flow_operands(self.ctx, value):
@@ -722,14 +724,7 @@ def rule_for(unit, value):
             ctx.runtime("call_jvp"),
             ctx.runtime("Closure"),
         ):
-            raise unit.error(
-                "differentiating this emitted code again is not supported: it calls a function "
-                "through a value (a continuation, or a function passed as an argument) -- as "
-                "a derivative of order three or more, or a second derivative of code that "
-                "passes functions around, does",
-                value,
-                "take second derivatives of functions that call other functions by name",
-            )
+            raise through_a_value(unit, value)
         shown = A.expr_source(value.func)
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
@@ -777,9 +772,30 @@ def transformed_local(unit, value):
     return None
 
 
+def through_a_value(unit, call):
+    """The refusal of emitted code that calls through the runtime dispatch, transformed again."""
+    return unit.error(
+        "differentiating this emitted code again is not supported: it calls a function "
+        "through a value (a continuation, or a function passed as an argument) -- as "
+        "a derivative of order three or more, or a second derivative of code that "
+        "passes functions around, does",
+        call,
+        "take second derivatives of functions that call other functions by name",
+    )
+
+
 def check_effect(unit, active, s) -> None:
-    """``x.sort()`` on a differentiable value, for its effect: refused at the user's line."""
+    """``x.sort()`` on a differentiable value, for its effect: refused at the user's line; and
+    a call through the runtime dispatch of emitted code transformed again (its continuation is
+    the rest of the program, whatever values it is given)."""
     call = s.value
+    if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE) in (
+        unit.ctx.runtime("call_bp"),
+        unit.ctx.runtime("call_jvp"),
+    ):
+        raise through_a_value(unit, call)
+    if not isinstance(s, A.Expr):
+        return
     if (
         isinstance(call, A.Call)
         and anno.getanno(call.func, anno.CALLEE_KIND) == "method"

@@ -142,7 +142,7 @@ class Tangent:
             elif isinstance(s, A.Expr) and self.growth(s) is not None:
                 out += self.growth(s)
             else:
-                if isinstance(s, A.Expr):
+                if isinstance(s, (A.Expr, A.Assign)):
                     self.check_effect(s)
                 out.append(s)
         return _tail_calls(out)

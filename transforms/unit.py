@@ -88,6 +88,7 @@ class Unit:
     bp_name: str = ""
     cont_name: str = "k"
     is_entry: bool = False  # transformed for grad/vjp itself (its shift stage shows the reset)
+    nested: bool = False  # code that will be transformed again (a higher or nested derivative)
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to
     )
