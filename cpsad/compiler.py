@@ -45,6 +45,7 @@ from cpsad.runtime import (
 )
 from transforms import pipeline
 from transforms.context import Default
+from transforms.naming import own_qualname
 from transforms.resolve import user_method
 from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, Unit, kinds_key
 
@@ -264,7 +265,7 @@ def _write(unit: Unit) -> str:
     """Write the emitted module to the cache folder (content-addressed); register it in linecache."""
     fn = unit.fn
     digest = hashlib.sha1(unit.text.encode()).hexdigest()[:12]
-    stem = re.sub(r"[^0-9A-Za-z_.]", "_", f"{fn.__module__}.{fn.__qualname__}")
+    stem = re.sub(r"[^0-9A-Za-z_.]", "_", f"{fn.__module__}.{own_qualname(fn)}")
     wrt = "_".join(unit.active) or "none"
     path = os.path.join(cache_dir(), f"{stem}.{wrt}.{digest}.py")
     if not os.path.exists(path):
@@ -379,7 +380,7 @@ def where_in_user_code(tb) -> list[str]:
                 src = linecache.getline(spec.fn.__code__.co_filename, user).strip()
                 out.append(
                     f"{spec.fn.__code__.co_filename}:{user}: {src}  "
-                    f"(backpropagator of `{spec.fn.__qualname__}`, {code.co_filename}:{tb.tb_lineno})"
+                    f"(backpropagator of `{own_qualname(spec.fn)}`, {code.co_filename}:{tb.tb_lineno})"
                 )
         tb = tb.tb_next
     return out
@@ -467,7 +468,7 @@ def _present(k):
 def _function(f, k, args, kwargs, data=0):
     """A Python function, differentiated with respect to every argument passed but the first
     ``data`` (the object of a method)."""
-    sig = inspect.signature(f)
+    sig = inspect.signature(f, follow_wrapped=False)
     bound = sig.bind(*args, **kwargs)
     data_params = list(sig.parameters)[:data]
     active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
@@ -542,7 +543,7 @@ def _call_jvp(f, tangents, *args, **kwargs):
         value, tangent = call_jvp(fn, (None,) * seeds + tuple(tangents), *full, **kwargs)
         return gradient(value), gradient(tangent)
     if isinstance(f, types.FunctionType):
-        params = list(inspect.signature(f).parameters.values())
+        params = list(inspect.signature(f, follow_wrapped=False).parameters.values())
         by_param = _tangents_by_param(params, tangents, args, kwargs)
         active = tuple(p.name for p in params if by_param.get(p.name) is not None)
         spec = specialize(f, active, kinds_of(f.__code__, args, kwargs), "forward")
@@ -559,7 +560,7 @@ def _derivative_function(f, args, kwargs):
     the continuations first), and how to turn what it returns into what ``f`` returns."""
     from cpsad import api  # the API builds on this module
 
-    fn, full, _ = api._function_of(f, tuple(args), tuple(range(len(args))), kwargs)
+    fn, full, _, _ = api._function_of(f, tuple(args), tuple(range(len(args))), kwargs)
     return fn, full, lambda out: api._gradient_value(f, out, tuple(args))
 
 

@@ -31,6 +31,7 @@ from transforms import astlib as A
 from transforms.activity import RET, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
+from transforms.naming import own_name
 from transforms.templates import instantiate, parameters
 from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
 
@@ -512,7 +513,7 @@ class ShiftReset:
             sig, label = fdef_args, local.name
         else:
             fn = anno.getanno(value.func, anno.CALLEE)
-            label = getattr(fn, "__name__", "f").replace("<lambda>", "lambda")
+            label = own_name(fn).replace("<lambda>", "lambda")
         if any(isinstance(a, A.Starred) for a in value.args):
             raise unit.error(
                 "`*args` in a call of a differentiated function is not supported",
@@ -521,7 +522,7 @@ class ShiftReset:
             )
         try:
             if local is None:
-                sig = inspect.signature(fn)
+                sig = inspect.signature(fn, follow_wrapped=False)
             bound = sig.bind(*value.args, **{k.arg: k.value for k in value.keywords})
         except (TypeError, ValueError) as exc:
             raise unit.error(f"this call does not match `{label}`: {exc}", value) from None

@@ -26,6 +26,7 @@ from transforms import astlib as A
 from transforms.activity import MUTATORS, RET, flow_operands
 from transforms.context import Rule
 from transforms.kinds import is_number
+from transforms.naming import own_name
 from transforms.shift_reset import (
     _hole,
     check_effect,
@@ -343,9 +344,9 @@ class Tangent:
 
     def call_user(self, value):
         fn = anno.getanno(value.func, anno.CALLEE)
-        label = getattr(fn, "__name__", "f")
+        label = own_name(fn)
         try:
-            sig = inspect.signature(fn)
+            sig = inspect.signature(fn, follow_wrapped=False)
         except (TypeError, ValueError):  # pragma: no cover - a user function has a signature
             raise self.unit.error(f"cannot read the signature of `{label}`", value) from None
         bound = self.bind(sig, value, label)
