@@ -17,7 +17,7 @@ import numpy as np
 
 from cpsad import compiler
 from cpsad.pytree import densify, promote
-from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
+from cpsad.runtime import Closure, as_adjoint, deep_recursion, scalar_seed
 
 _TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -47,19 +47,18 @@ def _python_function(f: Callable) -> Callable:
             "cpsad differentiates plain functions; for a method, differentiate "
             "`type(obj).method` and pass the object as the first argument"
         )
-    if isinstance(f, _LRU_CACHE) and inspect.isfunction(getattr(f, "__wrapped__", None)):
+    if isinstance(f, compiler.LRU_CACHE) and inspect.isfunction(getattr(f, "__wrapped__", None)):
         return _python_function(f.__wrapped__)
     if isinstance(f, functools.partial):
         raise TypeError(
             "cpsad.transform and cpsad.show take the function itself, not a functools.partial "
             "of it (grad, value_and_grad, vjp and jvp take partials)"
         )
+    if isinstance(f, Closure):  # a function defined inside one being differentiated
+        raise compiler.closure_derivative(f)
     if not inspect.isfunction(f):
         raise TypeError(f"cpsad can only differentiate Python functions, not {type(f).__name__}")
     return f
-
-
-_LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
 
 def _bound(f, args: tuple, nums: tuple, kwargs: dict):
@@ -170,11 +169,13 @@ def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     if d is None:
         return _target(f), args, nums, kwargs
     kind, inner, inner_argnums = d
-    if kind != "grad":
+    if kind == "value_and_grad":
         raise TypeError(
             "cpsad differentiates a derivative made by cpsad.grad; value_and_grad returns a pair, "
             "which is not a scalar: differentiate cpsad.grad(f) instead"
         )
+    if kind != "grad":
+        raise TypeError(not_differentiated_again(kind))
     fn, inner_args, inner_nums, kwargs = _function_of(
         inner, args, _argnums(inner_argnums), kwargs, generic
     )
@@ -189,6 +190,21 @@ def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
     full = (scalar_seed, *call_args)
     return spec.bp, full, tuple(i % len(args) + seeds + 1 for i in nums), kwargs
+
+
+def not_differentiated_again(kind: str) -> str:
+    """Why a derivative made by ``cpsad.{kind}`` is not differentiated (again)."""
+    if kind == "hvp":
+        return (
+            "cpsad: a derivative of cpsad.hvp(f) -- inside a differentiated function, or of "
+            "hvp_f itself -- is a third derivative of f, which cpsad does not take; take the "
+            "Hessian-vector product outside, or differentiate cpsad.grad(f) once"
+        )
+    return (
+        f"cpsad: a derivative of cpsad.{kind}(f) (inside a differentiated function, or of its "
+        "result itself) is not supported; use cpsad.grad, cpsad.jvp or cpsad.vjp there, which "
+        "are differentiated (a Jacobian is one of them per row or column)"
+    )
 
 
 def _gradient_value(f, out, args: tuple):
@@ -240,9 +256,6 @@ def grad(f: Callable, argnums=0) -> Callable:
 
     grad_f.__cpsad_derivative__ = ("grad", f, argnums)  # so grad(grad(f)) transforms f_bp
     return grad_f
-
-
-grad.__cpsad_operator__ = "grad"  # a derivative taken inside a transformed function: see Nested
 
 
 def vjp(f: Callable, *args, **kwargs):
@@ -310,6 +323,13 @@ def jvp(f: Callable, primals, tangents, **kwargs):
         value = _gradient_value(f, value, tuple(primals))
         return value, _gradient_value(f, densify(tangent, value), tuple(primals))
     return value, densify(tangent, value)
+
+
+# a derivative taken inside a transformed function: see Nested, and the dispatch (compiler.call_bp)
+grad.__cpsad_operator__ = "grad"
+value_and_grad.__cpsad_operator__ = "value_and_grad"
+vjp.__cpsad_operator__ = "vjp"
+jvp.__cpsad_operator__ = "jvp"
 
 
 def as_tangent(t, x, i: int):

@@ -308,7 +308,9 @@ def calls_doubled(x, y):
 DECORATED = [doubled, stacked, stacked_plain, ignored, calls_doubled]
 
 
-@pytest.mark.parametrize("f", DECORATED, ids=["doubled", "stacked", "stacked_plain", "ignored", "calls"])
+@pytest.mark.parametrize(
+    "f", DECORATED, ids=["doubled", "stacked", "stacked_plain", "ignored", "calls"]
+)
 def test_a_decorated_function_is_its_wrapper(f):
     x, y = 0.7, -1.3
     value, (gx, gy) = cpsad.value_and_grad(f, (0, 1))(x, y)
@@ -417,3 +419,214 @@ def test_update_wrapper_function_at_the_entry():
 )
 def test_update_wrapper_function_as_a_callee():
     assert cpsad.value_and_grad(calls_twice_square)(3.0) == pytest.approx((18.0, 12.0))
+
+
+# =========================================================================== derivatives inside
+#
+# A derivative taken inside a differentiated function returns exactly what the same call returns
+# outside (type, structure, dtype), and the outer derivative through it is right: f below returns
+# the inner result itself, so checking f's vjp and jvp against finite differences checks the
+# second derivative against finite differences of the inner derivative. The table is
+# {grad, value_and_grad, jvp, vjp} x {one float argument, a tuple of argnums, a list, a dict, a
+# keyword argument, an array} x {h a local def, a lambda, a module function, a closure over x, a
+# closure over a local of f}; each program is written to a file (cpsad reads source) and imported.
+
+INSIDE_ARGS = {
+    "float": dict(params="y, z", expr="y * y * z + np.sin(y)", call="x, 2.0", argnums="0",
+                  tangents="1.0, 0.5", ct="1.5"),
+    "tuple": dict(params="y, z", expr="y * y * z + np.sin(y) * z", call="x, 3.0 * x",
+                  argnums="(0, 1)", tangents="1.0, -0.5", ct="1.5"),
+    "list": dict(params="ys", expr="ys[0] * ys[1] + ys[0] ** 3", call="[x, 2.0 * x]",
+                 argnums="0", tangents="[1.0, 0.5]", ct="1.5"),
+    "dict": dict(params="p", expr="p['a'] * p['b'] + np.cos(p['a'])",
+                 call="{'a': x, 'b': x * x}", argnums="0", tangents="{'a': 1.0, 'b': 0.5}",
+                 ct="1.5"),
+    "kwarg": dict(params="y, scale=1.0", expr="scale * y ** 3", call="x", kw="scale=2.0",
+                  argnums="0", tangents="1.0", ct="1.5"),
+    "array": dict(params="v", expr="np.sum(v * v) * v[0]", call="x * np.arange(1.0, 4.0)",
+                  argnums="0", tangents="np.ones(3)", ct="np.array([1.0, -2.0])"),
+}  # fmt: skip
+INSIDE_H = ["def", "lambda", "module", "closure_x", "closure_local"]
+INSIDE_OPS = ["grad", "value_and_grad", "jvp", "vjp"]
+
+
+def _inside_source(op, arg, form):
+    spec = INSIDE_ARGS[arg]
+    kw = spec.get("kw")
+    call = spec["call"] + (f", {kw}" if kw else "")
+    expr, pre = spec["expr"], []
+    if form == "closure_x":
+        expr = f"({expr}) * x"
+    elif form == "closure_local":
+        pre, expr = ["c = np.sin(x) + 2.0"], f"({expr}) * c"
+    h = f"h_{arg}" if form == "module" else "h"
+    if form == "lambda":
+        pre.append(f"h = lambda {spec['params']}: {expr}")
+    elif form != "module":
+        pre += [f"def h({spec['params']}):", f"    return {expr}"]
+    body = {
+        "grad": [f"return cpsad.grad({h}, argnums={spec['argnums']})({call})"],
+        "value_and_grad": [f"return cpsad.value_and_grad({h}, argnums={spec['argnums']})({call})"],
+        "jvp": [
+            f"return cpsad.jvp({h}, ({spec['call']},), ({spec['tangents']},)"
+            + (f", {kw})" if kw else ")")
+        ],
+        "vjp": [
+            f"value, pullback = cpsad.vjp({h}, {call})",
+            f"return value, pullback({spec['ct']})",
+        ],
+    }[op]
+    return [f"def {op}__{arg}__{form}(x):"] + ["    " + line for line in pre + body]
+
+
+def _inside_module_source():
+    lines = ["import numpy as np", "", "import cpsad", "", ""]
+    for op in INSIDE_OPS:
+        for arg in INSIDE_ARGS:
+            for form in INSIDE_H:
+                lines += _inside_source(op, arg, form) + ["", ""]
+    for arg, spec in INSIDE_ARGS.items():
+        lines += [f"def h_{arg}({spec['params']}):", f"    return {spec['expr']}", "", ""]
+    return "\n".join(lines)
+
+
+INSIDE_CASES = [f"{o}__{a}__{h}" for o in INSIDE_OPS for a in INSIDE_ARGS for h in INSIDE_H]
+
+
+@pytest.fixture(scope="module")
+def inside_module(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("inside") / "inside_programs.py"
+    path.write_text(_inside_module_source())
+    spec = importlib.util.spec_from_file_location("inside_programs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_same(a, b, path="result"):
+    """``a`` and ``b`` are the same value: types (float is not np.float64, a tuple not a list),
+    structure, dtypes and shapes, and numbers to rounding."""
+    assert type(a) is type(b), f"{path}: {type(a).__name__} where outside it is {type(b).__name__}"
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b), f"{path}: {len(a)} entries where outside {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: keys {list(a)} where outside {list(b)}"
+        for key in a:
+            assert_same(a[key], b[key], f"{path}[{key!r}]")
+    else:
+        if isinstance(a, np.ndarray):
+            assert (a.dtype, a.shape) == (b.dtype, b.shape), path
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=path)
+
+
+def value_inside_reverse(f, x):
+    """What the emitted backpropagator computes for f(x) (its continuation gets the value)."""
+    from cpsad.runtime import as_adjoint, tangent_zeros
+
+    got = []
+
+    def k(result):
+        got.append(result)
+        return as_adjoint(tangent_zeros(result))
+
+    cpsad.transform(f, 0).at(x).bp(k, x)
+    return got[0]
+
+
+@pytest.mark.parametrize("name", INSIDE_CASES)
+def test_a_derivative_inside_is_the_derivative_outside(inside_module, name):
+    from cpsad.testing import check_jvp, check_vjp
+
+    f = getattr(inside_module, name)
+    x = 0.7
+    outside = f(x)  # plain Python: the inner cpsad call runs as it does anywhere
+    assert_same(value_inside_reverse(f, x), outside)
+    assert_same(cpsad.jvp(f, (x,), (1.0,))[0], outside)
+    check_vjp(f, x)  # the outer reverse derivative, against differences of the inner result
+    check_jvp(f, x)  # and forward mode
+
+
+def test_the_symptoms_of_the_issue():
+    def one_tuple(x):
+        def h(y):
+            return x * y * y
+
+        g = cpsad.grad(h, argnums=(0,))(x)
+        assert type(g) is tuple and len(g) == 1
+        return g[0] * x  # 2 x^3
+
+    def of_a_list(x):
+        def h(ys):
+            return ys[0] * ys[1] * x
+
+        g = cpsad.grad(h)([x, 2.0])
+        assert type(g) is list
+        return g[0] + g[1]  # 2 x + x^2
+
+    def pair(x):
+        def h(y):
+            return x * y * y
+
+        v, g = cpsad.value_and_grad(h)(x)
+        return v + g  # x^3 + 2 x^2
+
+    x = 1.5
+    assert cpsad.grad(one_tuple)(x) == pytest.approx(6 * x * x, rel=1e-12)
+    assert cpsad.grad(of_a_list)(x) == pytest.approx(2 + 2 * x, rel=1e-12)
+    assert cpsad.grad(pair)(x) == pytest.approx(3 * x * x + 4 * x, rel=1e-12)
+
+
+def module_cube(y):
+    return y * y * y
+
+
+def test_derivatives_that_are_refused_inside_say_so():
+    def hvp_inside(x):
+        return cpsad.hvp(module_cube)(x, 1.0)  # a third derivative of module_cube, outside
+
+    def jacobian_inside(x):
+        return cpsad.jacobian(module_cube)(x)
+
+    def defined_twice(x):
+        if x > 0:
+
+            def h(y):
+                return y * y * x
+
+        else:
+
+            def h(y):
+                return y * x
+
+        return cpsad.grad(h)(x)
+
+    def through_a_parameter(x):
+        def h(y):
+            return y * y * x
+
+        def apply(fn, z):
+            return cpsad.grad(fn)(z)
+
+        return apply(h, x)
+
+    def jvp_through_a_variable(x):
+        def h(y):
+            return y * y * x
+
+        hs = [h]
+        return cpsad.jvp(hs[0], (x,), (1.0,))[1]
+
+    assert hvp_inside(0.5) == pytest.approx(3.0)  # plain Python runs them
+    with pytest.raises(TypeError, match="third derivative"):
+        cpsad.grad(hvp_inside)(0.5)
+    with pytest.raises(TypeError, match="jacobian"):
+        cpsad.grad(jacobian_inside)(0.5)
+    for f in (defined_twice, through_a_parameter):
+        with pytest.raises(cpsad.TransformError, match="defined in this function"):
+            cpsad.grad(f)(0.5)
+    with pytest.raises(TypeError, match="where it is defined"):
+        cpsad.grad(jvp_through_a_variable)(0.5)

@@ -467,9 +467,12 @@ class ShiftReset:
                         (n, self.without_unbroadcast(e) if n == side.id else e)
                         for n, e in contributions
                     ]
+        functions = self.functions  # a local function put in a tuple: what it closes over
+        # gets its adjoints inside it (it has none of its own)
         return [
             A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
             for n, e in contributions
+            if n not in functions
         ]
 
     def scalar(self, node) -> bool:
@@ -727,6 +730,14 @@ def rule_for(unit, value):
         ):
             raise through_a_value(unit, value)
         shown = A.expr_source(value.func)
+        if getattr(callee, "__cpsad_operator__", None) is not None:
+            raise unit.error(
+                f"`{shown}` of a function that depends on the differentiated values is "
+                "supported only where the function is defined in this function, by name",
+                value,
+                f"write `{shown}(h, argnums)(...)` with `h` a def or lambda bound once here "
+                "(not a parameter, not defined in two branches) and argnums a constant",
+            )
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
             value,
