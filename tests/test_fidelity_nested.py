@@ -174,6 +174,49 @@ def test_closure_derivatives_first_and_second_order(f, x):
     close(second, autograd.grad(autograd.grad(ag))(x), rtol=1e-9, atol=1e-9)
 
 
+def keyword_collected(x):
+    """A local function's **kwargs receives x: its result depends on x through it."""
+
+    def g(a, **kw):
+        return a * kw["b"]
+
+    return g(2.0, b=x) * x
+
+
+def extra_positional(x):
+    def g(a, *rest):
+        return a * rest[1]
+
+    return g(2.0, 1.0, x * x)
+
+
+def keyword_default(x):
+    def g(a, b=1.0):
+        return a * b
+
+    return g(2.0, b=x) + g(x)
+
+
+@pytest.mark.parametrize("f", [keyword_collected, extra_positional, keyword_default])
+def test_arguments_of_local_functions_carry_their_dependence(f):
+    x = 0.8
+    value, first = cpsad.value_and_grad(f)(x)
+    close(value, f(x), rtol=1e-12)
+    close(first, fd(f, x))
+
+
+def test_star_arguments_of_a_local_function_are_refused_not_dropped():
+    def f(x):
+        def g(a, b):
+            return a * b
+
+        xs = (x, 2.0)
+        return g(*xs)
+
+    with pytest.raises(cpsad.TransformError, match="`\\*args`"):
+        cpsad.grad(f)(0.7)
+
+
 def apply_to(x):
     def g(y):
         return (x - 0.5) * x * y

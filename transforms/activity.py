@@ -317,19 +317,38 @@ class Activity:
         """Edges of a call of a local function: arguments into parameters, result out."""
         g, gdef = called_local(scopes, value)
         if gdef is None:
-            return []
-        params = A.arg_names(gdef.args)
+            if g is None:
+                return []
+            # a local function this analysis does not see: its result depends on everything
+            names = [a.value if isinstance(a, A.Starred) else a for a in value.args]
+            names += [k.value for k in value.keywords]
+            found = [scopes.resolve(key, n.id) for n in names if isinstance(n, A.Name)]
+            return [(targets, [v for v in found if v is not None])] if targets else []
+        args = gdef.args
+        positional = [a.id for a in args.posonlyargs + args.args]
+        star = [args.vararg.id] if args.vararg is not None else []
+        keyword = [a.id for a in args.args + args.kwonlyargs]
+        double = [args.kwarg.id] if args.kwarg is not None else []
         edges = []
-        for p, a in zip(params, value.args):
-            if isinstance(a, A.Name):
-                v = scopes.resolve(key, a.id)
+
+        def flow(node, into):
+            if isinstance(node, A.Name):
+                v = scopes.resolve(key, node.id)
                 if v is not None:
-                    edges.append(([(g, p)], [v]))
+                    edges.append(([(g, p) for p in into], [v]))
+
+        for i, a in enumerate(value.args):
+            if isinstance(a, A.Starred):  # f(*xs): xs may fill any parameter from here on
+                flow(a.value, positional[i:] + star + keyword)
+            elif i < len(positional):
+                flow(a, [positional[i]])
+            else:
+                flow(a, star)
         for kw in value.keywords:
-            if kw.arg in params and isinstance(kw.value, A.Name):
-                v = scopes.resolve(key, kw.value.id)
-                if v is not None:
-                    edges.append(([(g, kw.arg)], [v]))
+            if kw.arg is None:  # f(**d): any parameter
+                flow(kw.value, A.arg_names(args))
+            else:
+                flow(kw.value, [kw.arg] if kw.arg in keyword else double)
         if targets:
             edges.append((targets, [(g, RET)]))
         return edges
