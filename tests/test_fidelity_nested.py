@@ -203,6 +203,8 @@ def test_arguments_of_local_functions_carry_their_dependence(f):
     value, first = cpsad.value_and_grad(f)(x)
     close(value, f(x), rtol=1e-12)
     close(first, fd(f, x))
+    close(cpsad.jvp(f, (x,), (1.0,))[1], first, rtol=1e-12)
+    close(cpsad.hvp(f)(x, 1.0), fd(cpsad.grad(f), x), atol=1e-6)
 
 
 def test_star_arguments_of_a_local_function_are_refused_not_dropped():
