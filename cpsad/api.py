@@ -81,9 +81,8 @@ def _decorated(fn, exc: BaseException) -> None:
     name = getattr(wrapped, "__name__", "f")
     exc.add_note(
         f"`{name}` is decorated: cpsad differentiates the wrapper the decorator returned "
-        f"(`{fn.__code__.co_qualname}`), the function that runs. Write the wrapper with the "
-        f"parameters of `{name}` (`def wrapper(x, y): return 2 * f(x, y)`), or differentiate "
-        f"`{name}.__wrapped__` to differentiate the undecorated function."
+        f"(`{fn.__code__.co_qualname}`), the function that runs, and refused what the wrapper "
+        f"does. Differentiate `{name}.__wrapped__` to differentiate the undecorated function."
     )
     exc._cpsad_decorated = True
 

@@ -180,12 +180,6 @@ class ShiftReset:
         argument; what ``f`` closes over gets its adjoint inside ``f``'s own backpropagator.
         """
         unit = self.unit
-        if any(isinstance(a, A.Starred) for a in value.args):
-            raise unit.error(
-                "`*args` in a call of a function value on differentiable values is not supported",
-                value,
-                "pass the arguments one by one",
-            )
         for kw in value.keywords:
             if isinstance(kw.value, A.Name) and kw.value.id in self.active:
                 raise unit.error(
@@ -205,6 +199,8 @@ class ShiftReset:
             for i, a in enumerate(value.args)
             if isinstance(a, A.Name) and a.id in self.active and a.id not in self.functions
         ]
+        if any(isinstance(a, A.Starred) for a in value.args):
+            return self.spread_shift(call, value, info)
         if not flows:
             return [A.expr_stmt(call)], info
         namer = unit.namer
@@ -218,6 +214,35 @@ class ShiftReset:
             body.append(
                 A.AugAssign(target=A.store(namer.adjoint(name)), op=A.Add(), value=A.name(got[i]))
             )
+        return body, info
+
+    def spread_shift(self, call, value, info):
+        """``f(a, *xs)`` through the dispatch: one adjoint per argument, ``xs``'s from its
+        place on (``entries_adjoint``). An argument after ``*xs`` has no fixed place."""
+        unit = self.unit
+        got = unit.namer.fresh("adjoints")
+        body = [A.assign(got, call)]
+        starred = False
+        for i, a in enumerate(value.args):
+            node = a.value if isinstance(a, A.Starred) else a
+            active = isinstance(node, A.Name) and node.id in self.active
+            active = active and node.id not in self.functions
+            if active and (starred or (isinstance(a, A.Starred) and i < len(value.args) - 1)):
+                raise unit.error(
+                    "a differentiable argument after `*args` in a call is not supported",
+                    node,
+                    "pass it before the starred argument",
+                )
+            starred = starred or isinstance(a, A.Starred)
+            if not active:
+                continue
+            if isinstance(a, A.Starred):
+                fn = unit.inject(self.ctx.runtime("entries_adjoint"), "entries_adjoint")
+                part = A.call(fn, [A.name(got), A.const(i), A.name(node.id)])
+            else:
+                part = A.Subscript(value=A.name(got), slice=A.const(i), ctx=A.Load())
+            target = A.store(unit.namer.adjoint(node.id))
+            body.append(A.AugAssign(target=target, op=A.Add(), value=part))
         return body, info
 
     @property
@@ -517,9 +542,11 @@ class ShiftReset:
         else:
             fn = anno.getanno(value.func, anno.CALLEE)
             label = own_name(fn).replace("<lambda>", "lambda")
-        if any(isinstance(a, A.Starred) for a in value.args):
+        if _spread(value):
+            if local is None:  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
+                return self.dynamic_shift(s, target, value)
             raise unit.error(
-                "`*args` in a call of a differentiated function is not supported",
+                "`*args` or `**kwargs` in a call of a function defined here is not supported",
                 value,
                 "pass the arguments one by one",
             )
@@ -782,6 +809,13 @@ def transformed_local(unit, value):
         if info is not None and info.transformed:
             return info
     return None
+
+
+def _spread(call) -> bool:
+    """Does the call pass ``*args`` or ``**kwargs``?"""
+    return any(isinstance(a, A.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
 
 
 def through_a_value(unit, call):
