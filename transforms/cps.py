@@ -585,10 +585,17 @@ class LowerCPS:
         call = A.call(self.unit.cont_name, [value])
         if active:
             owner = scope.owner(value.id)
-            if owner is not None and owner.function is not scope.function:
-                # an enclosing function's adjoint, which the rest of the program -- the call of
-                # k -- may add to too (the closure called again): read it after k returns
-                got = self.namer.temp(f"{value.id}_bar_k")
+            k_owner = scope.owner(self.unit.cont_name)
+            if (
+                owner is not None
+                and owner.function is not scope.function
+                and (k_owner is None or k_owner.function is not owner.function)
+            ):
+                # The adjoint belongs to an enclosing function, and the continuation -- the rest
+                # of the program, from a caller inside that function -- may add to it too (a
+                # second call of this function): call it first, then read the adjoint, not
+                # `x_bar = acc(x_bar, k(x))`.
+                got = self.namer.fresh(f"{self.bar(value.id)}_k")
                 return [
                     self.loc(A.assign(got, call), s),
                     self.accumulate(value.id, A.name(got), scope, s),
