@@ -239,6 +239,8 @@ class Desugar:
             and isinstance(it.func, A.Name)
             and it.func.id in ("range", "enumerate", "zip", "reversed")
             and self._builtin(it.func.id)
+            and all(kw.arg is not None for kw in it.keywords)  # not `**options`
+            and not any(isinstance(a, A.Starred) for a in it.args)
         ):
             params = [(namer.fresh(stem), a) for a in it.args]
             kws = [(namer.fresh(kw.arg), kw.value) for kw in it.keywords]

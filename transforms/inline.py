@@ -45,7 +45,7 @@ def _body_of(fn):
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
         return None
     try:
-        fdef = A.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        fdef = A.parse(textwrap.dedent(inspect.getsource(fn.__code__))).body[0]  # not __wrapped__'s
     except (OSError, TypeError, SyntaxError, IndexError):
         return None
     if not isinstance(fdef, A.FunctionDef) or fdef.decorator_list:
@@ -78,7 +78,7 @@ def _body_of(fn):
         return None  # recursive
     params = A.arg_names(fdef.args)
     try:
-        sig = inspect.signature(fn)
+        sig = inspect.signature(fn, follow_wrapped=False)
     except (TypeError, ValueError):
         return None
     defaults = {}
