@@ -30,7 +30,7 @@ def _work(task):
         r = check_seed(seed, perturb=perturb, use_autograd=use_autograd, exclude=exclude)
     except Exception as exc:  # a bug of the fuzzer itself: reported, not hidden
         r = Result(seed, 0, "crash", message=f"fuzzer error: {type(exc).__name__}: {exc}")
-    if not r.failed and r.cls != "refused":
+    if not r.failed and r.cls != "refused" and r.jvp_cls not in FAILURES:
         r.source = ""
     return r
 
@@ -199,14 +199,7 @@ def main(argv=None):
         return 0
 
     if a.ci_known:
-        from tests.test_fuzz import CI_SEEDS
-
-        results = run(CI_SEEDS, a.jobs)
-        print("KNOWN = {")
-        for r in results:
-            if r.failed or r.cls == "refused" and not _acceptable(r):
-                print(f"    {r.seed}: {(r.cls + ': ' + r.message)[:90]!r},")
-        print("}")
+        print_known(a.jobs, a.reduce_seconds)
         return 0
 
     t0 = time.monotonic()
@@ -256,10 +249,39 @@ def main(argv=None):
     return 0
 
 
-def _acceptable(r) -> bool:
-    from tests.test_fuzz import acceptable
+def print_known(jobs, seconds):
+    """The KNOWN and KNOWN_JVP tables of tests/test_fuzz.py for its CI seeds, each failing seed
+    attributed to a finding (wrong values and gradients reduced first, to see which)."""
+    from tests.fuzz.findings import attribute
+    from tests.test_fuzz import CI_SEEDS, acceptable, acceptable_jvp
 
-    return acceptable(r)
+    results = run(CI_SEEDS, jobs)
+    tasks = [(r.seed, r.key, (), min(seconds, 30)) for r in results if r.cls.startswith("wrong")]
+    tasks += [
+        (r.seed, r.jvp_key, (), min(seconds, 30))
+        for r in results
+        if r.jvp_cls.startswith("wrong") and acceptable(r)  # forward mode alone fails
+    ]
+    print(f"reducing {len(tasks)} programs ...", file=sys.stderr)
+    reduced = {}
+    if jobs <= 1:
+        done = map(_reduce_work, tasks)
+    else:
+        pool = multiprocessing.get_context("fork").Pool(jobs, _init, maxtasksperchild=1)
+        done = pool.imap_unordered(_reduce_work, tasks)
+    for seed, _, small, _ in done:
+        reduced[seed] = small.source
+    for name, ok, get in (
+        ("KNOWN", acceptable, lambda r: (r.cls, r.message + "\n" + r.detail)),
+        ("KNOWN_JVP", acceptable_jvp, lambda r: (r.jvp_cls, r.jvp_detail + "\n" + r.detail)),
+    ):
+        print(f"{name} = {{")
+        for r in results:
+            if not ok(r):
+                cls, msg = get(r)
+                label = attribute(cls, msg, reduced.get(r.seed, r.source)).split("\n")[0]
+                print(f"    {r.seed}: {label!r},")
+        print("}")
 
 
 if __name__ == "__main__":

@@ -223,10 +223,12 @@ def _unused_imports(tree):
 def reduce(
     program: Program, key, budget: int = 3000, seconds: float = 300.0, log=None, perturb=None
 ) -> Program:
-    """The smallest program found, by greedy edits, on which ``check`` still gives ``key``
-    (``perturb``: as ``check``'s, for testing the reducer on a deliberately wrong cpsad)."""
+    """The smallest program found, by greedy edits, on which ``check`` still gives ``key`` (a
+    ``Result.key``, or a ``Result.jvp_key`` for forward mode; ``perturb``: as ``check``'s, for
+    testing the reducer on a deliberately wrong cpsad)."""
     start = time.monotonic()
     tries = 0
+    forward = key[0].startswith("jvp:")  # a forward-mode failure: ("jvp:" + class, message)
     current = Program(
         program.seed,
         ast.unparse(ast.parse(program.source)) + "\n",
@@ -240,8 +242,8 @@ def reduce(
         nonlocal tries
         tries += 1
         try:
-            res = check(candidate, perturb=perturb, use_autograd=False, forward=False)
-            return res.key == key
+            res = check(candidate, perturb=perturb, use_autograd=False, forward=forward)
+            return (res.jvp_key if forward else res.key) == key
         except Exception:
             return False
 

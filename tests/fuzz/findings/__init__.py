@@ -2,7 +2,7 @@
 
 Each file is a module with the entry function ``f``, its arguments ``ARGS``, ``STATUS`` ("open"
 while cpsad fails on it, "fixed" once it does not) and a docstring saying what cpsad returns, what
-is right, and which features are involved. ``python tests/fuzz/findings/NAME.py`` shows the
+is right, and which features are involved. ``python -m tests.fuzz.findings.NAME`` shows the
 verdict; tests/test_fuzz.py judges every file (``xfail(strict=True)`` while open, a regression
 test once fixed).
 """
@@ -84,3 +84,83 @@ def show(path: str) -> None:
     prog, status = program_of(os.path.basename(path))
     r = check(prog)
     print(f"status {status}: {r.cls} {r.message}\n{r.detail}\njvp: {r.jvp_cls} {r.jvp_detail}")
+
+
+# --------------------------------------------------------------------------- attribution
+
+import re  # noqa: E402
+
+# (class, what the message says, what the (reduced) source shows) -> the finding it reproduces,
+# first match wins. A guess for the KNOWN tables of the CI set, checked by reading, not proof.
+RULES = [
+    ("bad-refusal", r"`listcomp_L\d+` has no derivative rule", r"", "constant_function_refused"),
+    ("bad-refusal", r"cannot read its source", r"", "known_local_fn_to_apply"),
+    ("refused", r"decorated function", r"", "known_local_decorator"),
+    ("refused", r"unsupported statement", r"", "break_in_for_else"),
+    ("refused", r"the attribute", r"", "helper_method_on_expression"),
+    (
+        "crash",
+        r"no binding for nonlocal|NameError",
+        r"lambda[^\n]*\bfor\b[^\n]*\]",
+        "known_lambda_in_listcomp",
+    ),
+    ("crash", r"NameError", r"lambda \w+, (\w+)=\1", "default_of_reassigned_in_list"),
+    ("crash", r"NameError", r"", "lambda_called_from_local_def"),
+    ("crash", r"no binding for nonlocal", r"", "nonlocal_binding_syntaxerror"),
+    ("crash", r"unsupported operand type\(s\) for \+", r"", "same_closure_twice_in_list"),
+    (
+        "crash",
+        r"not supported between|unsupported operand type\(s\) for -",
+        r"",
+        "for_else_with_while",
+    ),
+    ("crash", r"StopIteration", r"", "max_builtin_stopiteration"),
+    ("crash", r"UnboundLocalError", r"", "tuple_assign_while_return"),
+    ("crash", r"called on differentiable values", r"", "constant_array_dot_method"),
+    ("crash", r"math domain error", r"", "known_negative_constant_power"),
+    ("crash", r"broadcast", r"", "linspace_is_a_number"),
+    ("crash", r"IndexError: list index out of range", r"", "known_list_concatenation"),
+    ("wrong-grad", r"gradient shape", r"linspace", "linspace_is_a_number"),
+    ("wrong-grad", r"gradient shape", r"", "parameter_rebound_to_array"),
+    ("wrong-value", r"", r"\(-\d[\d.]*\) \*\* ", "known_negative_constant_power"),
+    ("wrong-value", r"", r"append\(lambda|lambda[^\n]*\bfor\b", "known_late_binding"),
+    ("wrong-value", r"", r"\] \+ \[", "known_list_concatenation"),
+    ("wrong-value", r"", r"lambda|def \w+\(", "augassign_of_captured_in_branch"),
+    (
+        "wrong-value",
+        r"",
+        r"\bfor\b[^\n]*\n(.*\n)*\s+\w+ [-+*]= ",
+        "inplace_on_shared_array_not_refused",
+    ),
+    ("wrong-value", r"", r"", "augassign_in_if_after_loop"),
+    ("wrong-grad", r"", r"\] \+ \[", "known_list_concatenation"),
+    (
+        "wrong-grad",
+        r"",
+        r"def \w+\(\w+, \w+=[a-z]\w*\)|lambda \w+, \w+=[a-z]",
+        "known_default_captures_input",
+    ),
+    ("wrong-grad", r"", r"nonlocal", "cell_rule_reads_later_value"),
+    ("wrong-grad", r"", r"apply\(lambda", "inline_lambda_through_apply"),
+    ("wrong-grad", r"", r"lambda[^\n]*: \w+\n|return \w+\n", "closure_returns_captured"),
+    ("wrong-grad", r"", r"lambda|def ", "cell_rule_reads_later_value"),
+]
+
+
+def _constant_function(message: str, source: str) -> bool:
+    """Whether the function a refusal names is a lambda whose body ignores its parameter."""
+    m = re.search(r"`(\w*[a-z0-9]\w*)` has no derivative rule", message or "")
+    if not m:
+        return False
+    d = re.search(rf"\b{m.group(1)} = lambda (\w+): ([^\n]*)", source or "")
+    return bool(d) and not re.search(rf"\b{d.group(1)}\b", d.group(2))
+
+
+def attribute(cls: str, message: str, source: str) -> str:
+    """The finding a failure of class ``cls`` with ``message`` on ``source`` most likely is."""
+    if cls == "bad-refusal" and _constant_function(message, source):
+        return "constant_function_refused"
+    for c, msg, src, name in RULES:
+        if c == cls and re.search(msg, message or "") and re.search(src, source or ""):
+            return name
+    return f"unattributed {cls}: {message}"
