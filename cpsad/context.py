@@ -28,7 +28,7 @@ OPERATOR_NAMES = {
 }
 
 # Python functions from these packages are not transformed: they need a rule (or are non-differentiable).
-OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins")
+OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins", "functools")
 
 
 class Context:

@@ -642,6 +642,19 @@ def inplace_pow(x, y):
 # --------------------------------------------------------------------------- functions as values
 
 
+def constant_keywords(kwargs: dict) -> dict:
+    """``**kwargs`` passed on through a call of a function value: their adjoints have nowhere to
+    go, so none of them may be a value the call differentiates (a float, an array)."""
+    for name, v in kwargs.items():
+        if not isinstance(v, bool) and isinstance(v, (float, complex, np.ndarray, np.inexact)):
+            raise TypeError(
+                f"cpsad: the keyword argument `{name}` passed on with `**` to a function value "
+                "is a number or an array: its derivative is not supported there -- pass it by "
+                "position"
+            )
+    return kwargs
+
+
 class _Stop(BaseException):
     """Raised by the continuation of ``call_primal`` to skip the backward pass."""
 
@@ -672,7 +685,7 @@ class Closure:
     named in ``.active``.
     """
 
-    __slots__ = ("bp", "jvp", "active")
+    __slots__ = ("bp", "jvp", "active", "__dict__")  # (a decorator may copy a name onto it)
 
     def __init__(self, bp=None, jvp=None, active=()):
         self.bp, self.jvp, self.active = bp, jvp, tuple(active)

@@ -113,9 +113,11 @@ class Desugar:
                 s.orelse = self.block(s.orelse)
                 out.append(s)
             elif isinstance(s, A.FunctionDef):
+                decorate = self.decorators(s, out)
                 out += self.defaults(s)
                 self.function(s)
                 out.append(s)
+                out += decorate
             elif isinstance(s, A.Delete):
                 continue  # of names no later line mentions (Fence): it changes no value
             else:
@@ -145,6 +147,27 @@ class Desugar:
             return pre, s
         s = _Hoist(self, pre, s).visit(s)
         return pre, s
+
+    def decorators(self, fdef, out: list) -> list:
+        """``@d1 @d2 def g`` is ``def g`` and then ``g = d1(d2(g))``: the decorators' values are
+        computed before the ``def`` (into ``out``, where one is not a name), as Python does;
+        the statement returned applies them, innermost first. ``g`` is then a value that
+        calls of it reach at run time."""
+        if not fdef.decorator_list:
+            return []
+        values = []
+        for d in fdef.decorator_list:
+            if isinstance(d, A.Name):
+                values.append(d)
+            else:
+                name = self.unit.namer.fresh("decorator")
+                out.append(A.copy_location(A.assign(name, _Hoist(self, out, fdef).visit(d)), d))
+                values.append(A.name(name))
+        fdef.decorator_list = []
+        value = A.name(fdef.name)
+        for d in reversed(values):
+            value = A.call(d, [value])
+        return [A.copy_location(A.assign(fdef.name, value), fdef)]
 
     def lambda_def(self, lam, name, origin) -> list:
         """``def name(...): return body`` -- after the statements that compute its defaults."""

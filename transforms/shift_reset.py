@@ -185,7 +185,12 @@ class ShiftReset:
         """
         unit = self.unit
         for kw in value.keywords:
-            if isinstance(kw.value, A.Name) and kw.value.id in self.active:
+            if kw.arg is None and isinstance(kw.value, A.Name) and kw.value.id in self.active:
+                # `**kwargs` forwarded (a decorator's wrapper): fine while it holds nothing to
+                # differentiate, which is known only when it runs
+                check = unit.inject(self.ctx.runtime("constant_keywords"), "constant_keywords")
+                kw.value = A.call(check, [kw.value])
+            elif isinstance(kw.value, A.Name) and kw.value.id in self.active:
                 raise unit.error(
                     "a differentiable keyword argument in a call of a function value is not "
                     "supported",

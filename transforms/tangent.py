@@ -408,7 +408,11 @@ class Tangent:
         ``call_jvp(f, (a_dot, *xs_dot), a, *xs)``, zeros for the entries of an ``xs`` that has
         no tangent."""
         for kw in value.keywords:
-            if isinstance(kw.value, A.Name) and kw.value.id in self.active:
+            if kw.arg is None and isinstance(kw.value, A.Name) and kw.value.id in self.active:
+                # `**kwargs` passed on: see shift/reset's dynamic_shift
+                check = self.runtime("constant_keywords")
+                kw.value = A.call(check, [kw.value])
+            elif isinstance(kw.value, A.Name) and kw.value.id in self.active:
                 raise self.unit.error(
                     "a differentiable keyword argument in a call of a function value is not "
                     "supported",

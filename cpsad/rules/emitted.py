@@ -42,6 +42,7 @@ from cpsad.runtime import (
     add_right,
     add_tangent,
     as_adjoint,
+    constant_keywords,
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
@@ -64,6 +65,7 @@ from cpsad.runtime import (
 defnondiff(
     zeros_like,
     like,
+    constant_keywords,  # its values are not differentiated (it refuses those that could be)
     tangent_zeros,
     jn.first_occurrences,
     scalar_seed,

@@ -10,6 +10,7 @@ rules (or, for ``sorted``, are an error on differentiable values) rather than a 
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -160,3 +161,7 @@ defnondiff_attributes(
     "searchsorted",
     "round",
 )
+
+# A decorator's bookkeeping: they copy a function's name and docstring onto its wrapper and
+# return the wrapper itself, whose closure carries the derivatives (functions have no adjoint).
+defnondiff(functools.wraps, functools.update_wrapper)
