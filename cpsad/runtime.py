@@ -171,7 +171,9 @@ _ALONE, _ALONE_IN_DICT, _BASE_ALONE = _calibrate()
 
 @reads_shape_of("x")
 def zeros_like(x):
-    """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers."""
+    """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers,
+    and 0.0 for what has no derivative -- never None, which inside emitted code means that no
+    adjoint came yet: a function returns its parameters' adjoints, and a caller adds them."""
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return np.zeros(x.shape, dtype)
@@ -187,7 +189,7 @@ def zeros_like(x):
         return 0j
     if type(x) is Deferred:  # a deferred adjoint, itself differentiated (second order)
         return zeros_like(x.array())
-    return None  # not a differentiable value: functions, strings, None
+    return 0.0  # a function, a string, None, an object: nothing reaches it, but it is added
 
 
 @reads_shape_of("x")
@@ -425,10 +427,9 @@ def item_adjoint(g, key, x):
 
 
 def _zero(x):
-    """``x``'s zero adjoint, and 0.0 for a value with none (a function, a string); None for
-    ``x`` None (no value given: the caller's own ``item_adjoint(h, i, None)``)."""
-    z = zeros_like(x)
-    return 0.0 if z is None and x is not None else z
+    """``x``'s zero adjoint; None for ``x`` None (no value given: ``item_adjoint(h, i, None)``
+    of a caller that asks whether an entry has one)."""
+    return None if x is None else zeros_like(x)
 
 
 def entries_adjoint(g, start, xs):
