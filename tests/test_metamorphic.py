@@ -115,31 +115,7 @@ GENERATED = list(range(25))
 BASE_EXCLUDE = ("apply_1line", "decorator", "neg_const_pow", "late_binding", "default_capture")
 
 # (base, rewrite) -> the finding (tests/fuzz/findings/NAME.py) or the reason it differs today
-KNOWN: dict = {
-    ("matrix_loop", "apply"): "inline_lambda_through_apply",
-    ("closure", "extract"): "known_local_fn_to_apply",
-    ("closure", "apply"): "inline_lambda_through_apply",
-    ("recursion", "apply"): "inline_lambda_through_apply",
-    ("2", "extract"): "known_local_fn_to_apply",
-    ("2", "apply"): "inline_lambda_through_apply",
-    ("4", "apply"): "inline_lambda_through_apply",
-    ("6", "extract"): "known_local_fn_to_apply",
-    ("6", "apply"): "inline_lambda_through_apply",
-    ("7", "extract"): "known_local_fn_to_apply",
-    ("8", "apply"): "inline_lambda_through_apply",
-    ("9", "lambda"): "same_closure_twice_in_list",
-    ("10", "apply"): "inline_lambda_through_apply",
-    ("10", "unroll"): "default_of_reassigned_in_list",
-    ("12", "apply"): "inline_lambda_through_apply",
-    ("16", "apply"): "inline_lambda_through_apply",
-    ("20", "apply"): "inline_lambda_through_apply",
-    ("21", "extract"): "returned_closure_through_helper",
-    ("21", "apply"): "inline_lambda_through_apply",
-    # a local recursive function (capturing x, which f reassigns later) passed to a helper
-    ("22", "extract"): "returned_closure_through_helper",
-    ("22", "apply"): "inline_lambda_through_apply",
-    ("24", "apply"): "inline_lambda_through_apply",
-}
+KNOWN: dict = {}  # (program, rewrite) -> the finding that explains a difference
 
 
 def _kind_of(v):

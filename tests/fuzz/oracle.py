@@ -372,9 +372,11 @@ def _shapes_ok(grads, program, args) -> str:
 
 
 def _perturbed(g):
-    """A deliberately wrong derivative: never equal to ``g`` (1e-3 * (g + 1 + |g|) >= 1e-3 apart)."""
+    """A deliberately wrong derivative: ``2e-3 (1 + |g|)`` off ``g``, ten times what the oracle
+    tolerates (a relative ``2e-4``, at most, for a smooth point); the same sign whatever ``g``'s,
+    so the two parts never cancel (``1.001 g + 1e-3 (1 + |g|)`` did, for a negative ``g``)."""
     g = np.asarray(g, dtype=np.float64)
-    return g * 1.001 + 1e-3 * (1 + np.abs(g))
+    return g + 2e-3 * (1 + np.abs(g))
 
 
 def run_cpsad_grad(f, program, perturb=None):

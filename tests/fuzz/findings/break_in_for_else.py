@@ -23,7 +23,7 @@ def f(v):
 
 
 ARGS = (np.array([0.1, 0.2, 0.3]),)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show

@@ -29,7 +29,7 @@ def f(x, y):
 
 
 ARGS = (-0.00542679190400297, 0.8806767088884426)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show

@@ -27,7 +27,7 @@ def f(x, y):
 
 
 ARGS = (0.4, 0.7)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show
