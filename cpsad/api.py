@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cpsad import compiler
-from cpsad.pytree import densify, promote
+from cpsad.pytree import check_plain, densify, leaves, promote
 from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
 
 _TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -85,6 +85,7 @@ def _argnums(argnums) -> tuple[int, ...]:
 
 def _run(f, argnums, args, kwargs, k):
     """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
+    check_plain(args, kwargs)
     fn, args, nums = _function_of(f, tuple(args), _argnums(argnums), kwargs)
     active, where = _params_for(fn.__code__, nums, len(args))
     call_args = list(args)
@@ -130,10 +131,26 @@ def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     call_args = list(inner_args)
     for i in inner_nums:
         call_args[i] = call_args[i] if generic else promote(call_args[i])
+        if not generic and any(np.iscomplexobj(v) for v in leaves(call_args[i])[0]):
+            raise TypeError(
+                "cpsad differentiates a derivative at real arguments only: the rules' own "
+                "derivatives (second derivatives) are not verified for complex values"
+            )
     kinds = () if generic else compiler.kinds_of(fn.__code__, call_args, kwargs)
     spec = compiler.specialize(fn, active, kinds, "reverse" + compiler.NESTED)
     seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
     return spec.bp, (scalar_seed, *call_args), tuple(i % len(args) + seeds + 1 for i in nums)
+
+
+def _through_complex(adjoint) -> None:
+    """A derivative's arguments are real (``_function_of``); a complex adjoint of one -- its
+    gradient the real part -- came through complex values, whose rules' own derivatives are not
+    verified: refuse to differentiate it."""
+    if any(np.iscomplexobj(v) for v in leaves(adjoint)[0]):
+        raise TypeError(
+            "cpsad differentiates a derivative only where it computes with real values: this "
+            "gradient passes through complex ones, whose second derivatives are not verified"
+        )
 
 
 def _gradient_value(f, out, args: tuple):
@@ -156,6 +173,7 @@ def value_and_grad(f: Callable, argnums=0) -> Callable:
     """``g(*args, **kw) -> (f(*args, **kw), gradient)``; the gradient has the shape of ``args[argnums]``
     (a tuple of them when ``argnums`` is a tuple). ``f`` must return a scalar."""
     single = isinstance(argnums, int)
+    derivative = hasattr(f, "__cpsad_derivative__")
 
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
@@ -163,6 +181,8 @@ def value_and_grad(f: Callable, argnums=0) -> Callable:
 
         def k(result):
             box.append(result)
+            if derivative:
+                _through_complex(result)
             return scalar_seed(result)
 
         grads = _run(f, argnums, args, kwargs, k)
@@ -198,6 +218,9 @@ def vjp(f: Callable, *args, **kwargs):
     runs ``f`` forward again inside its backpropagator. ``f`` must be deterministic; a result that
     differs from the first (random numbers drawn inside ``f``) is an error.
     """
+    check_plain(args, kwargs)
+    for a in args:
+        promote(a)  # (an np.matrix inside a list: refused before f runs on it)
     value = f(*args, **kwargs)
     nums = tuple(range(len(args)))
 
@@ -230,6 +253,7 @@ def jvp(f: Callable, primals, tangents, **kwargs):
             "primal, of the same structure"
         )
     nums = tuple(i for i, t in enumerate(tangents) if t is not None)  # None: not differentiated
+    check_plain(primals, kwargs)
     args = [promote(a) if i in nums else a for i, a in enumerate(primals)]
     tans = [as_tangent(tangents[i], args[i], i) for i in nums]
     if not nums:
@@ -254,6 +278,7 @@ def jvp(f: Callable, primals, tangents, **kwargs):
             _locate(exc)
             raise
     if hasattr(f, "__cpsad_derivative__"):  # the gradient of a gradient: shaped like its argument
+        _through_complex(value)
         value = _gradient_value(f, value, tuple(primals))
         return value, _gradient_value(f, densify(tangent, value), tuple(primals))
     return value, densify(tangent, value)
@@ -274,14 +299,26 @@ def as_tangent(t, x, i: int):
             else type(x)(*(as_tangent(a, b, i) for a, b in zip(t, x)))
         )
     if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind != "c" and np.iscomplexobj(t):
+            raise ValueError(
+                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
+                "real directions (make the primal complex to move it off the real line)"
+            )
         out = np.asarray(t, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
         if out.shape != np.shape(x):
             raise ValueError(f"jvp: tangent {i} has shape {out.shape}, its primal {np.shape(x)}")
         return out if isinstance(x, np.ndarray) else out[()]
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
+    if isinstance(x, (int, float, complex)) and not isinstance(x, bool):
         if np.ndim(t) != 0:
             raise ValueError(f"jvp: tangent {i} must be a number, like its primal")
-        return float(np.real(t)) if not isinstance(t, complex) else t
+        if isinstance(x, complex):
+            return complex(t)
+        if np.iscomplexobj(t):
+            raise ValueError(
+                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
+                "real directions (pass it as a complex number to move it off the real line)"
+            )
+        return float(t)
     return None  # not differentiable: no tangent
 
 

@@ -45,8 +45,9 @@ from cpsad.runtime import (
 )
 from transforms import pipeline
 from transforms.context import Default
+from transforms.errors import TransformError
 from transforms.resolve import user_method
-from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, Unit, kinds_key
+from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
 
 _MISSING = object()
 _lock = threading.RLock()
@@ -178,6 +179,8 @@ def _kind(value) -> frozenset:
         return frozenset({ARRAY})
     if isinstance(value, np.generic):
         return frozenset({NPSCALAR})
+    if isinstance(value, (list, tuple)):
+        return frozenset({SEQUENCE})
     return frozenset({OTHER})
 
 
@@ -233,7 +236,10 @@ def _build(fn, active, kinds, mode, building) -> Spec:
     if cached is not None and cached.valid():
         return cached
     t0 = time.perf_counter()
-    unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
+    try:
+        unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
+    except TransformError as exc:
+        raise in_user_code(exc) from None
     path = _write(unit)
     spec = Spec(
         fn=fn,
@@ -366,6 +372,22 @@ def _guards(unit: Unit) -> list:
     return out
 
 
+def in_user_code(exc: TransformError) -> TransformError:
+    """A refusal of emitted code (a derivative transformed again), at the user's line the
+    emitted line came from -- where the user can act on it -- naming the emitted line too."""
+    spec = _BY_PATH.get(exc.filename)
+    user = spec.line_map.get(exc.lineno) if spec is not None else None
+    if user is None:
+        return exc
+    return TransformError(
+        f"{exc.message} (in the derivative of `{spec.fn.__qualname__}`: emitted code "
+        f"{exc.filename}:{exc.lineno})",
+        filename=spec.fn.__code__.co_filename,
+        lineno=user,
+        hint=exc.hint,
+    )
+
+
 def where_in_user_code(tb) -> list[str]:
     """For each frame of a traceback in emitted code: the user's file, line and source."""
     out = []
@@ -443,7 +465,7 @@ def call_bp(f, k, *args, **kwargs):
         fn, full, _ = _derivative_function(f, args, kwargs)
         seeds = len(full) - len(args)
         return _function(fn, k, full, kwargs, data=seeds)[seeds:]
-    if isinstance(f, types.FunctionType):
+    if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
     name = getattr(f, "__qualname__", None) or repr(f)
     raise TypeError(
@@ -477,7 +499,8 @@ def _function(f, k, args, kwargs, data=0):
 def _positional(params, names, out, args):
     """Adjoints of the parameters ``names`` (as a backpropagator returns them) -> one per
     positional argument, ``*args`` spread out."""
-    adjoints = dict(zip(names, out if len(names) != 1 else (out,)))
+    # (a backpropagator of no parameters returns nothing: ``out`` is None)
+    adjoints = dict(zip(names, (out,) if len(names) == 1 else out or ()))
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     positional = [p.name for p in params if p.kind in kinds]
     star = next((p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL), None)

@@ -22,6 +22,9 @@ OPERATOR_NAMES = {
     A.Subscript: "getitem",
     A.Tuple: "item",
     "unpack": "unpack",
+    "add_any": "add_any",
+    "repeat_x": "repeat_x",
+    "repeat_y": "repeat_y",
 }
 
 # Python functions from these packages are not transformed: they need a rule (or are non-differentiable).
@@ -67,6 +70,9 @@ class Context:
         if name in self.helpers:
             return self.helpers[name]
         return getattr(runtime, name)
+
+    def subscript_function(self, obj):
+        return core.subscript_function(obj)
 
     def shape_only(self, fn) -> frozenset:
         return getattr(fn, "__cpsad_shape_only__", frozenset())

@@ -14,12 +14,15 @@ from cpsad.runtime import Sparse
 
 
 def promote(x):
-    """A differentiated argument: ints and int arrays become floats, containers recursively."""
+    """A differentiated argument: ints and int arrays become floats, containers recursively;
+    an array of a subclass of ``np.ndarray`` that cpsad cannot follow is a ``TypeError``."""
     t = type(x)
     if t is float or (t is np.ndarray and x.dtype.kind in "fc"):
         return x  # the common cases first: this runs on every call
     if isinstance(x, bool):
         return x
+    if isinstance(x, np.ndarray) and t is not np.ndarray:
+        x = plain_array(x)
     if isinstance(x, int):
         return float(x)
     if isinstance(x, np.ndarray) and not np.issubdtype(x.dtype, np.inexact):
@@ -33,6 +36,35 @@ def promote(x):
     if type(x) is dict:
         return {k: promote(v) for k, v in x.items()}
     return x
+
+
+def plain_array(x):
+    """``x``, an instance of a subclass of ``np.ndarray``, as cpsad can follow it: a memory-mapped
+    array as the plain array it is; anything else -- ``np.matrix``, whose ``*`` is a matrix
+    product, a masked array, whose masks no rule reads, a record array, a class of yours -- a
+    ``TypeError``: cpsad's rules are plain numpy's."""
+    if isinstance(x, np.memmap):
+        return np.asarray(x)
+    name = f"{type(x).__module__}.{type(x).__qualname__}"
+    hint = {
+        "numpy.matrix": "; write `@` for matrix products",
+        "numpy.ma.MaskedArray": "; fill the masked entries (x.filled(v)), pass the mask as data",
+    }.get(name, "")
+    raise TypeError(
+        f"cpsad differentiates plain numpy arrays, not {name}: its operators and functions mean "
+        f"something else than the derivative rules assume. Pass np.asarray(x){hint}"
+    )
+
+
+def check_plain(args, kwargs) -> None:
+    """Refuse an argument of a subclass of ``np.ndarray`` (``plain_array``) that is not
+    differentiated: such a value used with differentiated ones would get plain numpy's rules."""
+    for a in args:
+        if type(a) is not np.ndarray and isinstance(a, np.ndarray) and not isinstance(a, np.memmap):
+            plain_array(a)
+    for a in kwargs.values():
+        if type(a) is not np.ndarray and isinstance(a, np.ndarray) and not isinstance(a, np.memmap):
+            plain_array(a)
 
 
 def _entry(adj, key):
@@ -59,6 +91,8 @@ def densify(adj, x):
         dtype = x.dtype if x.dtype.kind in "fc" else np.float64
         if adj is None:
             return np.zeros(x.shape, dtype)
+        if x.dtype.kind != "c" and np.iscomplexobj(adj):
+            adj = np.real(adj)  # a real argument's gradient is the real part (docs/reference.md)
         out = np.asarray(adj, dtype=dtype)
         if out.shape != x.shape:
             out = np.broadcast_to(out, x.shape)
@@ -67,9 +101,13 @@ def densify(adj, x):
         return out
     if isinstance(x, (float, int)) and not isinstance(x, bool):
         return 0.0 if adj is None else float(np.real(adj)) if np.ndim(adj) == 0 else adj
+    if type(x) is complex:
+        return 0j if adj is None else complex(adj) if np.ndim(adj) == 0 else adj
     if isinstance(x, np.generic):
         if adj is None:
             return x.dtype.type(0) if np.issubdtype(x.dtype, np.inexact) else 0.0
+        if not np.issubdtype(x.dtype, np.complexfloating):
+            adj = np.real(adj)
         return x.dtype.type(adj) if np.issubdtype(x.dtype, np.inexact) else float(adj)
     if isinstance(x, tuple):
         items = tuple(densify(_entry(adj, i), v) for i, v in enumerate(x))
@@ -109,6 +147,8 @@ def leaves(tree):
         return [x for ls, _ in parts for x in ls], build
     if type(tree) is Deferred:
         return [tree.array()], lambda vals: vals[0]
-    if isinstance(tree, (float, int, np.ndarray, np.generic)) and not isinstance(tree, bool):
+    if isinstance(tree, (float, int, complex, np.ndarray, np.generic)) and not isinstance(
+        tree, bool
+    ):
         return [tree], lambda vals: vals[0]
     return [], lambda vals, t=tree: t

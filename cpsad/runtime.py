@@ -222,6 +222,8 @@ def unbroadcast(g, x):
         return zeros_like(x)
     if isinstance(g, dict):  # a Sparse: the adjoint of a container, entry by entry
         return g
+    if type(g) is _Repeated:  # the adjoint of a repeated list, times the count
+        return g.to(x)
     if isinstance(x, dict):  # a Sparse x added to an array (Sparse.__add__): its entries' parts
         return Sparse({k: unbroadcast(g[k], v) for k, v in x.items()})
     shape = np.shape(x)
@@ -357,8 +359,35 @@ class Sparse(dict):
 
     __radd__ = __add__
 
+    def __mul__(self, other):
+        """``g * n`` in the rule of ``xs * n`` (``xs`` not known to be a list when it was
+        transformed): what ``unbroadcast`` folds into ``xs``'s adjoint, or the count's (none)."""
+        return _Repeated(self, other)
+
+    __rmul__ = __mul__
+
     def __repr__(self):
         return f"Sparse({dict.__repr__(self)})"
+
+
+class _Repeated:
+    """The adjoint of ``xs * n`` (a list or tuple repeated), times the other operand -- what
+    the product's rule hands ``unbroadcast``: ``xs`` gets the sum of its copies' entries, the
+    count ``n`` nothing."""
+
+    __slots__ = ("g", "other")
+
+    def __init__(self, g, other):
+        self.g, self.other = g, other
+
+    def to(self, x):
+        if isinstance(x, (list, tuple)) and isinstance(self.other, int):
+            return repeat_adjoint(self.g, x, self.other)
+        if isinstance(x, int) and isinstance(self.other, (list, tuple)):
+            return 0.0  # the count: a whole number
+        raise TypeError(  # pragma: no cover - a product of a container's adjoint: a bug
+            f"cpsad: the adjoint of a container multiplied by a {type(self.other).__name__}"
+        )
 
 
 def as_adjoint(ct):
@@ -405,6 +434,40 @@ def entries_adjoint(g, start, xs):
     if not isinstance(g, dict):  # a dense adjoint of the list (it went into np.sum, say)
         return Sparse({i: g[start + i] for i in range(n)})
     return Sparse({i: g[start + i] for i in range(n) if start + i in g})
+
+
+def _sequences(x, y) -> bool:
+    return isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))
+
+
+def add_left(c, x, y):
+    """The adjoint of ``x`` in ``x + y`` from the sum's ``c``, where both may be lists or tuples:
+    its entries of ``c`` when ``+`` joined them (``[a] + [b]``), else ``c`` unbroadcast to ``x``."""
+    return entries_adjoint(c, 0, x) if _sequences(x, y) else unbroadcast(c, x)
+
+
+def add_right(c, x, y):
+    """The adjoint of ``y`` in ``x + y``: see ``add_left``."""
+    return entries_adjoint(c, len(x), y) if _sequences(x, y) else unbroadcast(c, y)
+
+
+def add_tangent(v, out, x, y, right: bool):
+    """The tangent of ``out = x + y`` from that ``v`` of ``x`` (``right``: of ``y``) where both
+    may be sequences: joined, ``v``'s entries in its own place and zeros in the other's."""
+    if _sequences(x, y):
+        other = [tangent_zeros(e) for e in (x if right else y)]
+        entries = other + list(v) if right else list(v) + other
+        return entries if isinstance(out, list) else tuple(entries)
+    return broadcast_like(v, out)
+
+
+def repeat_adjoint(c, seq, n):
+    """The adjoint of the list or tuple ``seq`` in ``seq * n`` from the result's ``c``: the sum
+    of its copies' entries."""
+    total = Sparse()
+    for copy in range(max(int(n), 0)):
+        total = total + entries_adjoint(c, copy * len(seq), seq)
+    return total
 
 
 def store_item(container, key, value) -> None:
@@ -511,6 +574,23 @@ def _basic(index) -> bool:
     if isinstance(index, tuple):
         return all(_basic(i) for i in index)
     return index is None or index is Ellipsis or isinstance(index, (int, np.integer, slice))
+
+
+# --------------------------------------------------------------------------- default arguments
+
+
+class _Missing:
+    """What a local function's parameter defaults to where its default was computed from the
+    values it is differentiated by (``def g(n=x)``): the function reads the value the default
+    was when the ``def`` ran from a variable beside it -- a variable the adjoint reaches."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
 
 
 # --------------------------------------------------------------------------- augmented assignment
@@ -688,24 +768,45 @@ def zero_tangents(closure, args, kwargs) -> list:
 
 
 def scalar_seed(result):
-    """The seed adjoint 1 of a scalar result -- or a clear error for anything else."""
+    """The seed adjoint 1 of a real scalar result -- or a clear error for anything else.
+
+    A float (a Python float, a numpy float scalar or 0-d array) is what ``grad`` differentiates;
+    a Python int is one too (a branch that returns the constant ``0``), whose derivative is zero.
+    A bool (a comparison), a numpy integer (``np.argmax``, a count) or a complex number has no
+    gradient to speak of: asking for one is an error, as in autograd and JAX."""
     if isinstance(result, float):
         return 1.0
     if isinstance(result, (np.ndarray, np.generic)):
-        if result.ndim == 0 and np.issubdtype(result.dtype, np.number):
-            return np.ones((), result.dtype if np.issubdtype(result.dtype, np.inexact) else float)[
-                ()
-            ]
+        if result.ndim == 0 and np.issubdtype(result.dtype, np.floating):
+            return np.ones((), result.dtype)[()]
+        if result.ndim == 0:
+            raise TypeError(_not_real_scalar(result, result.dtype.name))
         raise TypeError(
             f"grad requires a scalar output, but the function returned an array of shape "
             f"{result.shape}; use cpsad.vjp for a vector-Jacobian product, or reduce the output "
             "(e.g. np.sum) first"
         )
-    if isinstance(result, (bool, int)):
+    if isinstance(result, bool) or isinstance(result, complex):
+        raise TypeError(_not_real_scalar(result, type(result).__name__))
+    if isinstance(result, int):
         return 1.0
     raise TypeError(
         f"grad requires a scalar output, but the function returned a {type(result).__name__}; "
         "use cpsad.vjp for non-scalar outputs"
+    )
+
+
+def _not_real_scalar(result, kind: str) -> str:
+    if kind.startswith("complex"):
+        return (
+            f"grad requires a real scalar output, but the function returned {result!r}, of type "
+            f"{kind}; differentiate a real function of it (np.real, np.abs, ...), or use "
+            "cpsad.vjp with a complex cotangent"
+        )
+    what = "a comparison" if kind.startswith("bool") else "an integer (a count, an index)"
+    return (
+        f"grad requires a real (float) scalar output, but the function returned {result!r}, of "
+        f"type {kind}: {what} has no gradient; return the float quantity it is computed from"
     )
 
 

@@ -22,9 +22,29 @@ from cpsad.pytree import leaves  # noqa: F401  (part of the testing helpers' int
 
 
 def _as_float(x):
+    """``x`` in float64 -- complex128 where it is complex."""
     if isinstance(x, np.ndarray):
-        return x.astype(np.float64)
+        return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+    if isinstance(x, (complex, np.complexfloating)):
+        return complex(x)
     return float(x)
+
+
+def _normal_like(x, rng):
+    """Standard normal numbers of ``x``'s shape: complex (both parts) where ``x`` is complex, so
+    that a direction moves a complex number along its real and its imaginary axis."""
+    shape = np.shape(x)
+    if np.iscomplexobj(x):
+        v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        return v if shape else complex(v)
+    return rng.standard_normal(shape) if shape else float(rng.standard_normal())
+
+
+def _real_inner(a, b) -> float:
+    """``Re sum(a * b)``, no conjugate: for the gradient ``g = df/dx - i df/dy`` of a real
+    function at a complex point (autograd's and JAX's convention, docs/reference.md), the
+    derivative along ``v`` is ``Re sum(g * v)``; for real values, the plain inner product."""
+    return float(np.real(np.sum(np.asarray(a) * np.asarray(b))))
 
 
 def directional(f, args, argnums, direction_seed, eps):
@@ -34,10 +54,7 @@ def directional(f, args, argnums, direction_seed, eps):
     dirs = []
     for i in argnums:
         ls, build = leaves(args[i])
-        vs = [
-            rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
-            for x in ls
-        ]
+        vs = [_normal_like(x, rng) for x in ls]
         plus[i] = build([_as_float(x) + eps * v for x, v in zip(ls, vs)])
         minus[i] = build([_as_float(x) - eps * v for x, v in zip(ls, vs)])
         dirs.append((i, vs))
@@ -52,7 +69,7 @@ def dot_gradient(g, arg, vs) -> float:
     total = 0.0
     for gi, ai, vi in zip(gl, al, vs):
         assert np.shape(gi) == np.shape(ai), f"gradient shape {np.shape(gi)} != {np.shape(ai)}"
-        total += float(np.sum(np.asarray(gi, dtype=np.float64) * vi))
+        total += _real_inner(gi, vi)
     return total
 
 
@@ -94,9 +111,13 @@ def _random_like(x, rng):
         x = x.array()
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
-        return rng.standard_normal(x.shape).astype(dtype)
+        return np.asarray(_normal_like(x, rng)).astype(dtype)
     if isinstance(x, np.generic):
-        return x.dtype.type(rng.standard_normal()) if np.issubdtype(x.dtype, np.inexact) else 0.0
+        if not np.issubdtype(x.dtype, np.inexact):
+            return 0.0
+        return x.dtype.type(_normal_like(x, rng))
+    if isinstance(x, complex):
+        return _normal_like(x, rng)
     return float(rng.standard_normal())
 
 
@@ -129,10 +150,7 @@ def _inner(a, b) -> float:
     la, _ = leaves(_aligned(a, b))
     lb, _ = leaves(_aligned(b, a))
     assert len(la) == len(lb), f"structures differ: {a!r} and {b!r}"
-    return sum(
-        float(np.sum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
-        for x, y in zip(la, lb)
-    )
+    return sum(_real_inner(x, y) for x, y in zip(la, lb))
 
 
 def _shift(x, v, eps):
@@ -144,7 +162,9 @@ def _shift(x, v, eps):
     if x is None:
         return None
     if isinstance(x, np.ndarray):
-        return _as_float(x) + eps * np.asarray(v, dtype=np.float64)
+        return _as_float(x) + eps * np.asarray(v, dtype=_as_float(x).dtype)
+    if isinstance(x, (complex, np.complexfloating)) or isinstance(v, complex):
+        return complex(x) + eps * complex(v)
     return float(x) + eps * float(v)
 
 
@@ -297,9 +317,9 @@ def _check_tangents(
         total = [np.zeros(np.shape(x)) for x in ans_leaves]
         for t in contributions.values():
             for k, leaf in enumerate(leaves(t)[0]):
-                total[k] = total[k] + np.asarray(leaf, dtype=np.float64)
+                total[k] = total[k] + np.asarray(_as_float(leaf))
         for k, (ad, h, low) in enumerate(zip(total, hi, lo)):
-            fd = (np.asarray(h, dtype=np.float64) - np.asarray(low, dtype=np.float64)) / (2 * eps)
+            fd = (np.asarray(_as_float(h)) - np.asarray(_as_float(low))) / (2 * eps)
             err = np.max(np.abs(ad - fd), initial=0.0)
             size = max(np.max(np.abs(fd), initial=0.0), np.max(np.abs(ad), initial=0.0))
             if not err <= atol + rtol * size:
@@ -363,10 +383,7 @@ def _inner_abs(a, b) -> float:
     """``<|a|, |b|>``: the scale of ``<a, b>``, for a tolerance of rounding."""
     la, _ = leaves(_aligned(a, b))
     lb, _ = leaves(_aligned(b, a))
-    return sum(
-        float(np.sum(np.abs(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64))))
-        for x, y in zip(la, lb)
-    )
+    return sum(float(np.sum(np.abs(np.asarray(x) * np.asarray(y)))) for x, y in zip(la, lb))
 
 
 def check_vjp(

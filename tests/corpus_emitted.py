@@ -30,12 +30,16 @@ from cpsad.runtime import (
     Sparse,
     acc,
     acc_into,
+    add_left,
+    add_right,
+    add_tangent,
     as_adjoint,
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
     items_adjoint,
     pick_into,
+    repeat_adjoint,
     tangent_add,
     tangent_or_zeros,
     unbroadcast,
@@ -249,6 +253,56 @@ def placed_(h, c, start, xs):
 
 case(placed_, em.placed, Sparse({1: u(2)}), Sparse({0: 0.3}), 1, [0.2, u(2)], autograd=HELPER)
 case(placed_, em.placed, Sparse({0: u(2), 1: u(2)}), u(4, 2), 2, [u(2), u(2)], autograd=HELPER)
+
+
+def add_left_(c, x, y):
+    return add_left(c, x, y)
+
+
+def add_right_(c, x, y):
+    return add_right(c, x, y)
+
+
+for c, x, y in [
+    (Sparse({0: u(2), 2: 0.1}), [u(2), 0.3], [0.5]),  # joined lists
+    (u(3), [0.1, 0.2], [0.3]),  # the joined list's dense adjoint
+    (u(2, 3), u(2, 3), u(3)),  # arrays: unbroadcast
+]:
+    case(add_left_, add_left, c, x, y, autograd=HELPER)
+    case(add_right_, add_right, c, x, y, autograd=HELPER)
+
+
+def add_tangent_(v, out, x, y, right):
+    return add_tangent(v, out, x, y, right)
+
+
+case(
+    add_tangent_,
+    add_tangent,
+    [u(2), 0.3],
+    [u(2), 0.3, 0.5],
+    [u(2), 0.3],
+    [0.5],
+    False,
+    autograd=HELPER,
+)
+case(add_tangent_, add_tangent, (0.2,), (0.1, 0.2), (0.1,), (0.2,), True, autograd=HELPER)
+case(add_tangent_, add_tangent, u(3), u(2, 3), u(2, 3), u(3), True, autograd=HELPER)
+
+
+def repeat_adjoint_(c, seq, n):
+    return repeat_adjoint(c, seq, n)
+
+
+case(repeat_adjoint_, repeat_adjoint, Sparse({0: u(2), 3: 0.2}), [u(2), 0.3], 2, autograd=HELPER)
+case(repeat_adjoint_, repeat_adjoint, u(6), (0.1, 0.2), 3, autograd=HELPER)
+
+
+def repeated_(h, c, seq, n):
+    return em.repeated(h, c, seq, n)
+
+
+case(repeated_, em.repeated, Sparse({0: u(2), 1: 0.1}), Sparse({}), [u(2), 0.3], 2, autograd=HELPER)
 
 
 def without_(c, key):
@@ -568,6 +622,32 @@ for mode in ("edge", "symmetric", "wrap"):
     array = u(3, 4)
     out = np.pad(array, 2, mode)
     case(pad_vjp_, jn.pad_vjp, u(*out.shape), out, array, 2, mode, autograd=HELPER)
+
+
+def index_concatenated_vjp_(c, out, key, concat):
+    return jn.index_concatenated_vjp(c, out, key, concat)
+
+
+def index_concatenated_jvp_(v, key, concat):
+    return jn.index_concatenated_jvp(v, key, concat)
+
+
+for concat, key in [
+    (np.r_, (u(2), 0.5, u(3))),
+    (np.r_, ("0,2", u(2), u(1, 2))),
+    (np.r_, (u(2), slice(0, 3), u(2))),
+    (np.c_, (u(3), u(3, 2))),
+    (np.r_, u(3)),
+]:
+    out = concat[key]
+    tangent = (
+        tuple(u(*np.shape(v)) if not isinstance(v, (str, slice)) else None for v in key)
+        if isinstance(key, tuple)
+        else u(*np.shape(key))
+    )
+    h = u(*out.shape)
+    case(index_concatenated_vjp_, jn.index_concatenated_vjp, h, out, key, concat, autograd=HELPER)
+    case(index_concatenated_jvp_, jn.index_concatenated_jvp, tangent, key, concat, autograd=HELPER)
 
 
 def take_vjp_(c, out, a, indices, axis=None):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cpsad.rules import core
+from cpsad.rules import joining as jn
 from cpsad.runtime import (
     as_sequence,
     inplace_add,
@@ -234,6 +235,21 @@ case(square_op, POW, away(2, 3), 2, fn_kw={})
 case(cube_op, POW, u(4), 3, fn_kw={})  # negative bases: only the base is differentiated
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
+# `+` and `*` where operands may be lists or tuples: joined, repeated -- or arithmetic
+def count_times(y, x):
+    return x * y
+
+
+ADD_ANY = Operator("add_any", operator.add)
+REPEAT_X = Operator("repeat_x", operator.mul)
+REPEAT_Y = Operator("repeat_y", operator.mul)
+SEQUENCES = "autograd's boxes do not join lists"
+case(add, ADD_ANY, [u(2), 0.3], [0.5, u(3)], wrt=(0, 1), autograd=SEQUENCES)
+case(add, ADD_ANY, (0.2,), (u(2), 0.4), wrt=(0, 1), autograd=SEQUENCES)
+case(add, ADD_ANY, u(2, 3), u(3), wrt=(0, 1))  # arrays: added
+case(add, ADD_ANY, 0.7, 1.3, wrt=(0, 1))
+case(mul, REPEAT_X, [u(2), 0.3], 3, autograd=SEQUENCES)
+case(count_times, REPEAT_Y, 2, (0.5, u(3)), wrt=(1,), autograd=SEQUENCES)
 case(neg, NEG, u(2, 3))
 case(neg, NEG, 0.4)
 case(pos, POS, u(2, 3), autograd="autograd's ArrayBox has no unary +")
@@ -1817,6 +1833,110 @@ def conjugate_(x):
 case(copysign_, math.copysign, 0.7, -0.3, autograd=NO_MATH)  # in y a step
 case(copysign_, math.copysign, -0.7, 0.4, autograd=NO_MATH)
 case(conjugate_, np.conjugate, u(2, 3))
+
+# ============================================================================= complex numbers
+# The gradient of a real function at z = x + iy is df/dx - i df/dy (docs/reference.md); check_rule
+# and check_vjp take complex directions and cotangents for complex values.
+
+Z = u(2, 3) + 1j * u(2, 3)
+NO_BOX_ATTR = "autograd's boxes have no .real, .imag, .conj()"
+
+
+def real_(val):
+    return np.real(val)
+
+
+def imag_(val):
+    return np.imag(val)
+
+
+def angle_(z, deg=False):
+    return np.angle(z, deg=deg)
+
+
+def conj_method(x):
+    return x.conj()
+
+
+def conjugate_method(x):
+    return x.conjugate()
+
+
+def real_attribute(x):
+    return x.real
+
+
+def imag_attribute(x):
+    return x.imag
+
+
+CX = "complex values: the float32 checks are of real ones"
+NO_ANGLE = "autograd's np.angle takes no deg"
+for x in (Z, u(2, 3)):
+    cx = dict(float64=CX) if np.iscomplexobj(x) else {}
+    case(real_, np.real, x, **cx)
+    case(imag_, np.imag, x, **cx)
+    case(conj_method, Method("conj"), x, autograd=NO_BOX_ATTR, **cx)
+    case(conjugate_method, Method("conjugate"), x, autograd=NO_BOX_ATTR, **cx)
+    case(real_attribute, Attribute("real"), x, autograd=NO_BOX_ATTR, **cx)
+    case(imag_attribute, Attribute("imag"), x, autograd=NO_BOX_ATTR, **cx)
+case(angle_, np.angle, Z, autograd=NO_ANGLE, float64=CX)
+case(angle_, np.angle, Z, kw=dict(deg=True), autograd=NO_ANGLE, float64=CX)
+case(angle_, np.angle, away(2, 3), autograd=NO_ANGLE)  # of real numbers, a step
+case(conjugate_, np.conjugate, Z, float64=CX)
+case(absolute, np.absolute, Z, float64=CX)
+case(abs_builtin, abs, 0.3 - 0.8j, autograd="autograd's abs of a complex box is a float()")
+
+# ============================================================================= index tricks
+# np.r_[...] and the like are calls of r_(key) and the like (cpsad.rules.core.defsubscript)
+
+
+def r_key(key):
+    return np.r_[key]
+
+
+def c_key(key):
+    return np.c_[key]
+
+
+def s_key(key):
+    return np.s_[key]
+
+
+def index_exp_key(key):
+    return np.index_exp[key]
+
+
+def r_literal(a, b):
+    return np.r_[a, 2.0 * b, 0:2, a[0]]
+
+
+def r_directive(a, b):
+    return np.r_["0,2", a, b]
+
+
+def r_last_axis(a, b):
+    return np.r_["-1", a, b]
+
+
+def c_literal(a, b):
+    return np.c_[a, b * b]
+
+
+NO_INDEX_TRICKS = "autograd's np.r_ and the like are numpy's: they make arrays of its boxes"
+for key in [(u(2), u(3)), (u(2), 0.5, u(1)), (u(2, 3), u(1, 3))]:
+    case(r_key, jn.r_, key, autograd=NO_INDEX_TRICKS)
+case(r_key, jn.r_, u(3), autograd=NO_INDEX_TRICKS)
+case(c_key, jn.c_, (u(3), u(3, 2)), autograd=NO_INDEX_TRICKS)
+case(c_key, jn.c_, (u(2, 2), u(2)), autograd=NO_INDEX_TRICKS)
+case(s_key, jn.s_, u(3), autograd=NO_INDEX_TRICKS)
+case(s_key, jn.s_, (u(3), u(2)), autograd=NO_INDEX_TRICKS)
+case(index_exp_key, jn.index_exp, u(3), autograd=NO_INDEX_TRICKS)
+case(index_exp_key, jn.index_exp, (u(3), u(2)), autograd=NO_INDEX_TRICKS)
+end_to_end(r_literal, u(3), u(2), autograd=NO_INDEX_TRICKS)
+end_to_end(c_literal, u(3), u(3), autograd=NO_INDEX_TRICKS)
+end_to_end(r_directive, u(2), u(1, 2), autograd=NO_INDEX_TRICKS)
+end_to_end(r_last_axis, u(2, 1), u(2, 2), autograd=NO_INDEX_TRICKS)
 
 # ============================================================================= no derivative
 

@@ -397,7 +397,7 @@ def test_simplify_gathers_a_dicts_entry_adjoints_into_one_merge():
             b = np.tanh(p["b"] + a)
             return np.sum(b * p["w"])
     """
-    out = stage(text, "simplify", active=("p",))
+    out = stage(text, "simplify", active=("p",), kinds={"x": {"array"}})
     assert out == src("""
         def f_bp(k, p, x):
             p_w = p['w']

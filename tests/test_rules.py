@@ -46,8 +46,8 @@ def assert_tree_close(a, b, rtol=1e-6, atol=1e-9):
     la, _ = leaves(a)
     lb, _ = leaves(b)
     assert len(la) == len(lb), f"{a!r} and {b!r} differ in structure"
-    for x, y in zip(la, lb):
-        np.testing.assert_allclose(np.asarray(x, float), np.asarray(y, float), rtol=rtol, atol=atol)
+    for x, y in zip(la, lb):  # complex values compared as complex values
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("case", RULE_CASES, ids=ids(RULE_CASES))
@@ -218,8 +218,8 @@ def shipped_rules():
     for table in (core.FUNCTIONS, core.OPERATORS, core.METHODS, core.ATTRIBUTES):
         for rule in table.values():
             fns = [t.fn for t in rule.adjoints.values() if t is not None]
-            if all(f.__module__.startswith("cpsad.rules") for f in fns):
-                yield rule
+            if fns and all(f.__module__.startswith("cpsad.rules") for f in fns):
+                yield rule  # (a rule of no derivative at all, ``slice``'s, has nothing to check)
 
 
 def test_every_rule_has_tangents():
@@ -488,6 +488,7 @@ NOT_FUNCTIONS_OF_VALUES = {
     "Closure",
     "store_item",
     "backpropagator_of",
+    "MISSING",  # a value, not a function: a default's placeholder
 }
 
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.
@@ -495,6 +496,9 @@ NOT_FUNCTIONS_OF_VALUES = {
 PARTIAL = {
     "cpsad.rules.emitted.prod_hessian": {"out", "a"},
     "cpsad.rules.emitted.norm_hessian": {"out", "x"},
+    # np.mgrid[a:b], np.ogrid[a:b]: no derivative in the bounds (a differentiable one is an error)
+    "cpsad.rules.joining.mgrid": {"key"},
+    "cpsad.rules.joining.ogrid": {"key"},
 }
 
 

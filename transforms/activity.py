@@ -20,12 +20,12 @@ from __future__ import annotations
 from transforms import anno
 from transforms import astlib as A
 from transforms.context import Default
+from transforms.normalize import MUTATORS
 from transforms.scoping import local_names, own_nodes
 from transforms.unit import Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
 NONDIFF_UNARY = (A.Not, A.Invert)
-MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add"}  # container mutation
 RET = "<return>"  # the pseudo-variable of a function's result
 
 
@@ -53,8 +53,8 @@ def flow_operands(ctx, value) -> list[str]:
         kind = anno.getanno(value.func, anno.CALLEE_KIND)
         args = [a.value if isinstance(a, A.Starred) else a for a in value.args]
         kwvals = [k.value for k in value.keywords]
-        if kind == "nondiff":
-            return []
+        if kind in ("nondiff", "local"):  # a local function's: through its parameters and
+            return []  # result (``Activity.local_call``), not from its arguments directly
         if kind == "primitive":
             rule = ctx.rule(anno.getanno(value.func, anno.CALLEE))
             ops = _rule_operands(rule, value.args, value.keywords)

@@ -79,6 +79,11 @@ class Context(Protocol):  # pragma: no cover - an interface
     def runtime(self, name: str) -> Any:
         """A helper of the runtime the emitted code calls by name (``acc``, ``zeros_like``)."""
 
+    def subscript_function(self, obj):
+        """For an object whose subscript computes a value from the index (``np.r_``), the
+        function of the index that computes it -- called instead, so that the index can carry a
+        derivative -- or None. (Optional: a context without it leaves subscripts as they are.)"""
+
     def shape_only(self, fn) -> frozenset:
         """The parameters of a helper or rule function ``fn`` the emitted code calls by name that
         read only their argument's shape and type, never its values (``unbroadcast``'s ``x``)."""

@@ -114,6 +114,26 @@ def assigned_in(stmts) -> list[str]:
     return out
 
 
+def surely_assigned(stmts) -> set[str] | None:
+    """Names ``stmts`` bind on every path through them that reaches their end (None: no path
+    does -- each returns). ``assigned_in`` is what *may* be bound; an ``if`` without ``else``
+    (or an ``elif`` chain without one) binds nothing surely."""
+    out: set[str] = set()
+    for s in stmts:
+        if is_shift(s):
+            out |= set(shift_info(s).binds)
+        elif isinstance(s, A.Assign):
+            out |= set(assigned_in([s]))
+        elif isinstance(s, A.If):
+            body, orelse = surely_assigned(s.body), surely_assigned(s.orelse)
+            if body is None and orelse is None:
+                return None
+            out |= orelse if body is None else body if orelse is None else body & orelse
+        elif isinstance(s, A.Return):
+            return None
+    return out
+
+
 def read_in(stmts) -> set[str]:
     out: set[str] = set()
     for s in stmts:
@@ -135,7 +155,7 @@ def exposed_reads(stmts, assigned=frozenset()) -> set[str]:
         elif isinstance(s, A.If):
             out |= read_in([A.expr_stmt(s.test)]) - assigned
             out |= exposed_reads(s.body, assigned) | exposed_reads(s.orelse, assigned)
-            assigned |= set(assigned_in(s.body)) & set(assigned_in(s.orelse))
+            assigned |= surely_assigned([s]) or set()
         elif isinstance(s, A.FunctionDef):
             assigned.add(s.name)
             out |= read_in(s.body) - assigned  # what the closure may read when it runs
@@ -563,6 +583,15 @@ class LowerCPS:
         value = rename(A.deepcopy(s.value), self.env_map(env))
         call = A.call(self.unit.cont_name, [value])
         if active:
+            owner = scope.owner(value.id)
+            if owner is not None and owner.function is not scope.function:
+                # an enclosing function's adjoint, which the rest of the program -- the call of
+                # k -- may add to too (the closure called again): read it after k returns
+                got = self.namer.temp(f"{value.id}_bar_k")
+                return [
+                    self.loc(A.assign(got, call), s),
+                    self.accumulate(value.id, A.name(got), scope, s),
+                ]
             return [self.accumulate(value.id, call, scope, s)]
         return [self.loc(A.expr_stmt(call), s)]
 

@@ -32,6 +32,7 @@ import functools
 
 from transforms import astlib as A
 from transforms.normalize import falls_through
+from transforms.scoping import free_names
 from transforms.unit import Unit
 
 
@@ -81,8 +82,21 @@ class Desugar:
 
     def function(self, fdef) -> None:
         self.fdef_stack = getattr(self, "fdef_stack", []) + [fdef]
-        fdef.body = self.block(fdef.body) or [A.copy_location(A.Pass(), fdef)]
+        shared = _late_bound(fdef.body)
+        self.shared = getattr(self, "shared", []) + [shared]
+        self.unbound = getattr(self, "unbound", []) + [set()]
+        body = self.block(fdef.body) or [A.copy_location(A.Pass(), fdef)]
+        # A variable the loops share (see ``loop``) is the function's: bound before any loop
+        # declares it nonlocal; one a loop carries must exist when the loop starts, on every
+        # path. Python leaves them unbound until assigned; None stands for that, bound first of
+        # all, so that it changes no value bound on some path before the loop.
+        params = set(A.arg_names(fdef.args))
+        unbound = sorted((shared | self.unbound[-1]) - params)
+        init = [A.copy_location(A.assign(n, A.const(None)), fdef) for n in unbound]
+        fdef.body = init + body
         self.fdef_stack.pop()
+        self.shared.pop()
+        self.unbound.pop()
 
     # ------------------------------------------------------------------ statements
 
@@ -99,6 +113,7 @@ class Desugar:
                 s.orelse = self.block(s.orelse)
                 out.append(s)
             elif isinstance(s, A.FunctionDef):
+                out += self.defaults(s)
                 self.function(s)
                 out.append(s)
             elif isinstance(s, A.Delete):
@@ -119,8 +134,10 @@ class Desugar:
             and len(s.targets) == 1
             and isinstance(s.targets[0], A.Name)
             and isinstance(s.value, A.Lambda)
-        ):  # f = lambda x: ...  is  def f(x): ...
-            return [], self.lambda_def(s.value, s.targets[0].id, s)
+        ):  # f = lambda x: ...  is  def f(x): ... (desugared as a def, by ``block``)
+            lam = s.value
+            ret = A.copy_location(A.return_(lam.body), lam.body)
+            return [], A.copy_location(A.function(s.targets[0].id, lam.args, [ret]), s)
         if isinstance(s, (A.For, A.While, A.If)):
             # only the iterable / test belong to this statement; bodies are blocks of their own
             field = "iter" if isinstance(s, A.For) else "test"
@@ -129,11 +146,56 @@ class Desugar:
         s = _Hoist(self, pre, s).visit(s)
         return pre, s
 
-    def lambda_def(self, lam, name, origin):
+    def lambda_def(self, lam, name, origin) -> list:
+        """``def name(...): return body`` -- after the statements that compute its defaults."""
         ret = A.copy_location(A.return_(lam.body), lam.body)
         fdef = A.copy_location(A.function(name, lam.args, [ret]), origin)
+        pre = self.defaults(fdef)
         self.function(fdef)
-        return fdef
+        return pre + [fdef]
+
+    def defaults(self, fdef) -> list:
+        """A default computed from a variable of an enclosing function (``def g(n=x)``): the
+        value goes into a variable beside the ``def``, computed where the ``def`` runs, and the
+        function reads it when the argument is missing -- so an adjoint can reach what the
+        default was computed from (a default itself has none)::
+
+            def g(n=x * 2):             g_n = x * 2
+                return n * n     ->     def g(n=MISSING):
+                                            if n is MISSING:
+                                                n = g_n
+                                            return n * n
+
+        The statements returned go before the ``def``; ``fdef``'s body gets the ``if``s."""
+        enclosing = set()
+        for f in self.fdef_stack:
+            enclosing |= set(A.arg_names(f.args)) | set(_assigned(f.body))
+        args = fdef.args
+        positional = (args.posonlyargs + args.args)[
+            len(args.posonlyargs + args.args) - len(args.defaults) :
+        ]
+        pairs = list(zip(positional, args.defaults)) + [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+        ]
+        pre, checks = [], []
+        for arg, default in pairs:
+            if not (_loads(default) & enclosing):
+                continue
+            holder = self.unit.namer.fresh(f"{fdef.name}_{arg.id}")
+            pre.append(A.copy_location(A.assign(holder, default), fdef))
+            missing = self.unit.inject(self.unit.ctx.runtime("MISSING"), "MISSING")
+            test = A.Compare(left=A.name(arg.id), ops=[A.Is()], comparators=[A.name(missing)])
+            checks.append(A.copy_location(A.if_(test, [A.assign(arg.id, A.name(holder))]), fdef))
+            placeholder = A.name(missing)
+            if default in args.defaults:
+                args.defaults[args.defaults.index(default)] = placeholder
+            else:
+                args.kw_defaults[args.kw_defaults.index(default)] = placeholder
+        for st in checks:
+            for n in A.walk(st):
+                A.copy_location(n, fdef)
+        fdef.body = checks + fdef.body
+        return pre
 
     def comprehension(self, node, origin):
         """``[elt for t in it if c ...]`` -> ``def listcomp_L3(seq): ...`` and its call."""
@@ -199,6 +261,12 @@ class Desugar:
     # ------------------------------------------------------------------ loops
 
     def loop(self, s, rest) -> list:
+        """The loop as a local recursive function of the variables it carries.
+
+        A variable that a function made in the loop captures (``fs.append(lambda t: t * i)``) is
+        one variable of the enclosing function in Python, whose last value every such closure
+        reads when it runs -- not a value per iteration: the loop function declares it
+        ``nonlocal`` (it is ``shared``) instead of carrying it."""
         namer = self.unit.namer
         s.body = self.block(s.body)
         s.orelse = self.block(s.orelse)
@@ -208,8 +276,12 @@ class Desugar:
         start = None
         fdef = self.fdef_stack[-1]
         outside = _loads(rest) | self._loads_elsewhere(fdef, s)
+        bound_here = set(_assigned(s.body + s.orelse))
         if isinstance(s, A.For):
-            counter, start, setup, test, element, step = self.iteration(s, outside)
+            bound_here |= set(_assigned([A.assign(s.target, A.const(None))]))
+        shared = sorted(self.shared[-1] & bound_here)
+        if isinstance(s, A.For):
+            counter, start, setup, test, element, step = self.iteration(s, outside | set(shared))
         else:
             test = None if _is_true(s.test) else s.test
         body_assigned = _assigned(s.body + s.orelse)
@@ -224,7 +296,7 @@ class Desugar:
         carried = [
             n
             for n in target_names + body_assigned
-            if (n in outside or n in inside) and n != counter and n != name
+            if (n in outside or n in inside) and n != counter and n != name and n not in shared
         ]
         carried = list(dict.fromkeys(carried))
         returns = any(isinstance(n, A.Return) for n in _own(s.body + s.orelse))
@@ -260,6 +332,8 @@ class Desugar:
             loop_body = body
         else:
             loop_body = [A.if_(test, body)] + exit_
+        if shared:
+            loop_body = [A.nonlocal_(shared)] + loop_body
         loop_def = A.function(name, A.params(params), loop_body)
         first = [A.name(p) for p in carried]
         if counter:
@@ -276,10 +350,10 @@ class Desugar:
             after.append(A.assign(_state_target(carried), call))
         else:
             after.append(A.expr_stmt(call))
-        # a carried name the loop may bind first must exist before it (Python leaves it unbound)
+        # a carried name the loop may bind first must exist before it (see ``function``)
         bound_before = self._bound_before(fdef, s)
-        init = [A.assign(n, A.const(None)) for n in carried if n not in bound_before]
-        out = setup + init + [loop_def] + after
+        self.unbound[-1].update(n for n in carried if n not in bound_before)
+        out = setup + [loop_def] + after
         for (
             stmt
         ) in out:  # generated statements point at the loop's header; the body keeps its lines
@@ -420,31 +494,35 @@ class Desugar:
         return out
 
     def _bound_before(self, fdef, loop) -> set[str]:
-        """Names bound before ``loop`` in textual order in ``fdef`` (parameters included)."""
+        """Names bound on every path from ``fdef``'s start to ``loop`` (parameters included;
+        an ``if`` binds what both its branches do, or the branch the loop is in, before it)."""
         out = set(A.arg_names(fdef.args))
         for f in self.fdef_stack[:-1]:  # names of enclosing functions are visible, hence bound
             out |= set(A.arg_names(f.args)) | set(_assigned(f.body))
-        found = False
 
-        def visit(block):
-            nonlocal found
+        def find(block, bound: set):
+            """What is bound where the loop is, if it is in ``block`` (``bound`` at its start)."""
             for st in block:
-                if found:
-                    return
                 if st is loop:
-                    found = True
-                    return
+                    return bound
+                if isinstance(st, (A.If, A.For, A.While)):
+                    for inner in (st.body, st.orelse):
+                        found = find(inner, set(bound))
+                        if found is not None:
+                            return found
                 if isinstance(st, A.If):
-                    visit(st.body)
-                    visit(st.orelse)
+                    bound |= _surely_assigned([st]) or set()
                 elif isinstance(st, (A.For, A.While)):
-                    out.update(_assigned(st.body))
-                    visit(st.body)
+                    # what an earlier loop carries is bound after it (None, or its value)
+                    bound |= set(_assigned(st.body + st.orelse))
+                    if isinstance(st, A.For):
+                        bound |= set(_assigned([A.assign(st.target, A.const(None))]))
                 else:
-                    out.update(_assigned([st]))
+                    bound |= set(_assigned([st]))
+            return None
 
-        visit(fdef.body)
-        return out
+        found = find(fdef.body, out)
+        return out if found is None else found
 
 
 def _exposed(stmts, assigned: set) -> set[str]:
@@ -455,8 +533,7 @@ def _exposed(stmts, assigned: set) -> set[str]:
         if isinstance(st, A.If):
             out |= _loads(st.test) - assigned
             out |= _exposed(st.body, assigned) | _exposed(st.orelse, assigned)
-            both = set(_assigned(st.body)) & set(_assigned(st.orelse))
-            assigned |= both
+            assigned |= _surely_assigned([st]) or set()
             continue
         if isinstance(st, A.FunctionDef):
             assigned.add(st.name)  # bound before its body can run
@@ -471,6 +548,50 @@ def _exposed(stmts, assigned: set) -> set[str]:
             reads |= _loads(st.target)
         out |= reads - assigned
         assigned |= set(_assigned([st]))
+    return out
+
+
+def _late_bound(body) -> set[str]:
+    """Names of a function's scope (``body``) that a function made inside one of its loops
+    reads: each such closure sees the variable's value when it runs, not when it was made."""
+    out: set[str] = set()
+    for loop in _own_loops(body):
+        bound = set(_assigned(loop.body + loop.orelse))
+        if isinstance(loop, A.For):
+            bound |= set(_assigned([A.assign(loop.target, A.const(None))]))
+        for n in A.walk(loop):
+            if isinstance(n, A.FunctionDef):
+                out |= bound & free_names(n)
+            elif isinstance(n, A.Lambda):
+                out |= bound & (_loads(n.body) - set(A.arg_names(n.args)))
+    return out
+
+
+def _own_loops(stmts):
+    """The loops among ``stmts`` and inside their blocks (not inside nested functions)."""
+    for st in stmts:
+        if isinstance(st, (A.For, A.While)):
+            yield st
+            yield from _own_loops(st.body + st.orelse)
+        elif isinstance(st, A.If):
+            yield from _own_loops(st.body + st.orelse)
+
+
+def _surely_assigned(stmts) -> set[str] | None:
+    """Names ``stmts`` bind on every path through them that reaches their end (``_assigned`` is
+    what *may* be bound: an ``if`` without ``else`` binds nothing surely). None: no path reaches
+    the end (each leaves by ``return``, ``break``, ``continue`` or ``raise``)."""
+    out: set[str] = set()
+    for st in stmts:
+        if isinstance(st, (A.Return, A.Break, A.Continue, A.Raise)):
+            return None
+        if isinstance(st, A.If):
+            body, orelse = _surely_assigned(st.body), _surely_assigned(st.orelse)
+            if body is None and orelse is None:
+                return None
+            out |= orelse if body is None else body if orelse is None else body & orelse
+        elif not isinstance(st, (A.For, A.While)):  # a loop's body may not run
+            out |= set(_assigned([st]))
     return out
 
 
@@ -526,11 +647,15 @@ class _Hoist(A.NodeTransformer):
 
     def visit_Lambda(self, node):
         name = self.d.unit.namer.fresh(f"lambda_L{getattr(node, 'lineno', self.origin.lineno)}")
-        self.pre.append(self.d.lambda_def(node, name, self.origin))
+        self.pre += self.d.lambda_def(node, name, self.origin)
         return A.copy_location(A.name(name), node)
 
     def _comprehension(self, node):
-        self.generic_visit(node)
+        # Only the first iterable is evaluated here; the rest -- the element, the conditions,
+        # the later iterables, with their lambdas and comprehensions -- runs in the
+        # comprehension's own scope, desugared with the function it becomes.
+        first = node.generators[0]
+        first.iter = self.visit(first.iter)
         fdef, call = self.d.comprehension(node, self.origin)
         self.pre.append(fdef)
         return A.copy_location(call, node)

@@ -22,7 +22,7 @@ import types
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.resolve import annotate_global_call
+from transforms.resolve import annotate_global_call, resolve_call, scope_of, subscript_call
 from transforms.unit import Unit
 
 MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
@@ -106,6 +106,7 @@ class Inline:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         self.inlined: list[str] = []
+        self.notes = unit.notes.setdefault("resolve", [])
         for _ in range(ROUNDS):
             before = len(self.inlined)
             _Substitute(self).visit(unit.tree)
@@ -113,8 +114,9 @@ class Inline:
                 break
         unit.notes[self.name] = [f"inlined {name}" for name in dict.fromkeys(self.inlined)]
 
-    def expression(self, call):
-        """The helper's expression for this call, or None to keep the call."""
+    def expression(self, call, scopes: list):
+        """The helper's expression for this call, or None to keep the call. (``scopes``: those
+        of the functions around the call, as ``resolve.scope_of`` gives them.)"""
         if anno.getanno(call.func, anno.CALLEE_KIND) != "user":
             return None
         fn = anno.getanno(call.func, anno.CALLEE)
@@ -139,7 +141,9 @@ class Inline:
             if not _pure(a):
                 return None  # would change when the argument's calls run
         names = {n: self.unit.inject(obj, n) for n, obj in env.items()}
-        out = _Fill(args, names).visit(A.deepcopy(expr))
+        fill = _Fill(args, names)
+        out = fill.visit(A.deepcopy(expr))
+        out = _SubscriptCalls(self.unit, set(names.values())).visit(out)
         for n in A.walk(out):  # the emitted code shows the caller's line
             for field in A.LOCATION:
                 if hasattr(call, field):
@@ -147,7 +151,11 @@ class Inline:
         for n in A.walk(out):
             if isinstance(n, A.Call) and not anno.hasanno(n.func, anno.CALLEE_KIND):
                 path = A.dotted(n.func)
-                if path is None:
+                if id(_base(n.func)) in fill.placed:
+                    # the callee is what the caller passed (``apply(g, v)`` -> ``g(v)``): a name
+                    # of the caller's, found where the call now is
+                    resolve_call(self.unit, n, scopes, self.unit.deps, self.notes)
+                elif path is None:
                     anno.setanno(n.func, anno.CALLEE_KIND, "dynamic")
                 else:
                     annotate_global_call(self.unit, n.func, path)
@@ -168,24 +176,58 @@ def _pure(e) -> bool:
     return True
 
 
+def _base(e):
+    """The node an attribute or subscript chain starts from (``g`` of ``g.f[0].h``)."""
+    while isinstance(e, (A.Attribute, A.Subscript)):
+        e = e.value
+    return e
+
+
 class _Substitute(A.NodeTransformer):
     def __init__(self, inline: Inline):
         self.inline = inline
+        self.scopes: list = []
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(scope_of(self.inline.unit, node))
+        try:
+            self.generic_visit(node)
+        finally:
+            self.scopes.pop()
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        out = self.inline.expression(node)
+        out = self.inline.expression(node, self.scopes)
         return node if out is None else out
 
 
+class _SubscriptCalls(A.NodeTransformer):
+    """``np.r_[...]`` in a helper's expression as a call, as Resolve makes it in the caller's."""
+
+    def __init__(self, unit: Unit, helper_globals: set):
+        self.unit, self.helper_globals = unit, helper_globals
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        found = subscript_call(self.unit, node, self.helper_globals.__contains__)
+        return node if found is None else found[0]
+
+
 class _Fill(A.NodeTransformer):
+    """The helper's expression with its parameters replaced by copies of the arguments (each
+    copy's root kept in ``placed``) and its globals by the names the emitted code has for them."""
+
     def __init__(self, args, names):
         self.args = args
         self.names = names
+        self.placed: set[int] = set()
 
     def visit_Name(self, node):
         if node.id in self.args:
-            return A.deepcopy(self.args[node.id])
+            copy = A.deepcopy(self.args[node.id])
+            self.placed.add(id(copy))
+            return copy
         if node.id in self.names:
             node.id = self.names[node.id]
         return node

@@ -20,10 +20,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from transforms import anno
 from transforms import astlib as A
 from transforms.activity import Scopes, assigned_names, called_local, statements
-from transforms.unit import ARRAY, NUMBER, OTHER, SCALAR, UNKNOWN, Unit
+from transforms.unit import (
+    ARRAY,
+    NOT_NUMERIC,
+    NPSCALAR,
+    NUMBER,
+    OTHER,
+    SCALAR,
+    SEQUENCE,
+    UNKNOWN,
+    Unit,
+)
 
 RETURN = "<return>"  # the pseudo-variable of what a local function returns
 ENTRIES = 8  # of a tuple (a loop's carried values, say), the entries whose kinds are followed
@@ -170,15 +182,32 @@ class Kinds:
     def expression(unit, v, kind, result) -> frozenset:
         if isinstance(v, (A.Name, A.Constant)):
             return kind(v)
+        if isinstance(v, (A.Tuple, A.List)):
+            return frozenset({SEQUENCE})
         if isinstance(v, A.BinOp):
             a, b = kind(v.left), kind(v.right)
             if isinstance(v.op, A.MatMult):
-                return UNKNOWN
-            return _arith(a, b)
+                return UNKNOWN - {SEQUENCE}
+            out = _arith(a, b) - {SEQUENCE}
+            # only `+` joins sequences (both operands one), only `*` repeats one (by a count)
+            if isinstance(v.op, A.Add) and SEQUENCE in a and SEQUENCE in b:
+                out |= {SEQUENCE}
+            if isinstance(v.op, A.Mult) and any(
+                SEQUENCE in p and (NUMBER in q or OTHER in q) for p, q in ((a, b), (b, a))
+            ):
+                out |= {SEQUENCE}
+            return out
         if isinstance(v, A.UnaryOp):
             if isinstance(v.op, A.Not):
                 return frozenset({OTHER})
-            return kind(v.operand)
+            return kind(v.operand) - {SEQUENCE}
+        if isinstance(v, A.Subscript):
+            of = kind(v.value)
+            if of and of <= {ARRAY}:
+                return frozenset({ARRAY, NPSCALAR})  # an element or a part of an array
+            if of == {SEQUENCE} and isinstance(v.slice, A.Slice):
+                return of  # a part of a list or tuple
+            return UNKNOWN
         if isinstance(v, A.Compare):
             return UNKNOWN  # a bool, or an array of them
         if isinstance(v, A.Call):
@@ -199,6 +228,8 @@ class Kinds:
                     and not v.keywords
                 ):
                     return SCALAR
+                if isinstance(fn, np.ufunc):
+                    return UNKNOWN - {SEQUENCE}  # an array or a scalar, never a list
             return UNKNOWN
         return UNKNOWN
 
@@ -210,7 +241,7 @@ def _arith(a, b) -> frozenset:
     out: set = set()
     for x in a:
         for y in b:
-            if OTHER in (x, y):
+            if x in NOT_NUMERIC or y in NOT_NUMERIC:
                 return UNKNOWN
             if ARRAY in (x, y):
                 out.add(ARRAY)

@@ -62,6 +62,8 @@ COMPARE_STEMS = {
 }
 
 
+MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add"}  # change their object
+
 IN_PLACE = {  # augmented assignment: its symbol, the operator module's in-place function
     A.Add: ("+", "iadd"),
     A.Sub: ("-", "isub"),
@@ -252,7 +254,7 @@ class Normalize:
                 value = self.temp_for(value, "value", out)
             names, nested = [], []
             for elt in target.elts:
-                if isinstance(elt, A.Name):
+                if isinstance(elt, A.Name) and elt.id not in self.cells:
                     names.append(A.store(elt.id))
                 else:
                     t = self.new_temp("item")
@@ -455,7 +457,13 @@ class Normalize:
         func = e.func
         kind = anno.getanno(func, anno.CALLEE_KIND)
         if kind == "method":
-            new_func = A.Attribute(value=self.atom(func.value, out), attr=func.attr, ctx=A.Load())
+            if isinstance(func.value, A.Name) and func.attr in MUTATORS:
+                # `xs.append(v)` changes the object the name holds now, a cell's too: the name
+                # itself, not a snapshot of it, so what the change adds reaches the name
+                receiver = A.name(func.value.id)
+            else:
+                receiver = self.atom(func.value, out)
+            new_func = A.Attribute(value=receiver, attr=func.attr, ctx=A.Load())
             anno.copyanno(func, new_func)
             A.copy_location(new_func, func)
         elif kind == "dynamic":

@@ -12,6 +12,11 @@ object) and ``CALLEE_KIND``:
 * ``method``    -- ``value.name(...)`` on a local value, resolved by the rule table by name;
 * ``dynamic``   -- known only at run time (a function passed in as an argument).
 
+A subscript of a global object whose subscript computes a value from the index -- ``np.r_[x, y]``,
+``np.c_[...]``, ``np.mgrid[0:1:5j]``, which the context names (``subscript_function``) -- is a
+call of a function of the index, ``r_((x, y))``, its slices ``slice(a, b, c)``: a subscript's index
+carries no derivative, so without this the values in it would silently get none.
+
 The root names the resolution depended on are recorded in ``unit.deps`` so a cached
 transformation can check, cheaply, that they still refer to the same objects.
 """
@@ -23,7 +28,7 @@ import types
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.scoping import analyze, local_names
+from transforms.scoping import analyze, local_names, walk_own
 from transforms.unit import LocalFunction, Unit
 
 
@@ -57,13 +62,10 @@ class Resolve:
 
     def function(self, fdef, outer: list) -> None:
         """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
-        defs = local_defs(fdef)
-        for d in defs.values():
-            if d is not None and not anno.hasanno(d, anno.DEF_KEY):
-                anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(self.unit.locals)}")
-                self.unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
-        scopes = outer + [(local_names(fdef), defs)]
+        scopes = outer + [scope_of(self.unit, fdef)]
         self.cells(fdef)
+        calls = _SubscriptCalls(self, lambda root: not any(root in n for n, _ in scopes))
+        fdef.body = [calls.visit(st) for st in fdef.body]
         stack = list(fdef.body)
         while stack:
             node = stack.pop()
@@ -80,64 +82,30 @@ class Resolve:
 
     def cells(self, fdef) -> None:
         """Names of ``fdef`` that nested functions share and that change: a nested function
-        declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once. Such a
+        declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once, or
+        assigns after the function is defined (``g = lambda: y`` before ``y = ...``). Such a
         variable is one cell everyone reads and writes (it cannot be renamed per assignment)."""
         facts = analyze(fdef)
         own = facts[id(fdef)]
         cells = set()
+        stored_after = None
         for g in own.nested:
             gf = facts[id(g)]
             for n in gf.free & own.local:
                 stores = own.stores.get(n, 0) + (n in own.params)
                 if n in _declared_nonlocal_anywhere(g) or stores > 1:
                     cells.add(n)
+                elif stores == 1 and n not in own.params:
+                    if stored_after is None:
+                        stored_after = _stored_after_defs(fdef)
+                    if n in stored_after.get(id(g), ()):
+                        cells.add(n)
         if cells:
             anno.setanno(fdef, anno.CELLS, cells)
             self.unit.cells |= cells
 
     def call(self, node, scopes) -> None:
-        unit = self.unit
-        func = node.func
-        path = A.dotted(func)
-        root = path.split(".")[0] if path else None
-        binding = None
-        for names, defs in reversed(scopes):
-            if root is not None and root in names:
-                binding = (names, defs)
-                break
-        if path is not None and binding is None:
-            obj = annotate_global_call(unit, func, path)
-            if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
-                self.method_of_object(node, obj)
-            if obj is not _UNRESOLVED:
-                self.deps[root] = unit.lookup(root)[1]
-                note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
-                if note not in self.notes:
-                    self.notes.append(note)
-        elif (
-            isinstance(func, A.Name) and binding is not None and binding[1].get(func.id) is not None
-        ):
-            anno.setanno(func, anno.CALLEE, anno.getanno(binding[1][func.id], anno.DEF_KEY))
-            anno.setanno(func, anno.CALLEE_KIND, "local")
-        elif isinstance(func, A.Attribute):
-            anno.setanno(func, anno.CALLEE_KIND, "method")
-        else:
-            anno.setanno(func, anno.CALLEE_KIND, "dynamic")
-
-    def method_of_object(self, node, obj) -> None:
-        """``layer.apply(x)`` or ``layer(x)`` with ``layer`` an object of a class of yours: the
-        call of the method's function with the object first -- ``Layer.apply(layer, x)`` -- so
-        the method is transformed like any function of yours."""
-        fn = user_method(self.unit.ctx, obj)
-        if fn is None:
-            return
-        receiver = node.func.value if inspect.ismethod(obj) else node.func
-        name = self.unit.inject(fn, f"{type(getattr(obj, '__self__', obj)).__name__}_{fn.__name__}")
-        func = A.copy_location(A.name(name), node.func)
-        anno.setanno(func, anno.CALLEE, fn)
-        anno.setanno(func, anno.CALLEE_KIND, "user")
-        node.func = func
-        node.args = [A.deepcopy(receiver), *node.args]
+        resolve_call(self.unit, node, scopes, self.deps, self.notes)
 
     @staticmethod
     def check(unit: Unit) -> None:
@@ -146,7 +114,126 @@ class Resolve:
                 assert anno.hasanno(node.func, anno.CALLEE_KIND), A.expr_source(node)
 
 
+def scope_of(unit: Unit, fdef) -> tuple:
+    """``(local names, local defs)`` of ``fdef``, what ``resolve_call`` needs of each function
+    around a call; its local defs get their ``DEF_KEY`` (once)."""
+    defs = local_defs(fdef)
+    for d in defs.values():
+        if d is not None and not anno.hasanno(d, anno.DEF_KEY):
+            anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(unit.locals)}")
+            unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
+    return local_names(fdef), defs
+
+
+def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> None:
+    """Annotate the callee of ``node`` as Python would find it there: ``scopes`` are the
+    ``scope_of`` the functions around the call, innermost last; a global it resolves is
+    recorded in ``deps`` (and described in ``notes``)."""
+    func = node.func
+    path = A.dotted(func)
+    root = path.split(".")[0] if path else None
+    binding = None
+    for names, defs in reversed(scopes):
+        if root is not None and root in names:
+            binding = (names, defs)
+            break
+    if path is not None and binding is None:
+        obj = annotate_global_call(unit, func, path)
+        if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
+            _method_of_object(unit, node, obj)
+        if obj is not _UNRESOLVED:
+            deps[root] = unit.lookup(root)[1]
+            note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
+            if note not in notes:
+                notes.append(note)
+    elif isinstance(func, A.Name) and binding is not None and binding[1].get(func.id) is not None:
+        anno.setanno(func, anno.CALLEE, anno.getanno(binding[1][func.id], anno.DEF_KEY))
+        anno.setanno(func, anno.CALLEE_KIND, "local")
+    elif isinstance(func, A.Attribute):
+        anno.setanno(func, anno.CALLEE_KIND, "method")
+    else:
+        anno.setanno(func, anno.CALLEE_KIND, "dynamic")
+
+
+def _method_of_object(unit: Unit, node, obj) -> None:
+    """``layer.apply(x)`` or ``layer(x)`` with ``layer`` an object of a class of yours: the
+    call of the method's function with the object first -- ``Layer.apply(layer, x)`` -- so
+    the method is transformed like any function of yours."""
+    fn = user_method(unit.ctx, obj)
+    if fn is None:
+        return
+    receiver = node.func.value if inspect.ismethod(obj) else node.func
+    name = unit.inject(fn, f"{type(getattr(obj, '__self__', obj)).__name__}_{fn.__name__}")
+    func = A.copy_location(A.name(name), node.func)
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, "user")
+    node.func = func
+    node.args = [A.deepcopy(receiver), *node.args]
+
+
 _UNRESOLVED = object()
+
+
+class _SubscriptCalls(A.NodeTransformer):
+    """``np.r_[...]`` and the like in one function's own scope as calls (``subscript_call``)."""
+
+    def __init__(self, resolve: Resolve, is_global):
+        self.resolve, self.is_global = resolve, is_global
+
+    def visit_FunctionDef(self, node):
+        return node  # its own scope: resolved in its turn
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        found = subscript_call(self.resolve.unit, node, self.is_global)
+        if found is None:
+            return node
+        call, root = found
+        self.resolve.deps[root] = self.resolve.unit.lookup(root)[1]
+        return call
+
+
+def subscript_call(unit: Unit, node, is_global):
+    """``(call, root name)`` for ``OBJ[index]`` -- ``OBJ`` a dotted global name (``is_global`` of
+    its root) of an object whose subscript the context computes with a function ``f`` -- as
+    ``f(index)``, or None. An index of constants alone stays a subscript: it has nothing to
+    differentiate."""
+    if not isinstance(node.ctx, A.Load):
+        return None
+    path = A.dotted(node.value)
+    lookup = getattr(unit.ctx, "subscript_function", None)
+    if path is None or lookup is None or not is_global(path.split(".")[0]):
+        return None
+    if not any(isinstance(n, A.Name) for n in A.walk(node.slice)):
+        return None
+    root, *rest = path.split(".")
+    found, obj = unit.lookup(root)
+    if not found:
+        return None
+    for part in rest:
+        obj = getattr(obj, part, _UNRESOLVED)
+        if obj is _UNRESOLVED:
+            return None
+    fn = lookup(obj)
+    if fn is None:
+        return None
+    index = node.slice
+    items = index.elts if isinstance(index, A.Tuple) else [index]
+    items = [_slice_call(unit, e) if isinstance(e, A.Slice) else e for e in items]
+    key = A.tuple_(items) if isinstance(index, A.Tuple) else items[0]
+    func = A.name(unit.inject(fn, fn.__name__))
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(fn))
+    return A.copy_location(A.call(func, [key]), node), root
+
+
+def _slice_call(unit: Unit, s):
+    """``a:b:c`` as ``slice(a, b, c)``."""
+    parts = [p if p is not None else A.const(None) for p in (s.lower, s.upper, s.step)]
+    func = A.name(unit.inject(slice, "slice"))
+    anno.setanno(func, anno.CALLEE, slice)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(slice))
+    return A.copy_location(A.call(func, parts), s)
 
 
 def annotate_global_call(unit: Unit, func, path: str):
@@ -179,6 +266,31 @@ def user_method(ctx, obj):
     if isinstance(fn, types.FunctionType) and ctx.classify(fn) == "user":
         return fn
     return None
+
+
+def _stored_after_defs(fdef) -> dict[int, set[str]]:
+    """For each function defined in ``fdef``'s own scope (by ``id``): the names ``fdef``
+    assigns after that definition, in the order the statements are written."""
+    out: dict[int, set[str]] = {}
+    defs: list = []
+
+    def visit(stmts):
+        for st in stmts:
+            if isinstance(st, A.FunctionDef):
+                out[id(st)] = set()
+                defs.append(st)
+                continue
+            stored = {
+                n.id for n in walk_own(st) if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
+            }
+            for d in defs:
+                out[id(d)] |= stored
+            if isinstance(st, A.If):
+                visit(st.body)
+                visit(st.orelse)
+
+    visit(fdef.body)
+    return out
 
 
 def _declared_nonlocal_anywhere(fdef) -> set[str]:

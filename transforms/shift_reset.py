@@ -32,7 +32,7 @@ from transforms.activity import RET, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
 from transforms.templates import instantiate, parameters
-from transforms.unit import NUMBER, UNKNOWN, Unit, kinds_key
+from transforms.unit import NUMBER, NUMERIC, SEQUENCE, UNKNOWN, Unit, kinds_key
 
 
 @dataclass
@@ -68,6 +68,8 @@ class ShiftReset:
         self.kinds = unit.kinds.get("", {})
         fdef = unit.tree
         self.k = unit.cont_name = unit.namer.fresh("k")
+        # names of local functions: values with no adjoint of their own
+        self.functions = {info.name for info in unit.locals.values()}
         for info in unit.locals.values():
             if info.transformed:
                 info.bp_name = unit.namer.backpropagator(info.name)
@@ -80,6 +82,8 @@ class ShiftReset:
     def block(self, stmts) -> list:
         out = []
         for s in stmts:
+            if isinstance(s, (A.Assign, A.Expr)):
+                refuse_dispatch(self.unit, s.value)
             if isinstance(s, A.If):
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
@@ -214,10 +218,10 @@ class ShiftReset:
             )
         return body, info
 
-    @property
-    def functions(self) -> set[str]:
-        """Names of local functions: values with no adjoint of their own."""
-        return {info.name for info in self.unit.locals.values()}
+    def has_adjoint(self, name: str) -> bool:
+        """Does the value of ``name`` get an adjoint? Active, and not a function (what a
+        function closes over gets its adjoints inside its backpropagator)."""
+        return name in self.active and name not in self.functions
 
     def python_in_place(self, s):
         return python_in_place(self.unit, s)
@@ -234,7 +238,7 @@ class ShiftReset:
         namer = self.unit.namer
         c_bar = namer.adjoint(c)
         body = [A.assign(c, v), A.expr_stmt(A.call(self.k, []))]
-        if isinstance(v, A.Name) and v.id in self.active:
+        if isinstance(v, A.Name) and self.has_adjoint(v.id):
             zeros = self.unit.inject(self.ctx.runtime("zeros_like"), "zeros_like")
             test = A.Compare(left=A.name(c_bar), ops=[A.IsNot()], comparators=[A.const(None)])
             value = A.IfExp(test=test, body=A.name(c_bar), orelse=A.call(zeros, [A.name(v.id)]))
@@ -270,7 +274,7 @@ class ShiftReset:
         length = A.call("len", [A.name(lst)])
         anno.setanno(length.func, anno.CALLEE_KIND, "nondiff")
         body = [A.assign(where, length), A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
-        if isinstance(v, A.Name) and v.id in self.active:
+        if isinstance(v, A.Name) and self.has_adjoint(v.id):
             helper = "item_adjoint" if call.func.attr == "append" else "entries_adjoint"
             fn = self.unit.inject(self.ctx.runtime(helper), helper)
             contribution = A.call(fn, [A.name(namer.adjoint(lst)), A.name(where), v])
@@ -297,7 +301,7 @@ class ShiftReset:
         call = A.call(store_item, [A.name(d), key, v])
         body = [A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
         d_bar = namer.adjoint(d)
-        if isinstance(v, A.Name) and v.id in self.active:
+        if isinstance(v, A.Name) and self.has_adjoint(v.id):
             fn = self.unit.inject(self.ctx.runtime("item_adjoint"), "item_adjoint")
             contribution = A.call(fn, [A.name(d_bar), A.deepcopy(key), v])
             body.append(
@@ -390,7 +394,8 @@ class ShiftReset:
         gname = next(iter(g.values()))
         contributions: list[tuple[str, object]] = []  # (operand name, expression)
         if isinstance(value, A.Name):
-            contributions.append((value.id, A.deepcopy(gname)))
+            if self.has_adjoint(value.id):
+                contributions.append((value.id, A.deepcopy(gname)))
         elif isinstance(value, A.Constant):
             pass
         elif not flow_operands(self.ctx, value):
@@ -402,7 +407,7 @@ class ShiftReset:
                     raise self.unit.error(
                         "`*` in a display of differentiable values is not supported", e
                     )
-                if isinstance(e, A.Name) and e.id in self.active:
+                if isinstance(e, A.Name) and self.has_adjoint(e.id):
                     holes = {"key": A.const(i), "x": e}
                     contributions.append((e.id, self.fill(rule, "x", holes, gname, ans)))
         elif isinstance(value, A.Dict):
@@ -412,7 +417,7 @@ class ShiftReset:
                     raise self.unit.error(
                         "`**` in a dict of differentiable values is not supported", v
                     )
-                if isinstance(v, A.Name) and v.id in self.active:
+                if isinstance(v, A.Name) and self.has_adjoint(v.id):
                     holes = {"key": k, "x": v}
                     contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))
         else:
@@ -450,11 +455,17 @@ class ShiftReset:
             contributions = [(n, self.without_unbroadcast(e)) for n, e in contributions]
         elif isinstance(value, A.BinOp):
             # `x + 1.0`, `1.0 / x`: the result has the shape of x, so x's adjoint needs no sum
+            # (unless `*` may repeat a list x: unbroadcast sums its copies)
             for side, other in ((value.left, value.right), (value.right, value.left)):
                 if (
                     isinstance(side, A.Name)
                     and not A.is_name(other, side.id)
                     and self.scalar(other)
+                    and not (
+                        isinstance(value.op, A.Mult)
+                        and SEQUENCE in self.kinds.get(side.id, UNKNOWN)
+                        and not (isinstance(other, A.Constant) and type(other.value) is float)
+                    )
                 ):
                     contributions = [
                         (n, self.without_unbroadcast(e) if n == side.id else e)
@@ -494,7 +505,7 @@ class ShiftReset:
         return instantiate(t, full, self.unit.inject)
 
     def rule_for(self, value):
-        return rule_for(self.unit, value)
+        return rule_for(self.unit, value, self.kinds)
 
     # ------------------------------------------------------------------ calls of user functions
 
@@ -664,11 +675,33 @@ class Shown:
         return format(str(self), spec)
 
 
-def rule_for(unit, value):
-    """The rule, argument nodes and a description of an active operation (``str`` or ``Shown``)."""
+def _sequence_operator(value, kinds: dict) -> str | None:
+    """The rule of ``x + y`` where both operands may be lists or tuples (joined, or added:
+    decided when it runs), of ``x * y`` where one surely is one (repeated); None for arithmetic."""
+    may = [
+        (
+            kinds.get(v.id, UNKNOWN)
+            if isinstance(v, A.Name)
+            else frozenset({SEQUENCE if isinstance(v.value, tuple) else NUMBER})
+        )  # a constant
+        for v in (value.left, value.right)
+    ]
+    if isinstance(value.op, A.Add) and all(SEQUENCE in k for k in may):
+        return "add_any"
+    if isinstance(value.op, A.Mult):
+        for side, k in zip("xy", may):
+            if SEQUENCE in k and not k & NUMERIC:
+                return f"repeat_{side}"
+    return None
+
+
+def rule_for(unit, value, kinds: dict):
+    """The rule, argument nodes and a description of an active operation (``str`` or ``Shown``);
+    ``kinds``: what the names of its scope may hold."""
     ctx = unit.ctx
     if isinstance(value, (A.BinOp, A.UnaryOp)):
-        rule = ctx.operator_rule(type(value.op))
+        op = _sequence_operator(value, kinds) if isinstance(value, A.BinOp) else None
+        rule = ctx.operator_rule(op or type(value.op))
         args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
         what = Shown("the operator `{}`", _op_example(value))
         if rule is None:
@@ -712,20 +745,7 @@ def rule_for(unit, value):
                     "and call the method on an object that is not differentiated)",
                 )
             return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
-        callee = anno.getanno(value.func, anno.CALLEE)
-        if callee is not None and callee in (
-            ctx.runtime("call_bp"),
-            ctx.runtime("call_jvp"),
-            ctx.runtime("Closure"),
-        ):
-            raise unit.error(
-                "differentiating this emitted code again is not supported: it calls a function "
-                "through a value (a continuation, or a function passed as an argument) -- as "
-                "a derivative of order three or more, or a second derivative of code that "
-                "passes functions around, does",
-                value,
-                "take second derivatives of functions that call other functions by name",
-            )
+        refuse_dispatch(unit, value)
         shown = A.expr_source(value.func)
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
@@ -800,6 +820,29 @@ def transformed_local(unit, value):
         if info is not None and info.transformed:
             return info
     return None
+
+
+def refuse_dispatch(unit, value) -> None:
+    """A call of the runtime's dispatch (``call_bp``: emitted code calling a function value) in
+    code transformed again: refused, wherever it is -- what it calls may change the state the
+    derivative reads (a closure's ``nonlocal`` adjoint) even where no value it passes is active."""
+    ctx = unit.ctx
+    if not isinstance(value, A.Call):
+        return
+    callee = anno.getanno(value.func, anno.CALLEE)
+    if callee is not None and callee in (
+        ctx.runtime("call_bp"),
+        ctx.runtime("call_jvp"),
+        ctx.runtime("Closure"),
+    ):
+        raise unit.error(
+            "differentiating this emitted code again is not supported: it calls a function "
+            "through a value (a continuation, or a function passed as an argument) -- as "
+            "a derivative of order three or more, or a second derivative of code that "
+            "passes functions around, does",
+            value,
+            "take second derivatives of functions that call other functions by name",
+        )
 
 
 def check_effect(unit, active, s) -> None:

@@ -436,7 +436,14 @@ class Simplify:
                     changed = True
                     continue
                 if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
-                    if not (self._prefer(a, b) and a not in params and a not in borrowed):
+                    # a shared variable (a cell) is one name for all its values: ``b`` named
+                    # ``a`` would read a later value of it where ``b`` is still read
+                    if not (
+                        self._prefer(a, b)
+                        and a not in params
+                        and a not in borrowed
+                        and a not in self.unit.cells
+                    ):
                         continue
                 if b not in local or counts.get(b, 0) + (b in params) > 1:
                     continue
@@ -456,6 +463,15 @@ class Simplify:
                 touched |= {a, b}
                 changed = True
         return changed
+
+    def _written_by_calls(self, f) -> set[str]:
+        """Names of ``f``'s scope a call made in it may assign: those it declares ``nonlocal``
+        (a continuation it calls may add to them) and those its closures assign."""
+        fa = self.facts[id(f)]
+        out = set(fa.declared)
+        for g in fa.nested:
+            out |= self.facts[id(g)].writes
+        return out
 
     def _prefer(self, a: str, b: str) -> bool:
         """Keep the copy's target ``a`` rather than its source ``b``? (A user name over a temporary.)"""
@@ -656,6 +672,8 @@ class Simplify:
             return False
         if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
             return False
+        if not self._pure(s.value) and _read_before(where, uses[0]) & self._written_by_calls(f):
+            return False  # `a = acc(a, k(x))` would read `a` before the call that adds to it
         A.replace(nxt, uses[0], A.deepcopy(s.value))
         del block[i]
         self.substituted.append((f, t))
@@ -842,6 +860,27 @@ def _unused_between(block, b: str, copy, a: str) -> bool:
         return False
     between = block[start + 1 : block.index(copy)]
     return all(a not in A.names_in(s) for s in between)
+
+
+def _read_before(stmt, use) -> set[str]:
+    """The names ``stmt`` reads before it evaluates ``use`` (Python's order of evaluation)."""
+    out: set[str] = set()
+
+    def visit(node) -> bool:
+        fields = list(A.iter_child_nodes(node))
+        if isinstance(node, A.Assign):  # the value is evaluated before the targets
+            fields = [node.value, *node.targets]
+        for child in fields:
+            if child is use:
+                return True
+            if isinstance(child, A.Name) and isinstance(child.ctx, A.Load):
+                out.add(child.id)
+            elif visit(child):
+                return True
+        return False
+
+    visit(stmt)
+    return out
 
 
 def _first_effect_is(stmt, use) -> bool:

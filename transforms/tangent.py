@@ -37,9 +37,7 @@ from transforms.shift_reset import (
     without_calls,
 )
 from transforms.templates import instantiate, parameters
-from transforms.unit import ARRAY, NUMBER, SCALAR, UNKNOWN, Unit, kinds_key
-
-NUMERIC = SCALAR | {ARRAY}  # kinds whose tangents add with +
+from transforms.unit import NUMBER, NUMERIC, UNKNOWN, Unit, kinds_key
 
 
 class Tangent:
@@ -270,7 +268,7 @@ class Tangent:
                 keys=[A.deepcopy(k) for k in value.keys],
                 values=[self.tan_or_zeros(v) for v in value.values],
             )
-        rule, args, keywords, what = rule_for(self.unit, value)
+        rule, args, keywords, what = rule_for(self.unit, value, self.kinds)
         try:
             bound = rule.bind(args, keywords)
         except TypeError as exc:

@@ -30,10 +30,13 @@ class SourceInfo:
         return self.lines[lineno - 1].rstrip("\n")
 
 
-# What a value may be (see transforms/kinds.py): kinds are frozensets of these.
-NUMBER, NPSCALAR, ARRAY, OTHER = "number", "npscalar", "array", "other"
-UNKNOWN = frozenset({NUMBER, NPSCALAR, ARRAY, OTHER})
+# What a value may be (see transforms/kinds.py): kinds are frozensets of these. A list or tuple
+# is a "sequence": ``+`` joins two of them and ``*`` repeats one, where numbers add and multiply.
+NUMBER, NPSCALAR, ARRAY, OTHER, SEQUENCE = "number", "npscalar", "array", "other", "sequence"
+UNKNOWN = frozenset({NUMBER, NPSCALAR, ARRAY, OTHER, SEQUENCE})
 SCALAR = frozenset({NUMBER, NPSCALAR})
+NUMERIC = frozenset({NUMBER, NPSCALAR, ARRAY})  # numbers and arrays: tangents add with +
+NOT_NUMERIC = frozenset({OTHER, SEQUENCE})
 
 
 def kinds_key(kinds: dict) -> tuple:
@@ -41,10 +44,10 @@ def kinds_key(kinds: dict) -> tuple:
 
     Every decision made by kinds asks whether a value is surely a number, a scalar or numeric
     (``kinds.is_number``, ``is_scalar``, ``tangent.NUMERIC``), and no value computed from one
-    that may be "other" is: such a parameter specializes nothing, so it is left out like an
+    that may be "other" (or a sequence) is: such a parameter specializes nothing, so it is left out like an
     unknown one -- a recursive function called with an object (a tree's node) and calling itself
     with one of unknown kind (``node.left``) is transformed once, not twice."""
-    return tuple(sorted((p, tuple(sorted(k))) for p, k in kinds.items() if OTHER not in k))
+    return tuple(sorted((p, tuple(sorted(k))) for p, k in kinds.items() if not k & NOT_NUMERIC))
 
 
 @dataclass

@@ -41,6 +41,7 @@ METHODS: dict[str, Rule] = {}  # array method name -> Rule (the receiver is the 
 ATTRIBUTES: dict[str, Rule] = {}  # array attribute name -> Rule
 NONDIFF: set = set()  # objects with no derivative (by identity)
 NONDIFF_ATTRIBUTES: set[str] = set()  # x.shape, x.ndim, ...
+SUBSCRIPTED: dict = {}  # id of an object like np.r_ -> the function of the index its subscript is
 
 
 class _Discrete:
@@ -116,6 +117,17 @@ def defvjp(primitive, *vjps, **named):
     marks a parameter with no derivative; keyword arguments name parameters instead.
     """
     FUNCTIONS[primitive] = make_rule(_label(primitive), vjps, named)
+    return primitive
+
+
+def defnoderivative(primitive, like):
+    """``primitive`` (of the parameters of the Python function ``like``) has no derivative in any
+    parameter: a differentiable value passed to it is an error at the user's line, not a silent
+    zero (``np.mgrid``, ``slice``)."""
+    sig = inspect.signature(like)
+    FUNCTIONS[primitive] = Rule(
+        name=_label(primitive), signature=sig, adjoints={p: None for p in sig.parameters}
+    )
     return primitive
 
 
@@ -203,6 +215,19 @@ def defnondiff(*objects):
 
 def defnondiff_attributes(*names: str):
     NONDIFF_ATTRIBUTES.update(names)
+
+
+def defsubscript(obj, fn):
+    """``obj[index]`` computes ``fn(index)`` (``np.r_[x, y]`` is ``r_((x, y))``): the pipeline
+    calls ``fn`` instead -- a primitive with a rule, or a function of yours -- so that the values
+    in the index are differentiated (a subscript's index otherwise carries no derivative)."""
+    SUBSCRIPTED[id(obj)] = (obj, fn)
+    return fn
+
+
+def subscript_function(obj):
+    entry = SUBSCRIPTED.get(id(obj))
+    return entry[1] if entry is not None and entry[0] is obj else None
 
 
 def lookup(obj) -> Rule | None:

@@ -15,8 +15,10 @@ from cpsad.rules import operators as op
 from cpsad.rules.core import (
     DISCRETE,
     broadcast_like,
+    defattribute,
     defjvp,
     defjvp_as_vjp,
+    defjvp_attribute,
     defjvp_method,
     defmethod,
     defvjp,
@@ -120,8 +122,33 @@ def arctanh(g, ans, x):
     return g / (1 - x**2)
 
 
-def absolute(g, ans, x):
-    return g * np.sign(x)
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0b1":  # np.sign(z) is z / |z| for complex z
+
+    def absolute(g, ans, x):
+        """``|x|``: ``g sign(x)``. For complex ``x`` (docs/reference.md, complex numbers) the real
+        part of ``g`` -- ``|x|`` is real -- times ``conj(x) / |x|``; 0 at 0, a subgradient. (On
+        real values ``.real`` and ``.conjugate()`` are the values themselves, for nothing.)"""
+        return g.real * np.sign(x.conjugate())
+
+    def absolute_jvp(t, ans, x):
+        """``Re(conj(x) t) / |x|``: for real ``x``, ``t sign(x)``."""
+        return (np.sign(x.conjugate()) * t).real
+
+else:  # pragma: no cover - numpy 1.x: np.sign of a complex number is the sign of its real part
+
+    def absolute(g, ans, x):
+        return np.real(g) * np.conj(unit(x))
+
+    def absolute_jvp(t, ans, x):
+        return np.real(np.conj(unit(x)) * t)
+
+
+def unit(x):
+    """``x / |x|`` (0 at 0): numpy 2's ``np.sign``, for complex numbers on numpy 1.x too."""
+    if not np.iscomplexobj(x):
+        return np.sign(x)
+    r = np.abs(x)
+    return np.where(r == 0, 0, x / np.where(r == 0, 1, r))
 
 
 def deg2rad(g, ans, x):
@@ -164,9 +191,7 @@ for _f, _rule in [
     (np.arcsinh, arcsinh),
     (np.arccosh, arccosh),
     (np.arctanh, arctanh),
-    (np.abs, absolute),
-    (np.absolute, absolute),
-    (np.fabs, absolute),
+    (np.fabs, absolute),  # real numbers only
     (np.deg2rad, deg2rad),
     (np.radians, deg2rad),
     (np.rad2deg, rad2deg),
@@ -176,6 +201,9 @@ for _f, _rule in [
 ]:
     defvjp(_f, _rule)
     defjvp_as_vjp(_f)  # t * f'(x)
+for _f in (np.abs, np.absolute):
+    defvjp(_f, absolute)
+    defjvp(_f, absolute_jvp)
 
 # --------------------------------------------------------------------------- two arguments
 
@@ -286,22 +314,23 @@ defjvp(np.arctan2, arctan2_y_jvp, arctan2_x_jvp)
 
 
 def hypot_x(g, ans, x, y):
-    return unbroadcast(g * x / ans, x)
+    """``x / hypot(x, y)``; 0 at 0, as the norm it is (the smallest subgradient)."""
+    return unbroadcast(g * x / np.where(ans == 0, 1, ans), x)
 
 
 def hypot_y(g, ans, x, y):
-    return unbroadcast(g * y / ans, y)
+    return unbroadcast(g * y / np.where(ans == 0, 1, ans), y)
 
 
 defvjp(np.hypot, hypot_x, hypot_y)
 
 
 def hypot_x_jvp(t, ans, x, y):
-    return t * x / ans
+    return t * x / np.where(ans == 0, 1, ans)
 
 
 def hypot_y_jvp(t, ans, x, y):
-    return t * y / ans
+    return t * y / np.where(ans == 0, 1, ans)
 
 
 defjvp(np.hypot, hypot_x_jvp, hypot_y_jvp)
@@ -518,14 +547,92 @@ defvjp(math.copysign, math_copysign_x, DISCRETE)
 defjvp_as_vjp(math.copysign)
 
 
+# --------------------------------------------------------------------------- complex numbers
+# The convention (docs/reference.md): the gradient of a real function f at z = x + iy is
+# df/dx - i df/dy, autograd's and JAX's. A holomorphic function's rule is then the real one,
+# g f'(z); a function of z and conj(z) gets g dw/dz + conj(g dw/dconj(z)); a real result's
+# adjoint is real, so a rule of one takes the real part of g, where a complex factor downstream
+# (|z| * c) may have given it an imaginary part that means nothing.
+
+
 def conjugate(g, ans, x):
-    """``np.conj``: the identity on real numbers. (Not complex-linear: for complex values this is
-    the transpose under the real inner product ``Re sum(a * conj(b))``.)"""
+    """``np.conj``: the identity on real numbers; for complex ones ``conj(g)``. (Not
+    complex-linear: its tangent is ``conj(t)`` too.)"""
     return np.conj(g)
 
 
 defvjp(np.conjugate, conjugate)
 defjvp_as_vjp(np.conjugate)
+
+
+def conjugate_jvp(t, ans, x):
+    return np.conj(t)
+
+
+for _name in ("conj", "conjugate"):
+    defmethod(_name, conjugate)
+    defjvp_method(_name, conjugate_jvp)
+
+
+def real(g, ans, val):
+    """``np.real``: a real result, whose adjoint is the real part of ``g``."""
+    return np.real(g)
+
+
+def real_jvp(t, ans, val):
+    return np.real(t)
+
+
+def imag(g, ans, val):
+    """``np.imag(x + iy) = y``: ``-i Re(g)``; of a real value, a constant 0."""
+    return np.real(g) * (-1j if np.iscomplexobj(val) else 0.0)
+
+
+def imag_jvp(t, ans, val):
+    return np.imag(t)
+
+
+def angle(g, ans, z, deg=False):
+    """``np.angle(z) = Im(log z)``: ``-i Re(g) / z``; of a real value, a step (0)."""
+    return (
+        np.real(g) * (-1j / z if np.iscomplexobj(z) else 0.0 * z) * (180 / math.pi if deg else 1.0)
+    )
+
+
+def angle_jvp(t, ans, z, deg=False):
+    return (np.imag(t / z) if np.iscomplexobj(z) else 0.0 * t) * (180 / math.pi if deg else 1.0)
+
+
+defvjp(np.real, real)
+defjvp(np.real, real_jvp)
+defvjp(np.imag, imag)
+defjvp(np.imag, imag_jvp)
+defvjp(np.angle, angle)
+defjvp(np.angle, angle_jvp)
+
+
+def real_attribute(g, ans, x):
+    """``x.real``."""
+    return np.real(g)
+
+
+def real_attribute_jvp(t, ans, x):
+    return np.real(t)
+
+
+def imag_attribute(g, ans, x):
+    """``x.imag``."""
+    return np.real(g) * (-1j if np.iscomplexobj(x) else 0.0)
+
+
+def imag_attribute_jvp(t, ans, x):
+    return np.imag(t)
+
+
+defattribute("real", real_attribute)
+defjvp_attribute("real", real_attribute_jvp)
+defattribute("imag", imag_attribute)
+defjvp_attribute("imag", imag_attribute_jvp)
 
 
 def math_fabs(g, ans, x):
@@ -549,11 +656,11 @@ def math_atan2_x(g, ans, y, x):
 
 
 def math_hypot_x(g, ans, x, y):
-    return g * x / ans
+    return g * x / ans if ans else 0.0 * g  # 0 at 0, as np.hypot
 
 
 def math_hypot_y(g, ans, x, y):
-    return g * y / ans
+    return g * y / ans if ans else 0.0 * g
 
 
 def math_asinh(g, ans, x):
@@ -633,12 +740,8 @@ for _f in (math.log, math.pow, math.atan2, math.hypot):
 # --------------------------------------------------------------------------- builtins
 
 
-def builtin_abs(g, ans, x):
-    return g * np.sign(x)
-
-
-defvjp(abs, builtin_abs)
-defjvp_as_vjp(abs)
+defvjp(abs, absolute)  # as np.abs, a complex x too
+defjvp(abs, absolute_jvp)
 
 
 def builtin_float(g, ans, x=0.0):

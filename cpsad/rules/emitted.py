@@ -38,6 +38,9 @@ from cpsad.runtime import (
     Sparse,
     acc,
     acc_into,
+    add_left,
+    add_right,
+    add_tangent,
     as_adjoint,
     entries_adjoint,
     getitem_adjoint,
@@ -45,6 +48,7 @@ from cpsad.runtime import (
     items_adjoint,
     like,
     pick_into,
+    repeat_adjoint,
     scalar_seed,
     tangent_add,
     tangent_or_zeros,
@@ -287,6 +291,91 @@ def entries_adjoint_c_jvp(t, ans, c, start, xs):
 
 
 defjvp(entries_adjoint, c=entries_adjoint_c_jvp)
+
+
+# `x + y` of values that may be lists (add_left, add_right): their entries, or unbroadcast
+
+
+def add_left_c(g, ans, c, x, y):
+    return (
+        placed(g, c, 0, x)
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))
+        else broadcast_like(g, c)
+    )
+
+
+def add_right_c(g, ans, c, x, y):
+    return (
+        placed(g, c, len(x), y)
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple))
+        else broadcast_like(g, c)
+    )
+
+
+defvjp(add_left, c=add_left_c)
+defvjp(add_right, c=add_right_c)
+
+
+def add_left_c_jvp(t, ans, c, x, y):
+    return add_left(t, x, y)
+
+
+def add_right_c_jvp(t, ans, c, x, y):
+    return add_right(t, x, y)
+
+
+defjvp(add_left, c=add_left_c_jvp)
+defjvp(add_right, c=add_right_c_jvp)
+
+
+def add_tangent_v(g, ans, v, out, x, y, right):
+    return (add_right if right else add_left)(g, x, y)
+
+
+defvjp(add_tangent, v=add_tangent_v)
+
+
+def add_tangent_v_jvp(t, ans, v, out, x, y, right):
+    return add_tangent(t, out, x, y, right)
+
+
+defjvp(add_tangent, v=add_tangent_v_jvp)
+
+
+def repeated(h, c, seq, n):
+    """The transpose of ``repeat_adjoint(c, seq, n)`` in ``c``: ``h`` at every copy's place."""
+    total = None
+    for copy in range(max(int(n), 0)):
+        total = acc(total, placed(h, c, copy * len(seq), seq))
+    return Sparse() if total is None else total
+
+
+def repeat_adjoint_c(g, ans, c, seq, n):
+    return repeated(g, c, seq, n)
+
+
+defvjp(repeat_adjoint, c=repeat_adjoint_c)
+
+
+def repeat_adjoint_c_jvp(t, ans, c, seq, n):
+    return repeat_adjoint(t, seq, n)
+
+
+defjvp(repeat_adjoint, c=repeat_adjoint_c_jvp)
+
+
+def repeated_h(g, ans, h, c, seq, n):
+    return repeat_adjoint(g, seq, n)
+
+
+defvjp(repeated, h=repeated_h)
+
+
+def repeated_h_jvp(t, ans, h, c, seq, n):
+    return repeated(t, c, seq, n)
+
+
+defjvp(repeated, h=repeated_h_jvp)
 
 
 def placed_h(g, ans, h, c, start, xs):
@@ -764,6 +853,39 @@ def tile_vjp_c_jvp(t, ans, c, out, A, reps):
 defjvp(jn.tile_vjp, c=tile_vjp_c_jvp)
 
 
+# index_concatenated_vjp(c, out, key, concat) -- the blocks of np.r_'s adjoint -- and
+# index_concatenated_jvp(v, key, concat) -- np.r_ of the items' tangents -- are linear in c (v),
+# and each other's transposes; key and concat give only shapes.
+
+
+def index_concatenated_vjp_c(g, ans, c, out, key, concat):
+    return jn.index_concatenated_jvp(g, key, concat)
+
+
+defvjp(jn.index_concatenated_vjp, c=index_concatenated_vjp_c)
+
+
+def index_concatenated_vjp_c_jvp(t, ans, c, out, key, concat):
+    return jn.index_concatenated_vjp(t, out, key, concat)
+
+
+defjvp(jn.index_concatenated_vjp, c=index_concatenated_vjp_c_jvp)
+
+
+def index_concatenated_jvp_v(g, ans, v, key, concat):
+    return jn.index_concatenated_vjp(g, ans, key, concat)
+
+
+defvjp(jn.index_concatenated_jvp, v=index_concatenated_jvp_v)
+
+
+def index_concatenated_jvp_v_jvp(t, ans, v, key, concat):
+    return jn.index_concatenated_jvp(t, key, concat)
+
+
+defjvp(jn.index_concatenated_jvp, v=index_concatenated_jvp_v_jvp)
+
+
 def pad_vjp_c(g, ans, c, out, array, pad_width, mode="constant", *, constant_values=0):
     """Cutting the padding off (or summing the copies) transposes to padding with zeros (or
     copying)."""
@@ -1223,14 +1345,33 @@ def dot_b_a_jvp(t, ans, c, out, a, b):
 defjvp(la.dot_b, c=dot_b_c_jvp, a=dot_b_a_jvp)
 
 # --------------------------------------------------------------------------- contractions
-# einsum_adjoint(h, subscripts, i, a, b, c, d) is multilinear in h and in every operand but
-# operand i (which gives only its shape); einsum_with(v, subscripts, i, a, b, c, d) in v and every
-# operand but i (v takes its place). Each is the other's transpose in h (v); in operand j, the
-# transpose is the adjoint of operand j of the contraction with h (v) in place i.
+# einsum_adjoint(h, subscripts, i, a, b, c, d) is multilinear in h and in every operand but the
+# argument in slot i (-1 for subscripts, the sublist form's first operand; 0 to 3 for a to d), which
+# gives only its shape; einsum_with(v, subscripts, i, a, b, c, d) in v and every operand but slot i
+# (v takes its place). Each is the other's transpose in h (v); in the operand of slot j, the
+# transpose is the adjoint of slot j of the contraction with h (v) in slot i. A slot holding a
+# subscripts string or a sublist is never differentiable, and gets no derivative.
 
 
 def einsum_adjoint_h(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
     return la.einsum_with(g, subscripts, i, a, b, c, d, optimize=optimize)
+
+
+def einsum_adjoint_s(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
+    return (
+        zeros_like(subscripts)
+        if i == -1
+        else la.einsum_adjoint(
+            h,
+            subscripts,
+            -1,
+            g if i == 0 else a,
+            g if i == 1 else b,
+            g if i == 2 else c,
+            g if i == 3 else d,
+            optimize=optimize,
+        )
+    )
 
 
 def einsum_adjoint_a(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
@@ -1239,7 +1380,7 @@ def einsum_adjoint_a(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, opt
         if i == 0
         else la.einsum_adjoint(
             h,
-            subscripts,
+            g if i == -1 else subscripts,
             0,
             a,
             g if i == 1 else b,
@@ -1256,7 +1397,7 @@ def einsum_adjoint_b(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, opt
         if i == 1
         else la.einsum_adjoint(
             h,
-            subscripts,
+            g if i == -1 else subscripts,
             1,
             g if i == 0 else a,
             b,
@@ -1273,7 +1414,7 @@ def einsum_adjoint_c(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, opt
         if i == 2
         else la.einsum_adjoint(
             h,
-            subscripts,
+            g if i == -1 else subscripts,
             2,
             g if i == 0 else a,
             g if i == 1 else b,
@@ -1290,7 +1431,7 @@ def einsum_adjoint_d(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, opt
         if i == 3
         else la.einsum_adjoint(
             h,
-            subscripts,
+            g if i == -1 else subscripts,
             3,
             g if i == 0 else a,
             g if i == 1 else b,
@@ -1304,6 +1445,7 @@ def einsum_adjoint_d(g, ans, h, subscripts, i, a, b=None, c=None, d=None, *, opt
 defvjp(
     la.einsum_adjoint,
     h=einsum_adjoint_h,
+    subscripts=einsum_adjoint_s,
     a=einsum_adjoint_a,
     b=einsum_adjoint_b,
     c=einsum_adjoint_c,
@@ -1313,6 +1455,12 @@ defvjp(
 
 def einsum_adjoint_h_jvp(t, ans, h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
     return la.einsum_adjoint(t, subscripts, i, a, b, c, d, optimize=optimize)
+
+
+def einsum_adjoint_s_jvp(t, ans, h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
+    return (
+        np.zeros_like(ans) if i == -1 else la.einsum_adjoint(h, t, i, a, b, c, d, optimize=optimize)
+    )
 
 
 def einsum_adjoint_a_jvp(t, ans, h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
@@ -1350,6 +1498,7 @@ def einsum_adjoint_d_jvp(t, ans, h, subscripts, i, a, b=None, c=None, d=None, *,
 defjvp(
     la.einsum_adjoint,
     h=einsum_adjoint_h_jvp,
+    subscripts=einsum_adjoint_s_jvp,
     a=einsum_adjoint_a_jvp,
     b=einsum_adjoint_b_jvp,
     c=einsum_adjoint_c_jvp,
@@ -1361,13 +1510,30 @@ def einsum_with_v(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimi
     return la.einsum_adjoint(g, subscripts, i, a, b, c, d, optimize=optimize)
 
 
+def einsum_with_s(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
+    return (
+        zeros_like(subscripts)
+        if i == -1
+        else la.einsum_adjoint(
+            g,
+            subscripts,
+            -1,
+            v if i == 0 else a,
+            v if i == 1 else b,
+            v if i == 2 else c,
+            v if i == 3 else d,
+            optimize=optimize,
+        )
+    )
+
+
 def einsum_with_a(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
     return (
         zeros_like(a)
         if i == 0
         else la.einsum_adjoint(
             g,
-            subscripts,
+            v if i == -1 else subscripts,
             0,
             a,
             v if i == 1 else b,
@@ -1384,7 +1550,7 @@ def einsum_with_b(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimi
         if i == 1
         else la.einsum_adjoint(
             g,
-            subscripts,
+            v if i == -1 else subscripts,
             1,
             v if i == 0 else a,
             b,
@@ -1401,7 +1567,7 @@ def einsum_with_c(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimi
         if i == 2
         else la.einsum_adjoint(
             g,
-            subscripts,
+            v if i == -1 else subscripts,
             2,
             v if i == 0 else a,
             v if i == 1 else b,
@@ -1418,7 +1584,7 @@ def einsum_with_d(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimi
         if i == 3
         else la.einsum_adjoint(
             g,
-            subscripts,
+            v if i == -1 else subscripts,
             3,
             v if i == 0 else a,
             v if i == 1 else b,
@@ -1432,6 +1598,7 @@ def einsum_with_d(g, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimi
 defvjp(
     la.einsum_with,
     v=einsum_with_v,
+    subscripts=einsum_with_s,
     a=einsum_with_a,
     b=einsum_with_b,
     c=einsum_with_c,
@@ -1441,6 +1608,10 @@ defvjp(
 
 def einsum_with_v_jvp(t, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
     return la.einsum_with(t, subscripts, i, a, b, c, d, optimize=optimize)
+
+
+def einsum_with_s_jvp(t, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
+    return np.zeros_like(ans) if i == -1 else la.einsum_with(v, t, i, a, b, c, d, optimize=optimize)
 
 
 def einsum_with_a_jvp(t, ans, v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
@@ -1478,6 +1649,7 @@ def einsum_with_d_jvp(t, ans, v, subscripts, i, a, b=None, c=None, d=None, *, op
 defjvp(
     la.einsum_with,
     v=einsum_with_v_jvp,
+    subscripts=einsum_with_s_jvp,
     a=einsum_with_a_jvp,
     b=einsum_with_b_jvp,
     c=einsum_with_c_jvp,

@@ -14,8 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import DISCRETE, broadcast_like, defjvp, defjvp_method, defmethod, defvjp
-from cpsad.runtime import Sparse, as_adjoint, unbroadcast, zeros_like
+from cpsad.rules.core import (
+    DISCRETE,
+    broadcast_like,
+    defjvp,
+    defjvp_method,
+    defmethod,
+    defnoderivative,
+    defsubscript,
+    defvjp,
+)
+from cpsad.runtime import Sparse, as_adjoint, item_adjoint, unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- parts joined
 
@@ -165,6 +174,160 @@ def dstack_jvp(t, ans, tup):
 
 defjvp(np.dstack, dstack_jvp)
 
+# --------------------------------------------------------------------------- index tricks
+# np.r_[a, b] and the like compute a value from their index: the pipeline calls r_((a, b)) instead
+# (core.defsubscript), so that a, b -- the index -- get adjoints. np.r_ and np.c_ place their items
+# (arrays, numbers, slices as ranges) along one axis: each item's adjoint is its block of g.
+
+
+def r_(key):
+    """``np.r_[key]``."""
+    return np.r_[key]
+
+
+def c_(key):
+    """``np.c_[key]``."""
+    return np.c_[key]
+
+
+def index_concatenated(concat, key):
+    """``(items, directive, lengths, axis)`` of ``concat[key]`` (``np.r_`` or ``np.c_``): the
+    items after a leading directive string (``"0,2"``), and the length of each item's block along
+    the axis they are joined on."""
+    items = key if isinstance(key, tuple) else (key,)
+    directive = items[0] if items and isinstance(items[0], str) else None
+    if directive is not None:
+        items = items[1:]
+        if directive.strip() in ("r", "c"):
+            raise TypeError(
+                f"cpsad: np.r_[{directive!r}, ...] makes an np.matrix, which cpsad does not follow; "
+                "join plain arrays"
+            )
+        head = directive.split(",")[0].strip()
+        axis = int(head) if head.lstrip("-").isdigit() else concat.axis
+    else:
+        axis = concat.axis
+    one = (lambda it: concat[directive, it]) if directive is not None else (lambda it: concat[it,])
+    lengths = [np.shape(one(it))[axis] for it in items]
+    return items, directive, lengths, axis
+
+
+def index_concatenated_vjp(g, ans, key, concat):
+    """Each array or number of ``concat[key]`` gets its block of ``g``, in its own shape; a
+    slice (a range) and the directive get nothing."""
+    items, directive, lengths, axis = index_concatenated(concat, key)
+    g = np.asarray(g)
+    index = [slice(None)] * g.ndim
+    out = Sparse()
+    start, first = 0, 1 if directive is not None else 0
+    for k, (item, n) in enumerate(zip(items, lengths)):
+        if not isinstance(item, (slice, str)):
+            index[axis] = slice(start, start + n)
+            block = g[tuple(index)].reshape(np.shape(item))
+            out[first + k] = block if isinstance(item, np.ndarray) else block[()]
+        start += n
+    return out if isinstance(key, tuple) else out.get(0)
+
+
+def index_concatenated_jvp(t, key, concat):
+    """``concat`` of the items' tangents (``t``, of ``key``'s structure), zeros for the ranges."""
+    if not isinstance(key, tuple):
+        return concat[np.zeros(np.shape(key)) if t is None else t]
+    items, directive, lengths, axis = index_concatenated(concat, key)
+    first = 1 if directive is not None else 0
+    ts = [t.get(first + k) if isinstance(t, dict) else t[first + k] for k in range(len(items))]
+    arrays = [v for v in ts if isinstance(v, (np.ndarray, np.generic))]  # (a Sparse: absent)
+    dtype = np.result_type(*arrays) if arrays else np.float64
+    parts = [directive] if directive is not None else []
+    for k, (item, tk) in enumerate(zip(items, ts)):
+        if isinstance(item, slice):
+            tk = np.zeros(lengths[k], dtype)
+        elif tk is None:
+            tk = np.zeros(np.shape(item), dtype)
+        parts.append(tk)
+    return concat[tuple(parts)]
+
+
+def r_vjp(g, ans, key):
+    return index_concatenated_vjp(g, ans, key, np.r_)
+
+
+def c_vjp(g, ans, key):
+    return index_concatenated_vjp(g, ans, key, np.c_)
+
+
+def r_jvp(t, ans, key):
+    return index_concatenated_jvp(t, key, np.r_).astype(ans.dtype, copy=False)
+
+
+def c_jvp(t, ans, key):
+    return index_concatenated_jvp(t, key, np.c_).astype(ans.dtype, copy=False)
+
+
+defvjp(r_, r_vjp)
+defjvp(r_, r_jvp)
+defvjp(c_, c_vjp)
+defjvp(c_, c_jvp)
+defsubscript(np.r_, r_)
+defsubscript(np.c_, c_)
+
+
+def s_(key):
+    """``np.s_[key]``: the index itself."""
+    return key
+
+
+def index_exp(key):
+    """``np.index_exp[key]``: the index as a tuple."""
+    return key if isinstance(key, tuple) else (key,)
+
+
+def s_vjp(g, ans, key):
+    return g
+
+
+def s_jvp(t, ans, key):
+    return t
+
+
+def index_exp_vjp(g, ans, key):
+    return g if isinstance(key, tuple) else item_adjoint(g, 0, ans)
+
+
+def index_exp_jvp(t, ans, key):
+    return t if isinstance(key, tuple) else (t,)
+
+
+defvjp(s_, s_vjp)
+defjvp(s_, s_jvp)
+defvjp(index_exp, index_exp_vjp)
+defjvp(index_exp, index_exp_jvp)
+defsubscript(np.s_, s_)
+defsubscript(np.index_exp, index_exp)
+
+
+def mgrid(key):
+    """``np.mgrid[key]``: a grid of ranges, which has no derivative in their bounds here (a
+    differentiable bound is an error, from ``slice``; ``np.linspace`` has one)."""
+    return np.mgrid[key]
+
+
+def ogrid(key):
+    """``np.ogrid[key]``."""
+    return np.ogrid[key]
+
+
+def _slice(start, stop=None, step=None):  # the parameters of ``slice`` (for its messages)
+    pass
+
+
+# a grid's index is slices (numpy takes nothing else): a differentiable bound is an error
+defnoderivative(mgrid, mgrid)
+defnoderivative(ogrid, ogrid)
+defsubscript(np.mgrid, mgrid)
+defsubscript(np.ogrid, ogrid)
+defnoderivative(slice, _slice)  # a slice of np.r_[a:b] has no derivative in its bounds here
+
 # --------------------------------------------------------------------------- an array in parts
 
 
@@ -253,8 +416,11 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
         return np.asarray(g)[inside]
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
-    source = np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode)
-    total = np.bincount(np.ravel(source), weights=np.ravel(g), minlength=np.size(array))
+    source = np.ravel(np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode))
+    g = np.ravel(g)
+    total = np.bincount(source, weights=np.real(g), minlength=np.size(array))
+    if np.iscomplexobj(g):  # bincount's weights are real numbers
+        total = total + 1j * np.bincount(source, weights=np.imag(g), minlength=np.size(array))
     return np.reshape(total, shape).astype(np.result_type(g), copy=False)
 
 

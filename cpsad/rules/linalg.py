@@ -14,7 +14,6 @@ import numpy as np
 
 from cpsad.rules import operators as op
 from cpsad.rules.core import (
-    DISCRETE,
     defattribute,
     defjvp,
     defjvp_attribute,
@@ -22,6 +21,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
+from cpsad.rules.elementwise import unit
 from cpsad.runtime import Sparse, item_adjoint, unbroadcast
 
 # --------------------------------------------------------------------------- contractions
@@ -62,9 +62,6 @@ def contraction_adjoint(g, subscripts, operands, i, optimize=False):
     Of three operands or more, or large ones, einsum finds a contraction order (``optimize``):
     unoptimized, a chain of three 300-wide matrices takes a second instead of half a millisecond.
     """
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("cpsad: the derivative of np.einsum needs its subscripts string")
-    operands = [o for o in operands if o is not None]
     ins, out = explicit(subscripts, [np.shape(x) for x in operands])
     x = operands[i]
     shape = np.shape(x)
@@ -91,11 +88,68 @@ def contraction_adjoint(g, subscripts, operands, i, optimize=False):
     return unbroadcast(adjoint, x)
 
 
+def sublist_form(args) -> tuple[str, list, dict]:
+    """``np.einsum(x, [0, 1], y, [1, 2], [0, 2])`` -- the sublist form -- as the subscripts form:
+    ``("ab,bc->ac", [x, y], {0: 0, 2: 1})``, the last mapping each argument's position to its
+    operand's. Labels are ints (or ``...``); an implicit output is, as numpy has it, the labels
+    that occur once in increasing order, after ``...`` if there is one."""
+    args = list(args)
+    while args and args[-1] is None:
+        args.pop()
+    pairs = len(args) // 2
+    operands, labels, where = [], [], {}
+    for k in range(pairs):
+        where[2 * k] = k
+        operands.append(args[2 * k])
+        labels.append(list(args[2 * k + 1]))
+    seen = [x for ls in labels for x in ls if x is not Ellipsis]
+    if len(args) % 2:  # an explicit output
+        output = list(args[-1])
+    else:
+        output = [Ellipsis] if any(Ellipsis in ls for ls in labels) else []
+        output += sorted(x for x in set(seen) if seen.count(x) == 1)
+
+    def letters(ls) -> str:
+        out = ""
+        for x in ls:
+            if x is Ellipsis:
+                out += "..."
+            elif isinstance(x, (int, np.integer)) and 0 <= x < 52:
+                out += string.ascii_letters[int(x)]
+            else:
+                raise ValueError(f"einsum: a sublist label must be an int in [0, 52), not {x!r}")
+        return out
+
+    spec = ",".join(letters(ls) for ls in labels) + "->" + letters(output)
+    return spec, operands, where
+
+
+def einsum_parts(subscripts, a, b, c, d) -> tuple[str, list, dict]:
+    """``(subscripts, operands, where)`` of either form of a call ``np.einsum(subscripts, a, b, c,
+    d)``: the place among the operands of the argument in slot ``i`` -- -1 for ``subscripts``, 0
+    to 3 for ``a`` to ``d`` -- is ``where[i]`` (absent for a subscripts string or a sublist)."""
+    if isinstance(subscripts, str):
+        operands = [o for o in (a, b, c, d) if o is not None]
+        return subscripts, operands, {i: i for i in range(len(operands))}
+    spec, operands, where = sublist_form((subscripts, a, b, c, d))
+    return spec, operands, {p - 1: k for p, k in where.items()}
+
+
 def einsum_adjoint(h, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
-    """The adjoint of operand ``i`` of ``np.einsum(subscripts, a, b, c, d)`` (up to four operands,
+    """The adjoint of argument ``i`` of ``np.einsum(subscripts, a, b, c, d)`` (up to four operands,
     None for those it has not) given the adjoint ``h`` of the result: ``contraction_adjoint``
-    with the operands as parameters of their own, each with its own rule."""
-    return contraction_adjoint(h, subscripts, [a, b, c, d], i, optimize=optimize)
+    with the operands as parameters of their own, each with its own rule. ``i`` is the argument's
+    slot after ``subscripts``, 0 to 3; in the sublist form (``np.einsum(x, [0, 1], y, [1, 2])``,
+    ``subscripts`` is the first operand) -1 is ``subscripts`` itself."""
+    spec, operands, where = einsum_parts(subscripts, a, b, c, d)
+    if i not in where:  # the subscripts string, a sublist: no derivative
+        return None
+    return contraction_adjoint(h, spec, operands, where[i], optimize=optimize)
+
+
+def einsum_s(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    """The sublist form's first operand, ``x`` in ``np.einsum(x, [0, 1], [1, 0])``."""
+    return einsum_adjoint(g, subscripts, -1, a, b, c, d, optimize=optimize)
 
 
 def einsum_a(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
@@ -115,21 +169,30 @@ def einsum_d(g, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
     return einsum_adjoint(g, subscripts, 3, a, b, c, d, optimize=optimize)
 
 
-defvjp(np.einsum, DISCRETE, einsum_a, einsum_b, einsum_c, einsum_d)
+defvjp(np.einsum, einsum_s, einsum_a, einsum_b, einsum_c, einsum_d)
 
 
 def einsum_tangent(t, subscripts, operands, i, optimize=False):
     """``np.einsum(subscripts, *operands)`` with ``t`` in the place of ``operands[i]``."""
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("cpsad: the derivative of np.einsum needs its subscripts string")
-    operands = [t if j == i else o for j, o in enumerate(operands) if o is not None]
+    operands = [t if j == i else o for j, o in enumerate(operands)]
     optimize = optimize or len(operands) > 2 or sum(np.size(o) for o in operands) > 10_000
     return np.einsum(subscripts, *operands, optimize=optimize)
 
 
 def einsum_with(v, subscripts, i, a, b=None, c=None, d=None, *, optimize=False):
-    """``np.einsum(subscripts, a, b, c, d)`` with ``v`` in the place of operand ``i``."""
-    return einsum_tangent(v, subscripts, [a, b, c, d], i, optimize=optimize)
+    """``np.einsum(subscripts, a, b, c, d)`` with ``v`` in the place of argument ``i`` (the slot
+    of ``einsum_adjoint``)."""
+    spec, operands, where = einsum_parts(subscripts, a, b, c, d)
+    return einsum_tangent(v, spec, operands, where[i], optimize=optimize)
+
+
+def einsum_s_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
+    """The sublist form's first operand; a subscripts string has no tangent."""
+    return (
+        np.zeros_like(ans)
+        if isinstance(subscripts, str)
+        else einsum_with(t, subscripts, -1, a, b, c, d, optimize=optimize)
+    )
 
 
 def einsum_a_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=False):
@@ -148,7 +211,7 @@ def einsum_d_jvp(t, ans, subscripts, a, b=None, c=None, d=None, *, optimize=Fals
     return einsum_with(t, subscripts, 3, a, b, c, d, optimize=optimize)
 
 
-defjvp(np.einsum, DISCRETE, einsum_a_jvp, einsum_b_jvp, einsum_c_jvp, einsum_d_jvp)
+defjvp(np.einsum, einsum_s_jvp, einsum_a_jvp, einsum_b_jvp, einsum_c_jvp, einsum_d_jvp)
 
 
 def tensordot_subscripts(a, b, axes=2) -> str:
@@ -293,7 +356,8 @@ defjvp(np.outer, outer_a_jvp, outer_b_jvp)
 
 
 def vdot_a(g, ans, a, b):
-    return np.reshape(g * np.ravel(b), np.shape(a))
+    """``np.vdot`` conjugates ``a``: a function of ``conj(a)``, whose adjoint is ``conj(g b)``."""
+    return np.reshape((g * np.ravel(b)).conj(), np.shape(a))
 
 
 def vdot_b(g, ans, a, b):
@@ -440,17 +504,32 @@ defjvp(np.linalg.det, det_jvp)
 
 
 def slogdet(g, ans, a):
-    """``sign, logdet = np.linalg.slogdet(a)``: only ``logdet`` has a derivative."""
-    return np.expand_dims(item_adjoint(g, 1, ans[1]), (-2, -1)) * mT(np.linalg.inv(a))
+    """``sign, logdet = np.linalg.slogdet(a)``: ``log det a = logdet + i angle`` has the adjoint
+    ``c a^-T`` for the adjoint ``c`` of ``log det a``. ``logdet`` is its real part, so ``c`` gets
+    the real part of its adjoint; the sign of a real matrix is a step, of a complex one
+    ``exp(i angle)``, which gives ``c`` the imaginary part of ``g_sign sign``."""
+    return np.expand_dims(
+        np.real(item_adjoint(g, 1, ans[1]))
+        + (1j * np.imag(item_adjoint(g, 0, ans[0]) * ans[0]) if np.iscomplexobj(a) else 0.0),
+        (-2, -1),
+    ) * mT(np.linalg.inv(a))
 
 
 defvjp(np.linalg.slogdet, slogdet)
 
 
 def slogdet_jvp(t, ans, a):
-    """The pair's tangent: zero for the sign (a step), ``tr(a^-1 t)`` for ``logabsdet``."""
+    """The pair's tangent from ``d log det a = tr(a^-1 t)``: its real part for ``logabsdet``; for
+    the sign zero (a step) of a real matrix, ``i sign`` times the imaginary part of a complex one.
+    """
     return pair_like(
-        ans, np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+        ans,
+        (
+            1j * ans[0] * np.imag(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))
+            if np.iscomplexobj(a)
+            else np.zeros_like(ans[0])
+        ),
+        np.real(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)),
     )
 
 
@@ -513,10 +592,20 @@ def solve_b_jvp(t, ans, a, b):
 defjvp(np.linalg.solve, solve_a_jvp, solve_b_jvp)
 
 
+def real_only(x, name: str) -> None:
+    """Refuse a complex ``x`` where a rule is derived, and checked, for real numbers only."""
+    if np.iscomplexobj(x):
+        raise TypeError(
+            f"cpsad: the derivative of {name} is implemented for real values only, not complex "
+            "ones (see docs/reference.md, complex numbers)"
+        )
+
+
 def cholesky_vjp(g, ans, a, *, upper=False):
     """Murray (2016), eq. 10: ``a_bar = sym(L^-T phi(L^T g) L^-1)``, ``phi`` the lower triangle
     with half the diagonal. numpy reads only ``a``'s lower triangle (upper: its upper one); the
     adjoint is symmetric, the derivative along symmetric directions."""
+    real_only(a, "np.linalg.cholesky")
     L = mT(ans) if upper else ans
     g = mT(g) if upper else g
     n = np.shape(L)[-1]
@@ -531,6 +620,7 @@ defvjp(np.linalg.cholesky, cholesky_vjp)
 def cholesky_jvp(t, ans, a, *, upper=False):
     """``dL = L phi(L^-1 sym(t) L^-T)``, ``phi`` the lower triangle with half the diagonal. The
     direction is made symmetric, as the adjoint is: the transpose of the adjoint rule."""
+    real_only(a, "np.linalg.cholesky")
     L = mT(ans) if upper else ans
     n = np.shape(L)[-1]
     s = 0.5 * (t + mT(t))
@@ -544,6 +634,13 @@ defjvp(np.linalg.cholesky, cholesky_jvp)
 
 def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
     """Vector norms (any ``ord``) and matrix norms (``fro``, ``nuc``, 1, -1, 2, -2, inf, -inf)."""
+    out = _norm_gradient(np.real(g), ans, x, ord, axis, keepdims)
+    return out.conj()  # of complex x, conj(x / |x|) and the like (the identity on real arrays)
+
+
+def _norm_gradient(g, ans, x, ord, axis, keepdims):
+    """``norm_vjp`` but for the conjugate: ``2 g d norm / d conj(x)`` -- of real ``x``, the
+    gradient, and of complex ``x`` what the real formulas compute with ``x / |x|`` for the sign."""
     x = np.asarray(x)
     nd = x.ndim
     if axis is None:  # the whole array: a matrix norm when ord says so, else flattened
@@ -561,22 +658,23 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
         if ord is None or ord == 2:
             return (g / np.where(ans == 0, 1, ans) * x).astype(dtype, copy=False)
         if ord == 1:
-            return (g * np.sign(x)).astype(dtype, copy=False)
+            return (g * unit(x)).astype(dtype, copy=False)
         if ord == np.inf or ord == -np.inf:
             hits = np.abs(x) == ans
-            share = g * np.sign(x) * hits
+            share = g * unit(x) * hits
             return (share / np.sum(hits, axis=axes, keepdims=True)).astype(dtype, copy=False)
         if ord == 0:
             return np.zeros(x.shape, dtype)
-        p = ord
-        return (g * x * np.abs(x) ** (p - 2) / ans ** (p - 1)).astype(dtype, copy=False)
+        p = ord  # sign(x) |x|^(p-1), not x |x|^(p-2): 0 at a zero element (p > 1), and at 0
+        share = g * unit(x) * np.abs(x) ** (p - 1) / np.where(ans == 0, 1, ans) ** (p - 1)
+        return share.astype(dtype, copy=False)
     # matrix norms: the two axes moved to the end
     rows, cols = axes
     xm = np.moveaxis(x, (rows, cols), (-2, -1))
     gm = np.moveaxis(g, (rows, cols), (-2, -1))
     am = np.moveaxis(ans, (rows, cols), (-2, -1))
     if ord is None or ord == "fro":
-        out = gm / am * xm
+        out = gm / np.where(am == 0, 1, am) * xm  # 0 at 0, as the vector norm
     elif ord == "nuc" or ord in (2, -2):
         u, s, vt = np.linalg.svd(xm, full_matrices=False)
         if ord == "nuc":
@@ -588,7 +686,7 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
         along = -2 if ord in (1, -1) else -1  # column sums (1) or row sums (inf)
         sums = np.sum(np.abs(xm), axis=along, keepdims=True)
         hits = sums == am
-        out = gm * np.sign(xm) * hits / np.sum(hits, axis=(-2, -1), keepdims=True)
+        out = gm * unit(xm) * hits / np.sum(hits, axis=(-2, -1), keepdims=True)
     else:
         raise NotImplementedError(f"cpsad: no derivative of the matrix norm ord={ord!r}")
     return np.moveaxis(out, (-2, -1), (rows, cols)).astype(dtype, copy=False)
@@ -602,7 +700,7 @@ def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
     adjoint of a unit adjoint. The tangent is that gradient's inner product with ``t`` over the
     reduced axes."""
     gradient = norm_vjp(np.ones_like(ans), ans, x, ord=ord, axis=axis, keepdims=keepdims)
-    return np.sum(gradient * t, axis=axis, keepdims=keepdims)
+    return np.real(np.sum(gradient * t, axis=axis, keepdims=keepdims))
 
 
 defjvp(np.linalg.norm, norm_jvp)

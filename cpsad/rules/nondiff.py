@@ -98,6 +98,8 @@ defnondiff(
     np.isposinf,
     np.isreal,
     np.iscomplex,
+    np.iscomplexobj,
+    np.isrealobj,
     np.isscalar,
     np.issubdtype,
     np.can_cast,

@@ -19,6 +19,9 @@ from cpsad.rules.core import (
     defvjp,
 )
 from cpsad.runtime import (
+    add_left,
+    add_right,
+    add_tangent,
     as_sequence,
     getitem_adjoint,
     inplace_add,
@@ -28,6 +31,7 @@ from cpsad.runtime import (
     inplace_sub,
     item_adjoint,
     reads_shape_of,
+    repeat_adjoint,
     tangent_zeros,
     unbroadcast,
     unpack_adjoint,
@@ -169,6 +173,58 @@ def mod_y_jvp(t, ans, x, y):
 
 
 defjvp_operator("mod", mod_x_jvp, mod_y_jvp)
+
+
+# `+` where both operands may be lists or tuples (Kinds does not know either is a number or an
+# array): joining sequences or adding, decided when the rule runs; `*` where one operand surely
+# is a sequence: repeating it
+
+
+def add_any_x(g, ans, x, y):
+    return add_left(g, x, y)
+
+
+def add_any_y(g, ans, x, y):
+    return add_right(g, x, y)
+
+
+defoperator("add_any", add_any_x, add_any_y)
+
+
+def add_any_x_jvp(t, ans, x, y):
+    return add_tangent(t, ans, x, y, False)
+
+
+def add_any_y_jvp(t, ans, x, y):
+    return add_tangent(t, ans, x, y, True)
+
+
+defjvp_operator("add_any", add_any_x_jvp, add_any_y_jvp)
+
+
+def repeat_x(g, ans, x, y):
+    """``[a, b] * n``: each entry's adjoint is the sum of its copies'; the count has none."""
+    return repeat_adjoint(g, x, y)
+
+
+def repeat_y(g, ans, x, y):
+    return repeat_adjoint(g, y, x)
+
+
+defoperator("repeat_x", repeat_x, DISCRETE)
+defoperator("repeat_y", DISCRETE, repeat_y)
+
+
+def repeat_x_jvp(t, ans, x, y):
+    return t * y
+
+
+def repeat_y_jvp(t, ans, x, y):
+    return x * t
+
+
+defjvp_operator("repeat_x", repeat_x_jvp, DISCRETE)
+defjvp_operator("repeat_y", DISCRETE, repeat_y_jvp)
 
 
 def _floats(a, b) -> bool:

@@ -88,17 +88,39 @@ def max_vjp(g, ans, a, axis=None, *, keepdims=False):
 
 
 def var_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):
+    """``2 g (a - mean) / (n - ddof)``; of complex ``a`` (``var`` is the mean of ``|a - mean|**2``,
+    real) the real part of ``g`` times ``conj(a - mean)``."""
     centered = a - np.mean(a, axis=axis, keepdims=True)
     return (
-        2.0 * expand(g, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
+        2.0
+        * expand(np.real(g), a, axis=axis, keepdims=keepdims)
+        * centered.conj()
+        / (count(a, axis=axis) - ddof)
     )
 
 
 def std_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):
+    """``g (a - mean) / ((n - ddof) std)``, and 0 where the spread is zero (one element, equal
+    ones): ``std`` is a norm of the centered values there, whose smallest subgradient is 0 (the
+    central difference, ``|eps| - |eps|``, is 0 too). Of complex ``a``: ``conj(a - mean)``, and the
+    real part of ``g``."""
     centered = a - np.mean(a, axis=axis, keepdims=True)
     return (
-        expand(g / ans, a, axis=axis, keepdims=keepdims) * centered / (count(a, axis=axis) - ddof)
+        expand(over_nonzero(np.real(g), ans), a, axis=axis, keepdims=keepdims)
+        * centered.conj()
+        / (count(a, axis=axis) - ddof)
     )
+
+
+def over_nonzero(g, d):
+    """``g / d``, 0 where ``d`` is 0."""
+    if np.ndim(d) == 0:
+        return g / d if d != 0 else 0.0 * g
+    d = np.asarray(d)
+    zero = d == 0
+    if not zero.any():
+        return g / d
+    return np.where(zero, 0.0, g / np.where(zero, 1, d))
 
 
 defvjp(np.sum, sum_vjp)
@@ -152,14 +174,17 @@ def max_jvp(t, ans, a, axis=None, *, keepdims=False):
 
 def var_jvp(t, ans, a, axis=None, *, ddof=0, keepdims=False):
     """``2 sum((a - mean) t) / (n - ddof)``: the tangent's own mean drops out, as the centered
-    values sum to zero."""
+    values sum to zero. (Complex ``a``: the real part of ``conj(a - mean) t``.)"""
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return 2.0 * np.sum(centered * t, axis=axis, keepdims=keepdims) / (count(a, axis=axis) - ddof)
+    spread = np.real(np.sum(centered.conj() * t, axis=axis, keepdims=keepdims))
+    return 2.0 * spread / (count(a, axis=axis) - ddof)
 
 
 def std_jvp(t, ans, a, axis=None, *, ddof=0, keepdims=False):
+    """The transpose of ``std_vjp``: 0 where the spread is zero."""
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return np.sum(centered * t, axis=axis, keepdims=keepdims) / ((count(a, axis=axis) - ddof) * ans)
+    spread = np.real(np.sum(centered.conj() * t, axis=axis, keepdims=keepdims))
+    return over_nonzero(spread, ans) / (count(a, axis=axis) - ddof)
 
 
 for _f, _jvp in [

@@ -29,5 +29,5 @@ def huber_bp(k, r, delta=1.0):
         a_bar = unbroadcast(sub_bar, a)
     # a = abs(r)
     a_bar = a_bar if a_bar is not None else zeros_like(a)
-    r_bar = acc(r_bar, a_bar * np.sign(r))
+    r_bar = acc(r_bar, a_bar.real * np.sign(r.conjugate()))
     return r_bar

@@ -2,7 +2,7 @@
 # with respect to x. horner_bp(k, coeffs, x, i) runs `horner`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
-from cpsad.runtime import acc, unbroadcast, zeros_like
+from cpsad.runtime import acc, add_right, unbroadcast, zeros_like
 
 
 def horner_bp(k, coeffs, x, i=0):
@@ -20,7 +20,7 @@ def horner_bp(k, coeffs, x, i=0):
             # return coeffs[i] + x * horner(coeffs, x, i + 1)
             mul = x * horner_coeffs
             add_1_bar = k(coeffs_item_1 + mul)
-            mul_bar = unbroadcast(add_1_bar, mul)
+            mul_bar = add_right(add_1_bar, coeffs_item_1, mul)
             x_bar = acc(x_bar, unbroadcast(mul_bar * horner_coeffs, x))
             horner_coeffs_bar = unbroadcast(mul_bar * x, horner_coeffs)
             return horner_coeffs_bar

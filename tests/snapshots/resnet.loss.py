@@ -287,7 +287,14 @@ def relu_bp(k, x):
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of (block, x). Do not edit.
 import numpy as np
-from cpsad.runtime import acc, items_adjoint, pick_into, unbroadcast
+from cpsad.runtime import (
+    acc,
+    add_left,
+    add_right,
+    items_adjoint,
+    pick_into,
+    unbroadcast,
+)
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to x, w, b
 # relu_bp: the backpropagator of cnn.relu with respect to x
@@ -307,8 +314,8 @@ def residual_block_bp(k, block, x):
                 add = x + h
                 maximum_bar = k(np.maximum(add, 0.0))
                 add_bar = unbroadcast(pick_into(maximum_bar, add > 0.0, add, 0.0), add)
-                x_bar = acc(x_bar, unbroadcast(add_bar, x))
-                h_bar = unbroadcast(add_bar, h)
+                x_bar = acc(x_bar, add_left(add_bar, x, h))
+                h_bar = add_right(add_bar, x, h)
                 return h_bar
 
             # h = conv2d(h, block["w2"], block["b2"])
@@ -430,7 +437,8 @@ def conv2d_bp(k_1, x, w, b):
         def after_loop_L36_1_L36_1(unused_1):
             nonlocal result_bar
             # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
-            result_bar = acc(result_bar, k_1(result))
+            result_bar_k = k_1(result)
+            result_bar = acc(result_bar, result_bar_k)
 
         # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
         loop_L36_1_bp(after_loop_L36_1_L36_1, 0)

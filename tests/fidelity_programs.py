@@ -1,0 +1,444 @@
+"""Programs cpsad once got wrong (issue 13's repros and what was found beside them), each a
+minimal program of ordinary Python: the regression corpus of tests/test_fidelity.py.
+
+Each function's value must be plain Python's and its gradient the finite differences' (and
+autograd's, where autograd runs it). ``CASES`` lists them with their arguments; the comment
+above each says what cpsad did before the fix.
+"""
+
+import functools
+
+import numpy as np
+
+
+def apply(fn, v):
+    return fn(v)
+
+
+def apply2(fn, v):
+    w = v * 2.0
+    return fn(w)
+
+
+def twice(fn, v):
+    return fn(fn(v))
+
+
+def compose(f, g):
+    return lambda t: f(g(t))
+
+
+def via(fn, v):
+    return apply(fn, v) + apply2(fn, v)
+
+
+# -- functions as values reaching a call -------------------------------------------------------
+
+
+# grad 0.0 (Inline resolved the lambda it substituted for `fn` as a module global)
+def closure_through_apply(x):
+    return apply(lambda t: x, 0.5)
+
+
+# refused: "`lambda_L..` has no derivative rule and cpsad cannot read its source"
+def lambda_through_apply(x):
+    return apply(lambda t: x * t, x)
+
+
+def lambda_through_helper(x):
+    return apply2(lambda t: x * t, x)
+
+
+def lambda_applied_twice(x):
+    return twice(lambda t: t * x, 1.5)
+
+
+def composed(x):
+    return compose(np.sin, lambda t: t * x)(x)
+
+
+def through_two_helpers(x):
+    return via(lambda t: t * x, x)
+
+
+def primitive_and_constant_lambda(x):
+    return apply(np.exp, x) + apply(lambda t: 0.5, x)
+
+
+def named_lambda_applied(x):
+    g = lambda t: t * x
+    return apply(g, 0.5) + apply(g, x)
+
+
+# refused: a local function of constant result called on an active value
+def constant_local_function(x):
+    def g(t):
+        return 0.5
+
+    return g(x) * x
+
+
+# crash in compiler._positional: a closure of no parameters called through a value
+def closure_renamed(x):
+    def g():
+        return x * x
+
+    k = g
+    return k()
+
+
+def closure_in_tuple_unpacked(x):
+    pair = (lambda: x * 2.0, 3.0)
+    f, c = pair
+    return f() * c
+
+
+def closures_in_tuple(x):
+    fs = (lambda t: t * x, lambda t: t + x)
+    return fs[0](x) + fs[1](2.0)
+
+
+def closure_in_dict(x):
+    d = {"a": lambda t: t * x}
+    return d["a"](3.0)
+
+
+def closure_returned(x):
+    def mk(c):
+        return lambda t: t * c
+
+    g = mk(x)
+    return g(x)
+
+
+def primitives_in_list(x):
+    fs = [np.sin, np.cos]
+    return fs[0](x) * fs[1](x)
+
+
+# -- variables closures share --------------------------------------------------------------------
+
+
+# grad 4.01 at 0.848, right 4.315: Simplify named a temporary after the shared `y`
+def shared_reassigned(x):
+    g = lambda: y
+    y = np.exp(x)
+    y = y * x
+    return y
+
+
+# value 0.34, grad 1.0 at 0.3397: tuple unpacking bound a fresh local, not the shared x
+def shared_unpacked(x):
+    g = lambda: x
+    a, x = 1.0, 3.0 * x
+    return g()
+
+
+# UnboundLocalError in emitted code
+def shared_unpacked_then_read(x):
+    a, s = x, x
+    g = lambda: s
+    y = g()
+    s = s * x
+    return y + s
+
+
+# grad 0.0: the closure is defined before y is first assigned
+def closure_before_assignment(x):
+    g = lambda: y
+    y = 3.0 * x
+    return g()
+
+
+# None at 0.5: an if/elif without else left y's earlier value out of the join
+def elif_without_else(x):
+    y = 0.0
+    if x > 0:
+        y = x
+    if x > 1:
+        y = 2 * x
+    elif x > 2:
+        y = 3 * x
+    return y
+
+
+# (6.0, 6.0) at 1.0: each lambda read its own iteration's i; Python's read the last (3)
+def late_binding_in_loop(x):
+    fs = []
+    for i in range(1, 4):
+        fs.append(lambda t: t * i)
+    total = 0.0
+    for g in fs:
+        total = total + g(x)
+    return total
+
+
+# SyntaxError in emitted code: the lambda was hoisted out of the comprehension's scope
+def lambdas_in_comprehension(x):
+    fs = [lambda t: t * i for i in range(1, 4)]
+    return fs[0](x) + fs[2](x)
+
+
+def early_binding_by_default(x):
+    fs = [lambda t, i=i: t * i for i in range(1, 4)]
+    return fs[0](x) + fs[2](x)
+
+
+def late_binding_nested_loops(x):
+    fs = []
+    for i in range(3):
+        for j in range(2):
+            fs.append(lambda t: t * i + j * x)
+    return fs[0](x)
+
+
+def late_binding_while(x):
+    fs = []
+    i = 0
+    while i < 3:
+        y = x * i
+        fs.append(lambda: y)
+        i = i + 1
+    return fs[0]() + fs[1]()
+
+
+def late_binding_def(x):
+    fs = []
+    for i in range(3):
+
+        def g(t):
+            return t * i * x
+
+        fs.append(g)
+    return fs[0](x) + fs[1](2.0)
+
+
+def late_binding_dict(x):
+    fs = {}
+    for i in range(3):
+        fs[i] = lambda t: t * i
+    return fs[0](x)
+
+
+def closure_called_in_loop(x):
+    tot = 0.0
+    for i in range(3):
+        g = lambda t: t * i
+        tot = tot + g(x)
+    return tot
+
+
+def lambda_in_comprehension_element(x):
+    return sum([(lambda t: t * x)(i) for i in range(3)])
+
+
+# -- lists and tuples joined and repeated ----------------------------------------------------
+
+
+# grad (0, 0), right (0, 2): `+` of two lists was differentiated as addition
+def lists_joined(a, b):
+    return np.sum(([a] + [b])[1] * 2.0)
+
+
+def lists_joined_and_read(a, b):
+    xs = [a, b] + [a * b]
+    return xs[0] * xs[2] + xs[1]
+
+
+def list_repeated_then_joined(a, b):
+    xs = [a] * 3 + [b]
+    return xs[0] + xs[1] * xs[3] + xs[2]
+
+
+def tuples_joined(a, b):
+    t = (a,) + (b, a)
+    return t[0] * t[1] * t[2]
+
+
+def list_grown_by_joining(a, b):
+    xs = [a]
+    xs = xs + [b]
+    return np.sum(np.array(xs) ** 2)
+
+
+def list_repeated_left(a, b):
+    xs = 2 * [a * b]
+    return sum(xs)
+
+
+def repeat(xs, n):
+    m = n + 0
+    return xs * m
+
+
+def join(xs, ys):
+    m = len(xs)
+    return xs[:m] + ys
+
+
+def list_repeated_in_helper(a, b):
+    ys = repeat([a, b], 2)
+    return ys[0] * ys[3]
+
+
+def lists_joined_in_helper(a, b):
+    zs = join([a], [b, a])
+    return zs[0] * zs[1] + zs[2]
+
+
+# -- defaults computed from differentiated values -------------------------------------------
+
+
+# grad 0.0, right 2x: the default captured the input, and its adjoint was dropped
+def default_captures_input(x):
+    def g(n=x):
+        return n * n
+
+    return g()
+
+
+def defaults_in_comprehension(x):
+    fs = [lambda t, c=x * i: t * c for i in range(1, 4)]
+    return fs[0](x) + fs[2](2.0)
+
+
+def keyword_only_default(x):
+    def g(a, *, b=np.sin(x)):
+        return a * b
+
+    return g(x) + g(2.0, b=x)
+
+
+def lambda_default_given_and_not(x):
+    y = x * 3.0
+    h = lambda t=y: t * y
+    return h() + h(x)
+
+
+def constant_default(x):
+    def g(n=2.0):
+        return n * x
+
+    return g() + g(x)
+
+
+# -- lists built in loops, in branches ----------------------------------------------------------
+
+
+# grad 0.0: `ys`, bound twice and shared with the loops, was appended to through a snapshot
+# of it, which nothing later read
+def list_in_returning_branch_then_again(x):
+    if x < 5.0:
+        ys = []
+        for i in range(3):
+            ys.append(x * i)
+        return np.sum(np.stack(ys))
+    ys = []
+    for i in range(3):
+        ys.append(x * (i + 1.0))
+    return np.sum(np.stack(ys))
+
+
+# UnboundLocalError (forward mode): the loop variable bound in a branch that returns was taken
+# for bound before the second loop
+def second_loop_after_returning_branch(x):
+    if x > 5.0:
+        ys = []
+        for i in range(3):
+            ys.append(x * i)
+        return np.sum(np.stack(ys))
+    ys = []
+    for i in range(3):
+        ys.append(x * (i + 1.0))
+    return np.sum(np.stack(ys))
+
+
+def list_grown_in_branch(x):
+    ys = []
+    if x > 0.0:
+        for i in range(3):
+            ys.append(x * i)
+    return sum(ys) + x
+
+
+# -- a closure's adjoint, added to by the rest of the program ---------------------------------
+
+
+# half the gradient: `x_bar = acc(x_bar, k(x))` read x_bar before k, which adds to it too
+def closure_called_twice(x):
+    g = lambda: x
+    return g() * g()
+
+
+def tree_recursive_closure(x):
+    def fib(n):
+        if n < 2:
+            return x
+        return fib(n - 1) + fib(n - 2) * x
+
+    return fib(4)
+
+
+def closure_of_its_own_result(x):
+    def g(t):
+        return x * t
+
+    return g(g(2.0))
+
+
+CASES = [
+    (closure_through_apply, (0.7,)),
+    (lambda_through_apply, (0.7,)),
+    (lambda_through_helper, (0.7,)),
+    (lambda_applied_twice, (0.7,)),
+    (composed, (0.7,)),
+    (through_two_helpers, (0.7,)),
+    (primitive_and_constant_lambda, (0.7,)),
+    (named_lambda_applied, (0.7,)),
+    (constant_local_function, (0.7,)),
+    (closure_renamed, (0.7,)),
+    (closure_in_tuple_unpacked, (0.7,)),
+    (closures_in_tuple, (0.7,)),
+    (closure_in_dict, (0.7,)),
+    (closure_returned, (0.7,)),
+    (primitives_in_list, (0.7,)),
+    (shared_reassigned, (0.848,)),
+    (shared_unpacked, (0.3397,)),
+    (shared_unpacked_then_read, (0.7,)),
+    (closure_before_assignment, (0.7,)),
+    (elif_without_else, (0.5,)),
+    (elif_without_else, (1.5,)),
+    (elif_without_else, (2.5,)),
+    (elif_without_else, (-1.0,)),
+    (late_binding_in_loop, (1.0,)),
+    (lambdas_in_comprehension, (0.7,)),
+    (early_binding_by_default, (0.7,)),
+    (late_binding_nested_loops, (0.7,)),
+    (late_binding_while, (0.7,)),
+    (late_binding_def, (0.7,)),
+    (late_binding_dict, (0.7,)),
+    (closure_called_in_loop, (0.7,)),
+    (lambda_in_comprehension_element, (0.7,)),
+    (default_captures_input, (0.7,)),
+    (defaults_in_comprehension, (0.7,)),
+    (keyword_only_default, (0.7,)),
+    (lambda_default_given_and_not, (0.7,)),
+    (constant_default, (0.7,)),
+    (list_in_returning_branch_then_again, (0.7,)),
+    (second_loop_after_returning_branch, (0.7,)),
+    (list_grown_in_branch, (0.7,)),
+    (list_grown_in_branch, (-0.7,)),
+    (closure_called_twice, (0.7,)),
+    (tree_recursive_closure, (0.7,)),
+    (closure_of_its_own_result, (0.7,)),
+    (lists_joined, (0.7, 1.3)),
+    (lists_joined_and_read, (0.7, 1.3)),
+    (list_repeated_then_joined, (0.7, 1.3)),
+    (tuples_joined, (0.7, 1.3)),
+    (list_grown_by_joining, (0.7, 1.3)),
+    (list_repeated_left, (0.7, 1.3)),
+    (list_repeated_in_helper, (0.7, 1.3)),
+    (lists_joined_in_helper, (0.7, 1.3)),
+]
+
+_ = functools  # decorators' tests import it from here

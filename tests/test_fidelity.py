@@ -1,0 +1,31 @@
+"""Regression tests of programs cpsad once got wrong: value, gradient, forward mode, autograd."""
+
+import numpy as np
+import pytest
+
+import cpsad
+from tests import fidelity_programs as P
+from tests.faithful import assert_faithful, float_args
+
+
+@pytest.mark.parametrize("f, args", P.CASES, ids=[f"{f.__name__}-{args[0]}" for f, args in P.CASES])
+def test_faithful(f, args):
+    assert_faithful(f, *args)
+
+
+@pytest.mark.parametrize("f, args", P.CASES, ids=[f"{f.__name__}-{args[0]}" for f, args in P.CASES])
+def test_second_order_is_right_or_refused_at_the_users_line(f, args):
+    """grad(grad(f)) agrees with finite differences of grad(f), or is a TransformError that
+    points into the file of the function (not into emitted code or cpsad's own)."""
+    nums = float_args(args)
+    if len(nums) != 1 or len(args) != 1:
+        pytest.skip("a function of one number")
+    g = cpsad.grad(f)
+    try:
+        second = cpsad.grad(g)(*args)
+    except cpsad.TransformError as exc:
+        assert exc.filename == f.__code__.co_filename, str(exc)
+        return
+    x = args[0]
+    fd = (g(x + 1e-5) - g(x - 1e-5)) / 2e-5
+    assert np.isclose(second, fd, rtol=1e-5, atol=1e-6), (second, fd)
