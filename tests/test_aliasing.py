@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -749,7 +750,8 @@ def test_the_views_numpy_can_return_are_listed():
             continue
         for arr in (a, b):
             try:
-                with np.errstate(all="ignore"):
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
                     r = fn(arr)
             except Exception:
                 continue

@@ -61,7 +61,7 @@ import numpy
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.activity import Scopes, statements
+from transforms.scoping import local_names
 
 # --------------------------------------------------------------------------- what Normalize marks
 
@@ -92,6 +92,9 @@ class Sharing:
     # for Python's own in-place operation (``operator.iadd``), where no derivative can see it:
     confined: bool = False  # the value was made in this activation and never left it
     mentions: list = field(default_factory=list)  # statements naming a variable that may hold it
+    related: list = field(
+        default_factory=list
+    )  # parameters holding it if the caller passed it twice
 
 
 # --------------------------------------------------------------------------- callees
@@ -332,6 +335,47 @@ def _reach(objs, heap) -> frozenset:
 # --------------------------------------------------------------------------- the functions
 
 
+def statements(block):
+    """Every statement of a normalized block, depth first (branches included, not nested defs)."""
+    for s in block:
+        yield s
+        if isinstance(s, A.If):
+            yield from statements(s.body)
+            yield from statements(s.orelse)
+
+
+class _Scopes:
+    """The function tree: each function's locals, its parent, Python's name resolution. A
+    function is keyed by its ``DEF_KEY`` (Resolve's), the entry function by ``""``."""
+
+    def __init__(self, root):
+        self.node: dict = {}
+        self.parent: dict = {}
+        self.locals: dict = {}
+        self.defs: dict = {}  # (owner key, name) -> key of the function defined there
+        stack = [(root, None)]
+        while stack:
+            fdef, parent = stack.pop()
+            key = "" if fdef is root else anno.getanno(fdef, anno.DEF_KEY)
+            self.node[key], self.parent[key] = fdef, parent
+            self.locals[key] = local_names(fdef)
+            for s in statements(fdef.body):
+                if isinstance(s, A.FunctionDef):
+                    self.defs[(key, s.name)] = anno.getanno(s, anno.DEF_KEY)
+                    stack.append((s, key))
+
+    def resolve(self, key, name):
+        """The variable ``name`` means inside function ``key``: (owner key, name), or None."""
+        while key is not None:
+            if name in self.locals[key]:
+                return (key, name)
+            key = self.parent[key]
+        return None
+
+    def functions(self):
+        return list(self.node.items())
+
+
 @dataclass
 class _Call:
     """A call of a local function, as its caller saw it."""
@@ -360,7 +404,7 @@ class _Func:
 class _Analysis:
     def __init__(self, unit):
         self.unit = unit
-        self.scopes = Scopes(unit.tree)
+        self.scopes = _Scopes(unit.tree)
         g = getattr(unit.fn, "__globals__", {})
         self.globals = g
         self.funcs: dict[str, _Func] = {}
@@ -972,26 +1016,54 @@ class _Analysis:
                         names.append(h[1])
                 else:
                     held.append(f"`{h[1]}` of the function that calls `{f.fdef.name}`")
-        if not names and not held:
+        # the entry function's argument (or a global): off the differentiated path Python's own
+        # operation changes it where the caller sees it, as Python does
+        callers = key == "" and any(o[0] in _ENTRY_KINDS for o in objs)
+        if not names and not held and not callers:
             return None
         must = sorted(n for n in names if (key, n) in state.same.get(operand, frozenset()))
         sharing = Sharing(names=names, held="; ".join(dict.fromkeys(held)) or None, must=must)
         self._confinement(f, s, objs, sharing)
+        if not names and not held and not sharing.confined:
+            return None  # the rebinding: nothing else reads it, a derivative may
         return sharing
 
     def _confinement(self, f, s, objs, sharing: Sharing) -> None:
-        """Is the value one this activation made, that stayed in it? Then Python's own in-place
-        operation is safe where no derivative reads a variable that may hold it (see
-        ``python_may_run_in_place``): record the statements that name one."""
+        """May the update run as Python's own in-place operation, where no derivative reads a
+        variable that may hold the value (``python_may_run_in_place``)? If the value was made in
+        this activation, or is an argument or a global of the entry function, and stays in the
+        function: then record the statements that name a variable holding it (``mentions``:
+        none may compute an active value), and the parameters and globals that may hold it
+        only if the caller passed one array twice (``related``: checked at run time)."""
         key = f.key
-        if any(o[0] != "site" or o[1] != key for o in objs) or sharing.held:
+        if TOP in objs or sharing.held:
             return
+        for o in objs:
+            if not (o[1] == key and (o[0] == "site" or (key == "" and o[0] in _ENTRY_KINDS))):
+                return
         ever, heap = self.ever.get(key, ({}, {}))
-        names = {
-            v[1]
-            for v, val in ever.items()
-            if v[0] == key and self.overlap(f, objs, _reach(val.objs, heap))
+        values = dict(ever)
+        for v in f.entry_vars:
+            if v not in values and not self.irrelevant_global(v):
+                values[v] = Val(frozenset({_entry(key, v)}))
+                heap = {**heap, _entry(key, v): frozenset({_contents(key, v)})}
+        direct, related = set(), set()
+        for v, val in values.items():
+            reach = _reach(val.objs, heap)
+            if objs & reach:
+                direct.add(v)
+            elif self.overlap(f, objs, reach):
+                related.add(v)
+        assigned = {
+            n.id
+            for n in self._own_nodes(f.fdef)
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
         }
+        own_names = {n.id for n in self._own_nodes(f.fdef) if isinstance(n, A.Name)}
+        for v in related:  # the entry value, unchanged, named here: the check can compare it
+            if v[1] in assigned or not self.visible(key, v) or v[1] not in own_names:
+                return
+        names = {v[1] for v in direct}
         mentions = []
         for st in statements(f.fdef.body):
             if isinstance(st, A.FunctionDef):
@@ -1006,6 +1078,7 @@ class _Analysis:
             mentions.append(st)
         sharing.confined = True
         sharing.mentions = mentions
+        sharing.related = sorted(v[1] for v in related)
 
 
 def _initial_edges(o) -> frozenset:

@@ -120,7 +120,8 @@ class Normalize:
                     s.body = visit(s.body)
                 found = sharing.get(id(s))
                 if found is not None:
-                    out.append(self.guard(s, found, fn, name))
+                    if found.names or found.held or found.related:
+                        out.append(self.guard(s, found, fn, name))
                     anno.setanno(s, anno.ALIASED_AUG, found)
                 out.append(s)
             return out

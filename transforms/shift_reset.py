@@ -766,10 +766,20 @@ def in_place(unit, s, out: list, kinds) -> bool:
     sharing = anno.getanno(s, anno.ALIASED_AUG)
     if sharing is None:
         return False
+    guard = out[-1] if out and anno.getanno(out[-1], anno.ALIAS_GUARD) is s else None
     if aliasing.python_may_run_in_place(sharing, s):
-        if out and anno.getanno(out[-1], anno.ALIAS_GUARD) is s:
-            out.pop()
+        if guard is not None:  # it checks the parameters that hold the value only if the
+            out.pop()  # caller passed one array twice
+            if sharing.related:
+                call = guard.value
+                call.args[4:] = [A.const(None), A.const(tuple(sharing.related))]
+                call.args += [A.name(n) for n in sharing.related]
+                out.append(guard)
         return True
+    if not (sharing.names or sharing.held):
+        if guard is not None:
+            out.pop()  # a value a derivative reads and nothing else: rebound (an argument of
+        return False  # the entry function: the caller's array keeps its value)
     u = anno.getanno(s, anno.AUG)
     alias = aliasing.certain_refusal(sharing, kinds.get(u.operand))
     if alias is not None:
