@@ -635,10 +635,10 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     what = "an array" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
     target, _, rhs = statement.partition(f" {op} ")
     raise TypeError(
-        f"line {line}: `{statement}` would change in place {what} that {holder} also holds and "
-        f"reads afterwards: Python changes it there too, and cpsad cannot follow that (it makes "
-        f"a new value, as for numbers). Write `{target} = {target} {op[:-1]} {rhs}` to make a "
-        f"new value (and {holder} keeps the old one), or give {holder} a copy (`.copy()`)"
+        f"line {line}: `{statement}` would change in place {what} that {holder} also holds: "
+        f"Python changes it there too, and cpsad cannot follow a derivative through that (it "
+        f"makes a new value, as for numbers). Write `{target} = {target} {op[:-1]} {rhs}` to make "
+        f"a new value (then {holder} keeps the old one), or give {holder} a copy (`.copy()`)"
     )
 
 

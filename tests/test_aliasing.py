@@ -72,6 +72,8 @@ def autograd_gradient(f, args, argnums):
 
 
 X = np.array([0.7, -1.2, 2.1])
+
+
 M = np.array([[1.1, 0.3, -0.4], [0.2, 0.9, 0.5], [-0.6, 0.1, 1.3]])
 
 # ----------------------------------------------------------------------------- accepted
@@ -361,6 +363,18 @@ ACCEPTED = {
         """,
         (1.3,),
     ),
+    "an alias on a branch that returned": (
+        """
+        def f(x, c):
+            y = x * 1.0
+            if c > 0:
+                w = y
+                return np.sum(w * w)
+            y += x
+            return np.sum(y * y)
+        """,
+        (X, -1.0),
+    ),
     "an item of a constant array": (
         """
         def f(x):
@@ -589,6 +603,22 @@ REFUSED = {
         "w",
         TypeError,
     ),
+    "a function value reading the alias": (
+        """
+        def apply(g):
+            return g()
+
+        def f(x):
+            y = x * 1.0
+            w = y[:2]
+            g = lambda: np.sum(w)
+            y *= 2.0
+            return apply(g) * x[0]
+        """,
+        (X,),
+        "w",
+        TypeError,
+    ),
     "a list extended in place, held by another name": (
         """
         def f(x):
@@ -794,3 +824,39 @@ def test_forward_mode_agrees():
         assert same(value, python_value(f, args))
         g = cpsad.grad(f)(*copy.deepcopy(args))
         assert same(tangent, np.sum(g * direction))
+
+
+def test_an_argument_off_the_differentiated_path_changes_as_in_python():
+    f, _ = program("""
+        def f(x, counts):
+            counts += 1.0
+            return x * np.sum(counts)
+        """)
+    counts = np.zeros(3)
+    assert cpsad.grad(f)(2.0, counts) == pytest.approx(3.0)
+    assert list(counts) == [1.0, 1.0, 1.0]  # as f(2.0, counts) leaves it
+
+
+def test_an_argument_on_the_differentiated_path_keeps_its_value():
+    """``x += 1.0`` where x is differentiated: the value and gradient are Python's, the caller's
+    array is not changed (cpsad rebinds x; autograd and JAX do the same)."""
+    f, _ = program(ACCEPTED["a parameter (the caller's array is not changed)"][0])
+    x = X.copy()
+    value, _ = cpsad.value_and_grad(f)(x)
+    assert same(value, python_value(f, (X,)))
+    assert same(x, X)
+
+
+def test_in_place_off_the_path_checks_arrays_the_caller_passed_twice():
+    f, _ = program("""
+        def f(x, counts):
+            c = counts
+            c += 1.0
+            return np.sum(x) * np.sum(counts)
+        """)
+    counts = np.zeros(3)
+    g = cpsad.grad(f)(X, counts)
+    assert same(g, np.full(3, 3.0)) and list(counts) == [1.0, 1.0, 1.0]
+    a = X.copy()
+    with pytest.raises(TypeError, match="`x`"):
+        cpsad.grad(f)(a, a)  # Python would change x too: another function of x

@@ -77,9 +77,13 @@ class Update:
     target: str
     op: str  # "+=", ...
     python_op: str  # "iadd", ...: the operator module's in-place function
-    text: str  # the user's statement, for messages
+    node: object  # the user's statement (an AugAssign), for messages
     line: int
     container: str | None = None
+
+    @property
+    def text(self) -> str:
+        return A.to_source(self.node).strip()
 
 
 @dataclass
@@ -267,8 +271,10 @@ EMPTY = Val(frozenset())
 
 
 def _join(a: Val, b: Val) -> Val:
-    if a is b:
+    if a is b or (not b.objs and b.elts is None):
         return a
+    if not a.objs and a.elts is None:  # nothing (or a number): the other side's elements stay
+        return b
     elts = None
     if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts):
         elts = tuple(_join(x, y) for x, y in zip(a.elts, b.elts))
@@ -399,11 +405,13 @@ class _Func:
     heap_out: dict = field(default_factory=dict)  # edges it adds, in its objects
     related: set = field(default_factory=set)  # frozensets {var, var} of entry vars that may share
     holders: dict = field(default_factory=dict)  # entry var -> caller vars (or "?") holding it
+    records: tuple = ((), ())  # its last pass's calls and updates
 
 
 class _Analysis:
     def __init__(self, unit):
         self.unit = unit
+        self._nodes: dict = {}  # id(node) -> the nodes of its scope below it
         self.scopes = _Scopes(unit.tree)
         g = getattr(unit.fn, "__globals__", {})
         self.globals = g
@@ -414,6 +422,8 @@ class _Analysis:
         self.cells = self._cells()
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
+        self._track = False  # recording every value (``values_ever``)
+        self.ever: dict = {}
         self.arg_kinds = {p: set(k) for p, k in (unit.arg_kinds or {}).items()}
         self._escaping()
         self._free_vars()
@@ -432,11 +442,11 @@ class _Analysis:
 
     def _cells(self) -> set:
         """Variables a nested function rebinds (``nonlocal``): their values change behind the
-        back of the function that owns them."""
+        back of the function that owns them. (Resolve's other cells, variables a closure reads
+        and their function assigns again, change only where that function assigns them: they
+        are followed as any variable.)"""
         out = set()
         for key, f in self.funcs.items():
-            for n in anno.getanno(f.fdef, anno.CELLS, None) or ():
-                out.add((key, n))
             parent = self.scopes.parent[key]
             for node in self._own_nodes(f.fdef):
                 if isinstance(node, A.Nonlocal) and parent is not None:
@@ -457,10 +467,18 @@ class _Analysis:
             return False  # not known (yet): anything
         return obj is None or isinstance(obj, _IMMUTABLE_GLOBALS)
 
-    @staticmethod
-    def _own_nodes(fdef):
-        for st in fdef.body:
-            yield from _walk_own(st)
+    def _own_nodes(self, fdef) -> list:
+        """The nodes of ``fdef``'s own scope (walked once)."""
+        found = self._nodes.get(id(fdef))
+        if found is None:
+            found = self._nodes[id(fdef)] = [n for st in fdef.body for n in _walk_own(st)]
+        return found
+
+    def _statement_nodes(self, node) -> list:
+        found = self._nodes.get(id(node))
+        if found is None:
+            found = self._nodes[id(node)] = list(_walk_own(node))
+        return found
 
     def local_callee(self, call):
         if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "local":
@@ -529,11 +547,12 @@ class _Analysis:
         resolved function called is not a value read."""
         out = set()
         skip = set()
-        for n in (m for node in nodes for m in _walk_own(node)):
+        below = [m for node in nodes for m in self._statement_nodes(node)]
+        for n in below:
             if isinstance(n, A.Call) and isinstance(n.func, A.Name):
                 if anno.getanno(n.func, anno.CALLEE_KIND) not in (None, "dynamic"):
                     skip.add(id(n.func))
-        for n in (m for node in nodes for m in _walk_own(node)):
+        for n in below:
             if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in skip:
                 out.add(self.var(key, n.id))
         return out
@@ -542,7 +561,8 @@ class _Analysis:
         """Variables a statement (or an expression) reads, calls of local functions included."""
         out = set()
         skip = set()
-        for n in _walk_own(node):
+        below = self._statement_nodes(node)
+        for n in below:
             if isinstance(n, A.Call):
                 kind = anno.getanno(n.func, anno.CALLEE_KIND)
                 g = self.local_callee(n)
@@ -553,7 +573,7 @@ class _Analysis:
                     n.func, A.Name
                 ):
                     skip.add(id(n.func))
-        for n in _walk_own(node):
+        for n in below:
             if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in skip:
                 v = self.var(key, n.id)
                 out.add(v)
@@ -604,20 +624,44 @@ class _Analysis:
         return ("site", key, i)
 
     def run(self) -> dict:
-        for _ in range(100):
-            changed = False
-            self.calls: list[_Call] = []
-            self.updates: list = []
-            self.ever: dict = {}
-            for f in self.funcs.values():
-                ret, heap_out = self._points_to(f)
-                if ret != f.ret or heap_out != f.heap_out:
-                    f.ret, f.heap_out = ret, heap_out
-                    changed = True
-            if not changed:
+        """Each function's summary to a fixpoint, callees first: a function's summary is in its
+        own objects, so it depends only on the functions it calls. A function is analysed again
+        while its own summary changes (it calls itself: a loop) or one it calls changed since;
+        what its last pass recorded (its calls and updates) is what the answers read."""
+        callees: dict = {}
+        callers: dict = {k: set() for k in self.funcs}
+        for key in self.funcs:
+            calls, values = self._function_refs(key)
+            callees[key] = set(calls)
+            for g in set(calls) | set(values):
+                callers[g].add(key)
+        version = dict.fromkeys(self.funcs, 0)
+        seen: dict = {}
+        order = sorted(self.funcs, key=lambda k: -_depth(self.scopes, k))  # inner ones first
+        todo = list(order)
+        for _ in range(100 * len(order)):
+            if not todo:
                 break
+            key = todo.pop(0)
+            f = self.funcs[key]
+            while True:
+                seen[key] = {g: version[g] for g in callees[key]}
+                self.calls, self.updates = [], []
+                ret, heap_out = self._points_to(f)
+                f.records = (self.calls, self.updates)
+                if ret == f.ret and heap_out == f.heap_out:
+                    break
+                f.ret, f.heap_out = ret, heap_out
+                version[key] += 1
+                if key not in callees[key]:
+                    break
+            for c in callers[key]:
+                if c in seen and c not in todo and seen[c].get(key) != version[key]:
+                    todo.append(c)
         else:  # pragma: no cover - a finite lattice
             raise AssertionError("aliasing: no fixpoint")
+        self.calls = [c for k in order for c in self.funcs[k].records[0]]
+        self.updates = [u for k in order for u in self.funcs[k].records[1]]
         self._relations()
         return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
 
@@ -673,7 +717,6 @@ class _Analysis:
 
     def _points_to(self, f: _Func):
         key = f.key
-        self._track = any(anno.hasanno(n, anno.AUG) for n in statements(f.fdef.body))
         state = _State()
         for p in f.params:
             if f.escapes:
@@ -685,7 +728,12 @@ class _Analysis:
                 state.heap[c] = frozenset({c})
         self._ret, self._heap_out = EMPTY, {}
         self._block(f, f.fdef.body, state)
-        return self._ret, self._heap_out
+        # what a caller can see of it: from the result and from what it was given
+        roots = set(self._ret.objs) | _objs_of(self._ret.elts)
+        roots |= {o for o in self._heap_out if o[0] in _ENTRY_KINDS}
+        keep = _reach(roots, self._heap_out)
+        heap_out = {o: t for o, t in self._heap_out.items() if o in keep}
+        return self._ret, heap_out
 
     def _block(self, f, stmts, state):
         """Run ``stmts`` from ``state``; the state at their end, or None if they all return."""
@@ -921,6 +969,8 @@ class _Analysis:
             return True
         if a & b:
             return True
+        if not f.related:
+            return False
         ea = [o[::2] for o in a if o[0] in _ENTRY_KINDS and o[1] == f.key]
         eb = [o[::2] for o in b if o[0] in _ENTRY_KINDS and o[1] == f.key]
         return any(frozenset((x, y)) in f.related for x in ea for y in eb if x != y)
@@ -949,23 +999,36 @@ class _Analysis:
                 f.related = {frozenset((a, b)) for a in objs for b in objs if a[1] != b[1]}
             if f.escapes:
                 f.holders = {(kind, v): {"?"} for v in f.entry_vars for kind in _ENTRY_KINDS}
+        # only the functions with an update, and those that call them, need answers
+        needed = {f.key for f, _, _, _ in self.updates}
+        grew = True
+        while grew:
+            grew = False
+            for c in self.calls:
+                if c.callee in needed and c.caller not in needed:
+                    needed.add(c.caller)
+                    grew = True
+        work = []  # (call, callee, caller, entry objects, their images, live reaches)
+        for c in sorted(self.calls, key=lambda c: _depth(self.scopes, c.caller)):
+            g, h = self.funcs[c.callee], self.funcs[c.caller]
+            if g.escapes or c.callee not in needed:
+                continue
+            objs = sorted(((kind, v) for v in g.entry_vars for kind in _ENTRY_KINDS), key=repr)
+            image = {o: self.entry_image(h, c, o) for o in objs}
+            objs = [o for o in objs if image[o]]
+            live = {n: self.reach(self.var_value(h, c.state, n).objs, c.state) for n in c.live}
+            work.append((g, h, objs, image, {n: r for n, r in live.items() if r}))
         changed = True
         while changed:
             changed = False
-            for c in self.calls:
-                g, h = self.funcs[c.callee], self.funcs[c.caller]
-                if g.escapes:
-                    continue
-                objs = sorted(((kind, v) for v in g.entry_vars for kind in _ENTRY_KINDS), key=repr)
-                image = {o: self.entry_image(h, c, o) for o in objs}
+            for g, h, objs, image, live in work:
                 for i, a in enumerate(objs):
                     for b in objs[i + 1 :]:
-                        pair = frozenset((a, b))
-                        if a[1] != b[1] and pair not in g.related:
-                            if self.overlap(h, image[a], image[b]):
+                        if a[1] != b[1]:
+                            pair = frozenset((a, b))
+                            if pair not in g.related and self.overlap(h, image[a], image[b]):
                                 g.related.add(pair)
                                 changed = True
-                live = {n: self.reach(self.var_value(h, c.state, n).objs, c.state) for n in c.live}
                 for o in objs:
                     found = {n for n, r in live.items() if self.overlap(h, image[o], r)}
                     for e, hold in h.holders.items():
@@ -988,7 +1051,6 @@ class _Analysis:
         if u.container is not None:
             skip.add(self.var(key, u.container))
         names, held = [], []
-        own_names = {n.id for n in self._own_nodes(f.fdef) if isinstance(n, A.Name)}
         if TOP in objs:
             held.append(
                 "a variable a nested function changes"
@@ -1001,7 +1063,7 @@ class _Analysis:
             other = self.reach(self.var_value(f, state, n).objs, state)
             if not self.overlap(f, objs, other):
                 continue
-            if self.visible(key, n) and (n[0] == key or n[1] in own_names):
+            if self.visible(key, n):
                 names.append(n[1])
             else:
                 held.append(f"`{n[1]}` of an enclosing function")
@@ -1011,7 +1073,7 @@ class _Analysis:
             for h in sorted(hold, key=repr):
                 if h == "?":
                     held.append(f"whoever calls `{f.fdef.name}`")
-                elif self.visible(key, h) and (h[0] == key or h[1] in own_names):
+                elif self.visible(key, h):
                     if h[1] not in names:
                         names.append(h[1])
                 else:
@@ -1028,6 +1090,20 @@ class _Analysis:
             return None  # the rebinding: nothing else reads it, a derivative may
         return sharing
 
+    def values_ever(self, f):
+        """(variable -> every value it holds anywhere in ``f``, the heap of all its points):
+        one more pass over ``f`` (its summaries are final), which records them."""
+        if f.key not in self.ever:
+            saved = self.calls, self.updates
+            self.calls, self.updates = [], []
+            self._track, self.ever[f.key] = True, ({}, {})
+            try:
+                self._points_to(f)
+            finally:
+                self._track = False
+                self.calls, self.updates = saved
+        return self.ever[f.key]
+
     def _confinement(self, f, s, objs, sharing: Sharing) -> None:
         """May the update run as Python's own in-place operation, where no derivative reads a
         variable that may hold the value (``python_may_run_in_place``)? If the value was made in
@@ -1041,7 +1117,7 @@ class _Analysis:
         for o in objs:
             if not (o[1] == key and (o[0] == "site" or (key == "" and o[0] in _ENTRY_KINDS))):
                 return
-        ever, heap = self.ever.get(key, ({}, {}))
+        ever, heap = self.values_ever(f)
         values = dict(ever)
         for v in f.entry_vars:
             if v not in values and not self.irrelevant_global(v):
@@ -1070,7 +1146,7 @@ class _Analysis:
                 if names & set(A.names_in(st)):
                     return  # read by a nested function
                 continue
-            used = {n.id for n in _walk_own(st) if isinstance(n, A.Name)}
+            used = {n.id for n in self._statement_nodes(st) if isinstance(n, A.Name)}
             if not used & names:
                 continue
             if not _stays_local(st):
@@ -1079,6 +1155,20 @@ class _Analysis:
         sharing.confined = True
         sharing.mentions = mentions
         sharing.related = sorted(v[1] for v in related)
+
+
+def _objs_of(elts) -> set:
+    out: set = set()
+    for v in elts or ():
+        out |= v.objs | _objs_of(v.elts)
+    return out
+
+
+def _depth(scopes, key) -> int:
+    d = 0
+    while scopes.parent.get(key) is not None:
+        key, d = scopes.parent[key], d + 1
+    return d
 
 
 def _initial_edges(o) -> frozenset:

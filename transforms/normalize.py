@@ -100,8 +100,10 @@ class Normalize:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         self.cells: set[str] = set()
+        self.updates = 0
         self.function(unit.tree)
-        self.check_in_place(aliasing.analyze(unit))
+        if self.updates:
+            self.check_in_place(aliasing.analyze(unit))
 
     def check_in_place(self, sharing: dict) -> None:
         """Before each update whose value something else may read afterwards (``aliasing``), a
@@ -298,10 +300,10 @@ class Normalize:
         ``x[i] op= v`` is ``old = x[i]; new = old op v; x[i] = new``: the update is of ``old``."""
         target = s.target
         sym, python_op = IN_PLACE[type(s.op)]
-        text = A.to_source(s).strip()
+        self.updates += 1
 
         def update(operand, result, container=None):
-            u = aliasing.Update(operand, result, sym + "=", python_op, text, s.lineno, container)
+            u = aliasing.Update(operand, result, sym + "=", python_op, s, s.lineno, container)
             anno.setanno(out[-1], anno.AUG, u)
 
         if isinstance(target, A.Name):
