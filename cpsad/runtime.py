@@ -620,8 +620,8 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     holds it, or ``held`` (a holder the emitted code cannot name: a caller) may.
 
     ``within``: for ``y[i] op= v`` the container ``y``, into which the new value is stored --
-    an array is changed in place by that store, as in Python; a list's or dict's other entries
-    are looked into, not the one replaced.
+    an array is changed in place by that store, as in Python; of a list or a dict the entry
+    replaced does not count, another entry holding the same value does (``[a] * 2``).
     """
     if not hasattr(type(x), _IN_PLACE[op]) or isinstance(within, np.ndarray):
         return
@@ -647,8 +647,12 @@ _TooHard = getattr(np, "exceptions", np).TooHardError
 
 def _holds(value, x, within, seen: set) -> bool:
     """Does ``value`` hold ``x`` -- be it, share its memory, or contain such a value?"""
-    if value is within:
-        return False  # the container being updated: its entry is replaced, not changed
+    if value is within:  # the container being updated: its entry is replaced, not changed --
+        if id(value) in seen:  # the others are, where one holds the same value
+            return False
+        seen.add(id(value))
+        entries = value.values() if isinstance(value, dict) else value
+        return sum(_holds(v, x, None, set()) for v in entries) > 1
     if value is x:
         return True
     if isinstance(value, np.ndarray):

@@ -619,6 +619,136 @@ REFUSED = {
         "w",
         TypeError,
     ),
+    "a list of one array twice, [a] * 2": (
+        """
+        def f(x):
+            grads = [np.zeros(3)] * 2
+            grads[0] += x
+            return np.sum(grads[1] * x)
+        """,
+        (X,),
+        "grads",
+        TypeError,
+    ),
+    "a list holding one array in two entries": (
+        """
+        def f(x):
+            a = x * 1.0
+            lst = [a, a]
+            lst[0] += x
+            return np.sum(lst[1] * x)
+        """,
+        (X,),
+        "lst",
+        TypeError,
+    ),
+    "a local function that returns its argument": (
+        """
+        def f(x):
+            def ident(p):
+                return p
+            y = x * 1.0
+            w = ident(y)
+            y += x
+            return np.sum(w * x)
+        """,
+        (X,),
+        "w",
+        TypeError,
+    ),
+    "an alias made on an earlier iteration's branch": (
+        """
+        def f(x):
+            y = x * 1.0
+            w = x * 0.0
+            for i in range(2):
+                if i == 0:
+                    w = y
+                y += x
+            return np.sum(w * x)
+        """,
+        (X,),
+        "w",
+        TypeError,
+    ),
+    "a while loop updating a copy": (
+        """
+        def f(x):
+            y = x * 1.0
+            z = y
+            while np.sum(z) < 50.0:
+                z += x
+            return np.sum(y * x)
+        """,
+        (X,),
+        "y",
+        TypeError,
+    ),
+    "a nested function returning the value": (
+        """
+        def f(x):
+            y = x * 1.0
+            def inner():
+                w = y
+                return w
+            w = inner()
+            y += x
+            return np.sum(w * x)
+        """,
+        (X,),
+        "w",
+        TypeError,
+    ),
+    "views from np.split": (
+        """
+        def f(x):
+            y = x * 1.0
+            views = np.split(y, 3)
+            y += 1.0
+            return np.sum(views[0] * x[:1])
+        """,
+        (X,),
+        "views",
+        TypeError,
+    ),
+    "a container in a container": (
+        """
+        def f(x):
+            y = x * 1.0
+            obj = {"inner": {"deep": y}}
+            y *= 3.0
+            return np.sum(obj["inner"]["deep"] * x)
+        """,
+        (X,),
+        "obj",
+        TypeError,
+    ),
+    "an alias remade each iteration, read after the loop": (
+        """
+        def f(x):
+            acc = np.zeros(3)
+            prev = acc
+            for i in range(3):
+                prev = acc
+                acc += x * i
+            return np.sum(prev * x)
+        """,
+        (X,),
+        "prev",
+        TypeError,
+    ),
+    "np.asarray of a parameter": (
+        """
+        def f(x):
+            a = np.asarray(x)
+            x2 = a
+            x2 += 1.0
+            return np.sum(x * x)
+        """,
+        (X,),
+        "x",
+        TypeError,
+    ),
     "a list extended in place, held by another name": (
         """
         def f(x):

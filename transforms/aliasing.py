@@ -48,6 +48,27 @@ How: a flow-sensitive may-alias (points-to) analysis over the normalized functio
 
 Python semantics for numbers need nothing: the run-time check lets every value whose type has no
 in-place operator (``__iadd__``...) through, since for those Python rebinds too.
+
+``x[i] op= v`` updates the entry ``old = x[i]``: an array ``x`` is changed in place by the store
+that follows, as in Python; a list's or a dict's other entries may hold the same value (``[a] *
+2``), so a container that may hold an object twice and is read later is one of the names.
+
+Where no derivative can see the value -- it was made in the function (or is an argument of the
+entry function), stays there, and no statement naming a variable that may hold it computes an
+active value (``python_may_run_in_place``, asked after Activity) -- the update is Python's own
+``operator.iadd``: an argument changes for the caller, as in Python, and a buffer's views see it.
+
+>>> from transforms.testing import stage_source
+>>> src = "def f(x):\\n    w = x * 1.0\\n    v = w[1:]\\n    w += x\\n    return np.sum(v)\\n"
+>>> print(stage_source(src, "normalize", ctx, kinds={"x": {"array"}}))
+def f(x):
+    w = x * 1.0
+    v = w[1:]
+    check_in_place(w, '+=', 'w += x', 6, None, ('v',), v)
+    w = w + x
+    sum_v = np.sum(v)
+    return sum_v
+<BLANKLINE>
 """
 
 from __future__ import annotations
@@ -96,9 +117,8 @@ class Sharing:
     # for Python's own in-place operation (``operator.iadd``), where no derivative can see it:
     confined: bool = False  # the value was made in this activation and never left it
     mentions: list = field(default_factory=list)  # statements naming a variable that may hold it
-    related: list = field(
-        default_factory=list
-    )  # parameters holding it if the caller passed it twice
+    # the parameters and globals that hold it only if the caller passed one array twice
+    related: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- callees
@@ -403,8 +423,11 @@ class _Func:
     escapes: bool = False
     ret: Val = EMPTY
     heap_out: dict = field(default_factory=dict)  # edges it adds, in its objects
-    related: set = field(default_factory=set)  # frozensets {var, var} of entry vars that may share
-    holders: dict = field(default_factory=dict)  # entry var -> caller vars (or "?") holding it
+    # pairs {(kind, var), (kind, var)} of its entry objects (kind: entry or contents) that may
+    # share memory, and for each entry object the callers' variables (or "?") that may hold it
+    # and read it after the call
+    related: set = field(default_factory=set)
+    holders: dict = field(default_factory=dict)
     records: tuple = ((), ())  # its last pass's calls and updates
 
 
@@ -422,12 +445,15 @@ class _Analysis:
         self.cells = self._cells()
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
+        self.duplicates: set = set()  # containers that may hold an object twice
+        self._stored = None  # (container, new value) of the last ``x[i] op= v``
         self._track = False  # recording every value (``values_ever``)
         self.ever: dict = {}
         self.arg_kinds = {p: set(k) for p, k in (unit.arg_kinds or {}).items()}
         self._escaping()
         self._free_vars()
         self.live_after: dict = {}  # id(statement) -> variables read after it
+        self.next: dict = {}  # id(statement) -> the statement after it in its block
         for f in self.funcs.values():
             self._liveness(f)
 
@@ -592,6 +618,8 @@ class _Analysis:
         always = self.always
 
         def block(stmts, live):
+            for s, after in zip(stmts, stmts[1:]):
+                self.next[id(s)] = after
             for s in reversed(stmts):
                 self.live_after[id(s)] = live | always
                 if isinstance(s, A.If):
@@ -689,6 +717,32 @@ class _Analysis:
             state.heap[c] = frozenset({c})
         return Val(frozenset({e}))
 
+    def add_entries(self, state, holders, new) -> None:
+        """``new`` stored into the containers ``holders``: one that may then hold an object
+        twice (``[a, a]``, appending what it holds) is marked, for ``x[i] op= v``."""
+        new = frozenset(new)
+        if not new:
+            return
+        held = self.reach(
+            frozenset().union(*(state.heap.get(o, frozenset()) for o in holders)), state
+        )
+        if new & held or (
+            any(o[0] in _ENTRY_KINDS or o is TOP for o in new)
+            and any(o[0] in _ENTRY_KINDS for o in held)
+        ):
+            self.duplicates |= {o for o in holders if o is not TOP}
+        state.add_heap(holders, new)
+
+    def may_hold_twice(self, o) -> bool:
+        """May the container ``o`` hold one object in two entries?"""
+        if o is TOP or o in self.duplicates:
+            return True
+        if o[0] == "call":
+            return o[2] in self.duplicates or o[2][0] != "site"
+        if o[0] in _ENTRY_KINDS:
+            return self.may_be_sequence(o) or o[0] == "contents"
+        return False
+
     def may_be_sequence(self, o) -> bool:
         """May the object ``o`` be a list or a tuple (whose sum with another holds elements)?
         Not one made by arithmetic on arrays or numbers, nor a parameter of the entry function
@@ -774,8 +828,15 @@ class _Analysis:
             value = s.value
             if isinstance(target, (A.Subscript, A.Attribute)):
                 holder = self.value(f, state, target.value)
-                state.add_heap(holder.objs, self.value(f, state, value).objs)
+                new = self.value(f, state, value).objs
+                if (target.value.id, getattr(value, "id", None)) == self._stored:
+                    state.add_heap(holder.objs, new)  # `x[i] op= v`: the entry replaced
+                else:
+                    self.add_entries(state, holder.objs, new)
                 return
+            self._stored = None
+            if u is not None and u.container is not None:
+                self._stored = (u.container, u.target)
             val = self.expression(f, s, value, state)
             if u is not None:  # Python may have changed the operand's value in place
                 val = Val(val.objs | self.value(f, state, A.name(u.operand)).objs)
@@ -829,6 +890,7 @@ class _Analysis:
                 if held:
                     state.add_heap({site}, held)
                     self.sequences.add(site)
+                    self.duplicates.add(site)  # [a] * 2 holds a twice
             return Val(frozenset({site}))
         if isinstance(e, (A.UnaryOp, A.Compare, A.JoinedStr)):
             return Val(frozenset({self.site(key, s)}))
@@ -851,18 +913,20 @@ class _Analysis:
             site = self.site(key, s)
             self.sequences.add(site)
             vals = [self.value(f, state, x) for x in e.elts]
-            held = frozenset().union(*(v.objs for v in vals)) if vals else frozenset()
-            state.add_heap({site}, held)
+            for v in vals:
+                self.add_entries(state, {site}, v.objs)
             starred = any(isinstance(x, A.Starred) for x in e.elts)
             elts = tuple(vals) if isinstance(e, A.Tuple) and not starred else None
             return Val(frozenset({site}), elts)
         if isinstance(e, A.Dict):
             site = self.site(key, s)
-            held = set()
             for k, v in zip(e.keys, e.values):
                 val = self.value(f, state, v)
-                held |= self.reach(val.objs, state) if k is None else val.objs
-            state.add_heap({site}, frozenset(held))
+                if k is None:
+                    self.duplicates.add(site)
+                    state.add_heap({site}, self.reach(val.objs, state))
+                else:
+                    self.add_entries(state, {site}, val.objs)
             return Val(frozenset({site}))
         if isinstance(e, A.Call):
             return self.call(f, s, e, state)
@@ -888,7 +952,7 @@ class _Analysis:
             if attr in SHALLOW_METHODS:
                 state.add_heap(site, self.contents(receiver, state))
                 return Val(site)
-            state.add_heap(receiver.objs, reach_args)
+            self.add_entries(state, receiver.objs, reach_args)
             if attr in CONTAINER_MUTATORS and attr in NONE_METHODS:
                 return Val(site)
             return Val(site | self.reach(receiver.objs, state) | reach_args)
@@ -956,7 +1020,9 @@ class _Analysis:
 
         for o, targets in callee.heap_out.items():
             into = frozenset().union(*(image(t) for t in targets))
-            state.add_heap(image(o), into)
+            if o in self.duplicates:
+                self.duplicates |= {x for x in image(o) if x is not TOP}
+            self.add_entries(state, image(o), into)
         return mapped(callee.ret)
 
     # ---------------------------------------------------------------- relations between entries
@@ -1051,6 +1117,15 @@ class _Analysis:
         if u.container is not None:
             skip.add(self.var(key, u.container))
         names, held = [], []
+        if u.container is not None:
+            # the new value replaces the entry; the container itself sees the change only in
+            # another entry holding the same value (``[a] * 2``): the check counts them
+            c = self.var(key, u.container)
+            store = self.next.get(id(s))
+            if c in self.live_after.get(id(store), ()) and any(
+                self.may_hold_twice(o) for o in self.var_value(f, state, c).objs
+            ):
+                names.append(u.container)
         if TOP in objs:
             held.append(
                 "a variable a nested function changes"
