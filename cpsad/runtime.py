@@ -414,13 +414,21 @@ def keys_of(mapping) -> list:
 
 
 def item_adjoint(g, key, x):
-    """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``."""
+    """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``
+    (never None: emitted code adds the adjoints of entries with ``+``, a function's too, 0.0)."""
     if g is None:
-        return zeros_like(x)
+        return _zero(x)
     if isinstance(g, dict):  # a Sparse (or the tangent of one): missing is zero
         v = g.get(key)
-        return zeros_like(x) if v is None else v
+        return _zero(x) if v is None else v
     return g[key]
+
+
+def _zero(x):
+    """``x``'s zero adjoint, and 0.0 for a value with none (a function, a string); None for
+    ``x`` None (no value given: the caller's own ``item_adjoint(h, i, None)``)."""
+    z = zeros_like(x)
+    return 0.0 if z is None and x is not None else z
 
 
 def entries_adjoint(g, start, xs):

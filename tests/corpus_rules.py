@@ -235,6 +235,8 @@ case(square_op, POW, away(2, 3), 2, fn_kw={})
 case(cube_op, POW, u(4), 3, fn_kw={})  # negative bases: only the base is differentiated
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
+
+
 # `+` and `*` where operands may be lists or tuples: joined, repeated -- or arithmetic
 def count_times(y, x):
     return x * y

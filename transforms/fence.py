@@ -163,14 +163,6 @@ class Fence:
                         sub,
                         "index the sequence instead: `a = xs[0]; rest = xs[1:]`",
                     )
-        if isinstance(node, A.Call):
-            for kw in node.keywords:
-                if kw.arg is None:
-                    raise unit.error(
-                        "`**kwargs` in a call is not supported",
-                        kw.value,
-                        "pass the keyword arguments by name",
-                    )
 
     @staticmethod
     def check(unit: Unit) -> None:

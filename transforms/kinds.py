@@ -221,14 +221,9 @@ class Kinds:
                     return frozenset({NUMBER}) if all(is_scalar(a) for a in args) else UNKNOWN
                 if fn in (abs, float) and args and is_number(args[0]):
                     return frozenset({NUMBER})
-                if (
-                    mod.startswith("numpy")
-                    and args
-                    and all(is_scalar(a) for a in args)
-                    and not v.keywords
-                ):
-                    return SCALAR
-                if isinstance(fn, np.ufunc):
+                if isinstance(fn, np.ufunc):  # elementwise: a scalar of scalars
+                    if args and all(is_scalar(a) for a in args) and not v.keywords:
+                        return SCALAR
                     return UNKNOWN - {SEQUENCE}  # an array or a scalar, never a list
             return UNKNOWN
         return UNKNOWN

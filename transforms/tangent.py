@@ -26,6 +26,7 @@ from transforms import astlib as A
 from transforms.activity import MUTATORS, RET, flow_operands
 from transforms.context import Rule
 from transforms.kinds import is_number
+from transforms.naming import own_name
 from transforms.shift_reset import (
     _hole,
     check_effect,
@@ -141,7 +142,7 @@ class Tangent:
             elif isinstance(s, A.Expr) and self.growth(s) is not None:
                 out += self.growth(s)
             else:
-                if isinstance(s, A.Expr):
+                if isinstance(s, (A.Expr, A.Assign)):
                     self.check_effect(s)
                 out.append(s)
         return _tail_calls(out)
@@ -341,10 +342,14 @@ class Tangent:
         return A.copy_location(call, value)
 
     def call_user(self, value):
+        if any(isinstance(a, A.Starred) for a in value.args) or any(
+            k.arg is None for k in value.keywords
+        ):  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
+            return self.call_dynamic(value)
         fn = anno.getanno(value.func, anno.CALLEE)
-        label = getattr(fn, "__name__", "f")
+        label = own_name(fn)
         try:
-            sig = inspect.signature(fn)
+            sig = inspect.signature(fn, follow_wrapped=False)
         except (TypeError, ValueError):  # pragma: no cover - a user function has a signature
             raise self.unit.error(f"cannot read the signature of `{label}`", value) from None
         bound = self.bind(sig, value, label)
@@ -400,13 +405,9 @@ class Tangent:
         return any(isinstance(n, A.Name) and n.id in self.active for n in names)
 
     def call_dynamic(self, value):
-        """``f(a, b)`` with ``f`` a value: ``call_jvp(f, (a_dot, b_dot), a, b)``."""
-        if any(isinstance(a, A.Starred) for a in value.args):
-            raise self.unit.error(
-                "`*args` in a call of a function value on differentiable values is not supported",
-                value,
-                "pass the arguments one by one",
-            )
+        """``f(a, b)`` with ``f`` a value: ``call_jvp(f, (a_dot, b_dot), a, b)``; ``f(a, *xs)``:
+        ``call_jvp(f, (a_dot, *xs_dot), a, *xs)``, zeros for the entries of an ``xs`` that has
+        no tangent."""
         for kw in value.keywords:
             if isinstance(kw.value, A.Name) and kw.value.id in self.active:
                 raise self.unit.error(
@@ -415,7 +416,13 @@ class Tangent:
                     kw.value,
                     "pass it by position",
                 )
-        tangents = A.tuple_([self.tan(a) or A.const(None) for a in value.args])
+        dots = []
+        for a in value.args:
+            if isinstance(a, A.Starred):
+                dots.append(A.Starred(value=self.tan_or_zeros(a.value), ctx=A.Load()))
+            else:
+                dots.append(self.tan(a) or A.const(None))
+        tangents = A.tuple_(dots)
         call = A.call(self.runtime("call_jvp"), [value.func, tangents, *value.args])
         call.keywords = value.keywords
         return A.copy_location(call, value)
