@@ -643,10 +643,11 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     what = "an array" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
     target, _, rhs = statement.partition(f" {op} ")
     raise TypeError(
-        f"line {line}: `{statement}` would change in place {what} that {holder} also holds: "
-        f"Python changes it there too, and cpsad cannot follow a derivative through that (it "
-        f"makes a new value, as for numbers). Write `{target} = {target} {op[:-1]} {rhs}` to make "
-        f"a new value (then {holder} keeps the old one), or give {holder} a copy (`.copy()`)"
+        f"line {line}: `{statement}` would change in place {what} that another name shares: "
+        f"{holder} holds it too, and Python would change it there; cpsad cannot follow a "
+        f"derivative through that (it makes a new value, as for numbers). Write `{target} = "
+        f"{target} {op[:-1]} {rhs}` to make a new value (then {holder} keeps the old one), or "
+        f"give {holder} a copy (`.copy()`)"
     )
 
 

@@ -40,7 +40,8 @@ How: a flow-sensitive may-alias (points-to) analysis over the normalized functio
   caller is unknown; the run-time check looks). A function used as a value may be called with
   anything, by anyone, at any time.
 * Reads are per variable (liveness); a call of a local function reads what it, and what it
-  calls, reads; a function used as a value reads it whenever it is called, so always.
+  calls, reads; a function used as a value reads it where a call that was given it (a
+  function value called, a function it was passed to) runs.
 * The callers of a local function may still hold what they passed to it (``held``): an update of
   a parameter's array is seen by the caller who reads its argument afterwards. The entry
   function's own caller is not counted: cpsad never changes its arguments in place -- the result
@@ -101,6 +102,7 @@ class Update:
     node: object  # the user's statement (an AugAssign), for messages
     line: int
     container: str | None = None
+    name: str | None = None  # the user's variable, where it is rebound after ``target``
 
     @property
     def text(self) -> str:
@@ -312,15 +314,16 @@ def _contents(key, var):
 class _State:
     """The variables' values and the heap (object -> objects it holds) at one point."""
 
-    __slots__ = ("env", "heap", "same")
+    __slots__ = ("env", "heap", "same", "bound")
 
-    def __init__(self, env=None, heap=None, same=None):
+    def __init__(self, env=None, heap=None, same=None, bound=frozenset()):
         self.env: dict = env if env is not None else {}
         self.heap: dict = heap if heap is not None else {}
         self.same: dict = same if same is not None else {}  # var -> vars surely its copies
+        self.bound: frozenset = bound  # variables assigned on every path here
 
     def copy(self) -> _State:
-        return _State(dict(self.env), dict(self.heap), dict(self.same))
+        return _State(dict(self.env), dict(self.heap), dict(self.same), self.bound)
 
     def join(self, other: _State) -> _State:
         env = dict(self.env)
@@ -334,7 +337,7 @@ class _State:
             for v, g in self.same.items()
             if v in other.same and g & other.same[v]
         }
-        return _State(env, heap, same)
+        return _State(env, heap, same, self.bound & other.bound)
 
     def add_heap(self, objs, targets) -> None:
         if not targets:
@@ -372,22 +375,29 @@ def statements(block):
 
 class _Scopes:
     """The function tree: each function's locals, its parent, Python's name resolution. A
-    function is keyed by its ``DEF_KEY`` (Resolve's), the entry function by ``""``."""
+    function is keyed by its ``DEF_KEY`` (Resolve's; made unique), the entry function by
+    ``""``."""
 
     def __init__(self, root):
         self.node: dict = {}
         self.parent: dict = {}
         self.locals: dict = {}
         self.defs: dict = {}  # (owner key, name) -> key of the function defined there
+        self.keys: dict = {}  # id(def) -> its key
         stack = [(root, None)]
         while stack:
             fdef, parent = stack.pop()
-            key = "" if fdef is root else anno.getanno(fdef, anno.DEF_KEY)
+            key = self.keys[id(fdef)] if fdef is not root else ""
             self.node[key], self.parent[key] = fdef, parent
             self.locals[key] = local_names(fdef)
             for s in statements(fdef.body):
                 if isinstance(s, A.FunctionDef):
-                    self.defs[(key, s.name)] = anno.getanno(s, anno.DEF_KEY)
+                    # Resolve's key, made unique: a helper inlined twice copies its functions
+                    k = base = str(anno.getanno(s, anno.DEF_KEY))
+                    while k in self.node or k in self.keys.values():
+                        k = f"{base}#{len(self.keys)}"
+                    self.keys[id(s)] = k
+                    self.defs[(key, s.name)] = k
                     stack.append((s, key))
 
     def resolve(self, key, name):
@@ -434,7 +444,8 @@ class _Func:
 class _Analysis:
     def __init__(self, unit):
         self.unit = unit
-        self._nodes: dict = {}  # id(node) -> the nodes of its scope below it
+        self._nodes: dict = {}  # id(def) -> the nodes of its own scope
+        self._below: dict = {}  # id(statement) -> its nodes in its scope
         self.scopes = _Scopes(unit.tree)
         g = getattr(unit.fn, "__globals__", {})
         self.globals = g
@@ -454,8 +465,9 @@ class _Analysis:
         self._free_vars()
         self.live_after: dict = {}  # id(statement) -> variables read after it
         self.next: dict = {}  # id(statement) -> the statement after it in its block
-        for f in self.funcs.values():
-            self._liveness(f)
+        self.closures: dict = {}  # site of a def -> its function's key
+        self.invokes: dict = {}  # id(statement) -> functions used as values it may call
+        self.given: dict = {}  # id(call statement) -> (function, the objects it was given)
 
     # ---------------------------------------------------------------- names and variables
 
@@ -501,13 +513,20 @@ class _Analysis:
         return found
 
     def _statement_nodes(self, node) -> list:
-        found = self._nodes.get(id(node))
+        """The nodes of a statement in its scope (a def: itself and its defaults)."""
+        found = self._below.get(id(node))
         if found is None:
-            found = self._nodes[id(node)] = list(_walk_own(node))
+            found = self._below[id(node)] = list(_walk_own(node))
         return found
 
-    def local_callee(self, call):
+    def local_callee(self, key, call):
+        """The key of the local function ``call`` (in function ``key``) calls, or None: the
+        function its name means there."""
         if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "local":
+            if isinstance(call.func, A.Name):
+                g = self.scopes.defs.get(self.scopes.resolve(key, call.func.id))
+                if g in self.funcs:
+                    return g
             g = anno.getanno(call.func, anno.CALLEE)
             if g in self.funcs:
                 return g
@@ -519,7 +538,7 @@ class _Analysis:
         fdef = self.funcs[key].fdef
         call_funcs = set()
         for n in self._own_nodes(fdef):
-            g = self.local_callee(n)
+            g = self.local_callee(key, n)
             if g is not None:
                 calls.append(g)
                 call_funcs.add(id(n.func))
@@ -557,13 +576,14 @@ class _Analysis:
                         free[key] |= extra
                         changed = True
         self.free = free
-        # variables a function used as a value reads: read at any time, by anyone
-        self.always = set()
+        # what a function used as a value reads, it reads wherever it is called: by a call
+        # that was given it (``invokes``), which may be in a function it was passed to
+        self.escaped = set()
         for f in self.funcs.values():
             if f.escapes:
-                self.always |= free[f.key]
+                self.escaped |= free[f.key]
         for key, f in self.funcs.items():
-            seen = {v for v in self.always if v[0] != key and self.visible(key, v)}
+            seen = {v for v in self.escaped if v[0] != key and self.visible(key, v)}
             f.entry_vars = set(f.params) | free[key] | seen
 
     # ---------------------------------------------------------------- liveness
@@ -591,7 +611,7 @@ class _Analysis:
         for n in below:
             if isinstance(n, A.Call):
                 kind = anno.getanno(n.func, anno.CALLEE_KIND)
-                g = self.local_callee(n)
+                g = self.local_callee(key, n)
                 if g is not None:
                     out |= self.free[g]
                     skip.add(id(n.func))
@@ -606,6 +626,8 @@ class _Analysis:
                 g = self.scopes.defs.get(v)
                 if g is not None and g in self.funcs:
                     out |= self.free[g]
+        for c in self.invokes.get(id(node), ()):  # functions used as values it may call
+            out |= self.free[c]
         if isinstance(node, A.FunctionDef):  # its defaults, evaluated where it is defined
             out = set()
             for d in [*node.args.defaults, *node.args.kw_defaults]:
@@ -615,18 +637,16 @@ class _Analysis:
 
     def _liveness(self, f: _Func) -> None:
         key = f.key
-        always = self.always
 
         def block(stmts, live):
             for s, after in zip(stmts, stmts[1:]):
                 self.next[id(s)] = after
             for s in reversed(stmts):
-                self.live_after[id(s)] = live | always
+                self.live_after[id(s)] = live
                 if isinstance(s, A.If):
                     live = block(s.body, live) | block(s.orelse, live) | self.reads(key, s.test)
                 elif isinstance(s, A.Return):
                     live = self.reads(key, s) if s.value is not None else set()
-                    self.live_after[id(s)] = set(always)
                 elif isinstance(s, A.FunctionDef):
                     live = (live - {(key, s.name)}) | self.reads(key, s)
                 elif isinstance(s, A.Assign):
@@ -638,6 +658,8 @@ class _Analysis:
         block(f.fdef.body, set())
 
     def defs(self, key, s) -> set:
+        if not isinstance(s, A.Assign):
+            return set()
         t = s.targets[0]
         if isinstance(t, A.Name):
             return {(key, t.id)}
@@ -690,8 +712,30 @@ class _Analysis:
             raise AssertionError("aliasing: no fixpoint")
         self.calls = [c for k in order for c in self.funcs[k].records[0]]
         self.updates = [u for k in order for u in self.funcs[k].records[1]]
+        self._invoked()
+        self._invoked_reads(callees)
+        for f in self.funcs.values():  # (reads through function values: known now)
+            self._liveness(f)
+        for c in self.calls:
+            c.live = self.live_after.get(id(c.stmt), set()) - self.defs(c.caller, c.stmt)
         self._relations()
         return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
+
+    def _invoked_reads(self, callees) -> None:
+        """A call of a local function reads, too, what the function values it calls read."""
+        for key, f in self.funcs.items():
+            for st in statements(f.fdef.body):
+                for c in self.invokes.get(id(st), ()):
+                    self.free[key] |= {v for v in self.free[c] if v[0] != key}
+        changed = True
+        while changed:
+            changed = False
+            for key in self.funcs:
+                for g in callees[key]:
+                    extra = {v for v in self.free[g] if v[0] != key} - self.free[key]
+                    if extra:
+                        self.free[key] |= extra
+                        changed = True
 
     def value(self, f, state, node) -> Val:
         """The value of an atom (a name or a constant) at ``state``."""
@@ -716,6 +760,45 @@ class _Analysis:
             state.heap[e] = frozenset({c})
             state.heap[c] = frozenset({c})
         return Val(frozenset({e}))
+
+    def _invoked(self) -> None:
+        """Which functions used as values each call may call (``invokes``): those whose
+        values it was given -- a parameter or free variable standing for what the callers gave
+        it (to a fixpoint over the calls), anything where nothing is known of it."""
+        escaping = {k for k, f in self.funcs.items() if f.escapes}
+        entry: dict = {}  # (function, kind, var) -> functions its entry object may be
+
+        def closures(key, objs) -> set:
+            out = set()
+            for o in objs:
+                site = o[2] if o[0] == "call" else o
+                if site in self.closures:
+                    out.add(self.closures[site])
+                elif o is TOP or (o[0] in _ENTRY_KINDS and self.funcs[key].escapes):
+                    out |= escaping
+                elif o[0] in _ENTRY_KINDS:
+                    out |= entry.get((key, o[0], o[2]), set())
+            return out
+
+        changed = True
+        while changed:
+            changed = False
+            for c in self.calls:
+                g = self.funcs[c.callee]
+                if g.escapes:
+                    continue
+                h = self.funcs[c.caller]
+                for v in g.entry_vars:
+                    for kind in _ENTRY_KINDS:
+                        found = closures(c.caller, self.entry_image(h, c, (kind, v)))
+                        old = entry.setdefault((c.callee, kind, v), set())
+                        if not found <= old:
+                            old |= found
+                            changed = True
+        for sid, (key, given) in self.given.items():
+            found = {k for k in closures(key, given) if k in self.funcs}
+            if found:
+                self.invokes[sid] = found
 
     def add_entries(self, state, holders, new) -> None:
         """``new`` stored into the containers ``holders``: one that may then hold an object
@@ -771,7 +854,7 @@ class _Analysis:
 
     def _points_to(self, f: _Func):
         key = f.key
-        state = _State()
+        state = _State(bound=frozenset(f.params))
         for p in f.params:
             if f.escapes:
                 state.env[p] = Val(frozenset({TOP}))
@@ -844,13 +927,17 @@ class _Analysis:
         elif isinstance(s, A.Expr):
             self.expression(f, s, s.value, state)
         elif isinstance(s, A.FunctionDef):
-            state.env[(key, s.name)] = Val(frozenset({self.site(key, s)}))
+            site = self.site(key, s)
+            self.closures[site] = self.scopes.keys[id(s)]
+            state.env[(key, s.name)] = Val(frozenset({site}))
+            state.bound = state.bound | {(key, s.name)}
 
     def bind(self, f, state, target, val: Val, value=None) -> None:
         key = f.key
         if isinstance(target, A.Name):
             v = (key, target.id)
             state.env[v] = val
+            state.bound = state.bound | {v}
             for g in list(state.same):  # v is no longer a copy of anything
                 if v in state.same[g]:
                     state.same[g] = state.same[g] - {v}
@@ -941,9 +1028,15 @@ class _Analysis:
         reach_args = (
             frozenset().union(*(self.reach(a.objs, state) for a in args)) if args else frozenset()
         )
-        g = self.local_callee(call)
+        g = self.local_callee(key, call)
         if g is not None:
             return self.local_call(f, s, call, g, state)
+        given = reach_args
+        if kind in ("dynamic", "method"):
+            given = given | self.reach(
+                self.value(f, state, call.func.value if kind == "method" else call.func).objs, state
+            )
+        self.given[id(s)] = (f.key, given)
         if kind == "method":
             receiver = self.value(f, state, call.func.value)
             attr = call.func.attr
@@ -993,11 +1086,7 @@ class _Analysis:
         for v in callee.entry_vars:
             if v not in images:
                 images[v] = self.var_value(f, state, v)
-        target = s.targets[0] if isinstance(s, A.Assign) else None
-        live = set(self.live_after.get(id(s), set()))
-        if target is not None:
-            live -= self.defs(f.key, s)
-        self.calls.append(_Call(f.key, g, images, state.copy(), live, s))
+        self.calls.append(_Call(f.key, g, images, state.copy(), set(), s))
         # its result and what it stored, in the caller's objects
         k = self.sites.setdefault((id(s), "call"), len(self.sites))
 
@@ -1114,6 +1203,8 @@ class _Analysis:
         if not objs:
             return None
         skip = {operand, (key, u.target)}
+        if u.name is not None:
+            skip.add(self.var(key, u.name))
         if u.container is not None:
             skip.add(self.var(key, u.container))
         names, held = [], []
@@ -1138,8 +1229,10 @@ class _Analysis:
             other = self.reach(self.var_value(f, state, n).objs, state)
             if not self.overlap(f, objs, other):
                 continue
-            if self.visible(key, n):
+            if self.visible(key, n) and self.readable(f, state, n):
                 names.append(n[1])
+            elif self.visible(key, n):
+                held.append(f"`{n[1]}` (which may not be assigned yet there)")
             else:
                 held.append(f"`{n[1]}` of an enclosing function")
         for e, hold in sorted(f.holders.items(), key=repr):
@@ -1148,7 +1241,7 @@ class _Analysis:
             for h in sorted(hold, key=repr):
                 if h == "?":
                     held.append(f"whoever calls `{f.fdef.name}`")
-                elif self.visible(key, h):
+                elif self.visible(key, h) and self.readable(f, state, h):
                     if h[1] not in names:
                         names.append(h[1])
                 else:
@@ -1178,6 +1271,56 @@ class _Analysis:
                 self._track = False
                 self.calls, self.updates = saved
         return self.ever[f.key]
+
+    def readable(self, f, state, var) -> bool:
+        """Is ``var`` surely assigned at ``state`` (so the check may read it)? A local variable
+        assigned on every path there; a global or a closure's variable of the entry function
+        that exists; an enclosing function's variable assigned at every call of ``f``."""
+        if var[0] == f.key:
+            return var in state.bound
+        return var in self.outer_bound(f.key)
+
+    def outer_bound(self, key) -> frozenset:
+        """The outer variables surely assigned whenever the function ``key`` runs: the entry
+        function's globals and closure variables that exist, and what is assigned at every call
+        of it (a greatest fixpoint over the calls)."""
+        if not hasattr(self, "_outer_bound"):
+            every = frozenset(v for f in self.funcs.values() for v in f.entry_vars)
+            known = frozenset(v for v in every if v[0] is None and self._exists(v[1]))
+            out = {k: every for k in self.funcs}
+            for k, f in self.funcs.items():
+                if not k or f.escapes:
+                    out[k] = known
+            changed = True
+            while changed:
+                changed = False
+                for k, f in self.funcs.items():
+                    if not k or f.escapes:
+                        continue
+                    new = known
+                    sites = [c for c in self.calls if c.callee == k]
+                    if sites:
+                        new = frozenset.intersection(
+                            *(frozenset(c.state.bound) | out[c.caller] for c in sites)
+                        )
+                    new = (new | known) & out[k]
+                    if new != out[k]:
+                        out[k], changed = new, True
+            self._outer_bound = out
+        return self._outer_bound[key]
+
+    def _exists(self, name) -> bool:
+        """Does the entry function see a value under ``name`` (a global, a builtin, a closure
+        variable already assigned)?"""
+        fn = self.unit.fn
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        if name in cells:
+            try:
+                _ = cells[name].cell_contents
+            except ValueError:  # an empty cell: not assigned yet
+                return False
+            return True
+        return name in self.globals or hasattr(builtins, name)
 
     def _confinement(self, f, s, objs, sharing: Sharing) -> None:
         """May the update run as Python's own in-place operation, where no derivative reads a

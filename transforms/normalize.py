@@ -305,7 +305,8 @@ class Normalize:
         self.updates += 1
 
         def update(operand, result, container=None):
-            u = aliasing.Update(operand, result, sym + "=", python_op, s, s.lineno, container)
+            name = target.id if isinstance(target, A.Name) else None
+            u = aliasing.Update(operand, result, sym + "=", python_op, s, s.lineno, container, name)
             anno.setanno(out[-1], anno.AUG, u)
 
         if isinstance(target, A.Name):

@@ -826,9 +826,9 @@ def in_place(unit, s, out: list, kinds) -> bool:
     if alias is not None:
         target, _, rhs = u.text.partition(f" {u.op} ")
         raise unit.error(
-            f"`{u.text}` changes in place the array that `{alias}` also holds and reads "
-            f"afterwards: Python changes `{alias}` too, and cpsad cannot follow a derivative "
-            "through that",
+            f"`{u.text}` would change in place an array that another name shares: `{alias}` "
+            f"holds it too and is read afterwards, and Python would change it there; cpsad "
+            "cannot follow a derivative through that",
             s,
             f"write `{target} = {target} {u.op[:-1]} {rhs}` to make a new array (then `{alias}` "
             f"keeps the old one), or `{alias} = {target}.copy()` where `{alias}` is made",
