@@ -604,6 +604,86 @@ MISSING = _Missing()
 
 # --------------------------------------------------------------------------- augmented assignment
 
+_IN_PLACE = {
+    "+=": "__iadd__",
+    "-=": "__isub__",
+    "*=": "__imul__",
+    "/=": "__itruediv__",
+    "//=": "__ifloordiv__",
+    "%=": "__imod__",
+    "**=": "__ipow__",
+    "@=": "__imatmul__",
+    "&=": "__iand__",
+    "|=": "__ior__",
+    "^=": "__ixor__",
+    "<<=": "__ilshift__",
+    ">>=": "__irshift__",
+}
+
+
+def check_in_place(x, op, statement, line, held, names, *values, within=None):
+    """Before ``statement`` (``y op= v`` at the user's ``line``), which cpsad runs as ``y = y op
+    v``: where Python would instead change ``x`` (y's value) in place -- its type has the
+    in-place operator: an array, a list, not a number -- refuse when someone else would see the
+    change: one of ``values`` (the variables ``names``, which may hold ``x`` and are read later)
+    holds it, or ``held`` (a holder the emitted code cannot name: a caller) may.
+
+    ``within``: for ``y[i] op= v`` the container ``y``, into which the new value is stored --
+    an array is changed in place by that store, as in Python; of a list or a dict the entry
+    replaced does not count, another entry holding the same value does (``[a] * 2``).
+    """
+    if not hasattr(type(x), _IN_PLACE[op]) or isinstance(within, np.ndarray):
+        return
+    holder = held
+    for name, value in zip(names, values):
+        if _holds(value, x, within, set()):
+            holder = f"`{name}`"
+            break
+    if holder is None:
+        return
+    what = "an array" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+    target, _, rhs = statement.partition(f" {op} ")
+    raise TypeError(
+        f"line {line}: `{statement}` would change in place {what} that another name shares: "
+        f"{holder} holds it too, and Python would change it there; cpsad cannot follow a "
+        f"derivative through that (it makes a new value, as for numbers). Write `{target} = "
+        f"{target} {op[:-1]} {rhs}` to make a new value (then {holder} keeps the old one), or "
+        f"give {holder} a copy (`.copy()`)"
+    )
+
+
+_TooHard = getattr(np, "exceptions", np).TooHardError
+
+
+def _holds(value, x, within, seen: set) -> bool:
+    """Does ``value`` hold ``x`` -- be it, share its memory, or contain such a value?"""
+    if value is within:  # the container being updated: its entry is replaced, not changed --
+        if id(value) in seen:  # the others are, where one holds the same value
+            return False
+        seen.add(id(value))
+        entries = value.values() if isinstance(value, dict) else value
+        return sum(_holds(v, x, None, set()) for v in entries) > 1
+    if value is x:
+        return True
+    if isinstance(value, np.ndarray):
+        if not isinstance(x, np.ndarray) or not np.may_share_memory(x, value):
+            return False
+        try:
+            return bool(np.shares_memory(x, value, max_work=1000))
+        except _TooHard:
+            return True
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds(v, x, within, seen) for v in value)
+    if isinstance(value, dict):
+        return any(_holds(v, x, within, seen) for v in value.values())
+    d = getattr(value, "__dict__", None)
+    if isinstance(d, dict) and not isinstance(value, (type, type(sys))) and not callable(value):
+        return any(_holds(v, x, within, seen) for v in d.values())
+    return False
+
 
 def _unshared(x, op: str):
     if isinstance(x, np.ndarray):

@@ -20,7 +20,6 @@ from transforms import anno
 from transforms import astlib as A
 from transforms.naming import own_name, own_qualname
 from transforms.scoping import analyze
-from transforms.shift_reset import is_shift
 from transforms.unit import Unit
 
 INDENT = "    "
@@ -72,14 +71,8 @@ class Renderer:
                 last_comment = line
             if isinstance(s, A.If):
                 self.if_(s, indent)
-            elif isinstance(s, A.While):
-                self.add(f"while {A.expr_source(s.test)}:", indent, line)
-                self.block(s.body, indent + 1)
-                last_comment = line
-            elif is_shift(s) or isinstance(s, A.With):
-                item = s.items[0]
-                var = f" as {item.optional_vars.id}" if item.optional_vars is not None else ""
-                self.add(f"with {A.expr_source(item.context_expr)}{var}:", indent, line)
+            elif isinstance(s, (A.While, A.With)):  # (a shift is a With)
+                self.add(A.header_source(s), indent, line)
                 self.block(s.body, indent + 1)
                 last_comment = line
             else:
@@ -87,7 +80,7 @@ class Renderer:
                     self.add(text, indent, line)
 
     def if_(self, s, indent: int, keyword: str = "if") -> None:
-        self.add(f"{keyword} {A.expr_source(s.test)}:", indent, s.lineno)
+        self.add(("el" if keyword == "elif" else "") + A.header_source(s), indent, s.lineno)
         self.block(s.body, indent + 1)
         if len(s.orelse) == 1 and isinstance(s.orelse[0], A.If):
             self.if_(s.orelse[0], indent, "elif")

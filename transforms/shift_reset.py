@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from transforms import anno
+from transforms import aliasing, anno
 from transforms import astlib as A
 from transforms.activity import RET, flow_operands
 from transforms.context import Default, Rule
@@ -93,11 +93,7 @@ class ShiftReset:
                 out.append(self.local_function(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.CELL_WRITE):
                 out.append(self.cell_write(s) if anno.getanno(s, anno.ACTIVE) else s)
-            elif (
-                isinstance(s, A.Assign)
-                and anno.getanno(s, anno.ALIASED_AUG)
-                and not anno.getanno(s, anno.ACTIVE)
-            ):
+            elif isinstance(s, A.Assign) and in_place(self.unit, s, out, self.kinds):
                 out.append(self.python_in_place(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out.append(self.shift(s))
@@ -808,14 +804,53 @@ def rule_for(unit, value, kinds: dict):
     )
 
 
+def in_place(unit, s, out: list, kinds) -> bool:
+    """Is ``s`` an update something else may read afterwards (Normalize put ``check_in_place``
+    before it, the last statement of ``out``) that no derivative can see? Then it runs as
+    Python's own in-place operation, and the check goes. Where the value is surely an array and
+    a copy of it is read later, the refusal is here, at the user's line."""
+    sharing = anno.getanno(s, anno.ALIASED_AUG)
+    if sharing is None:
+        return False
+    guard = out[-1] if out and anno.getanno(out[-1], anno.ALIAS_GUARD) is s else None
+    if aliasing.python_may_run_in_place(sharing, s):
+        if guard is not None:  # it checks the parameters that hold the value only if the
+            out.pop()  # caller passed one array twice
+            if sharing.related:
+                call = guard.value
+                call.args[4:] = [A.const(None), A.const(tuple(sharing.related))]
+                call.args += [A.name(n) for n in sharing.related]
+                out.append(guard)
+        return True
+    if not (sharing.names or sharing.held):
+        if guard is not None:
+            out.pop()  # a value a derivative reads and nothing else: rebound (an argument of
+        return False  # the entry function: the caller's array keeps its value)
+    u = anno.getanno(s, anno.AUG)
+    alias = aliasing.certain_refusal(sharing, kinds.get(u.operand))
+    if alias is not None:
+        target, _, rhs = u.text.partition(f" {u.op} ")
+        raise unit.error(
+            f"`{u.text}` would change in place an array that another name shares: `{alias}` "
+            f"holds it too and is read afterwards, and Python would change it there; cpsad "
+            "cannot follow a derivative through that",
+            s,
+            f"write `{target} = {target} {u.op[:-1]} {rhs}` to make a new array (then `{alias}` "
+            f"keeps the old one), or `{alias} = {target}.copy()` where `{alias}` is made",
+        )
+    return False
+
+
 def python_in_place(unit, s):
-    """Off the differentiated path ``y += v`` keeps Python's meaning: ``operator.iadd``."""
-    name = anno.getanno(s, anno.ALIASED_AUG)
+    """``y = y op v`` as Python's in-place ``y = operator.iop(y, v)`` (see ``in_place``)."""
+    name = anno.getanno(s, anno.AUG).python_op
     mod = unit.inject(op_module, "operator")
     func = A.attr(mod, name)
     anno.setanno(func, anno.CALLEE, getattr(op_module, name))
     anno.setanno(func, anno.CALLEE_KIND, "nondiff")
-    s.value.func = func
+    s.value = A.copy_location(
+        A.Call(func=func, args=[s.value.left, s.value.right], keywords=[]), s.value
+    )
     return s
 
 

@@ -30,6 +30,7 @@ from transforms.naming import own_name
 from transforms.shift_reset import (
     _hole,
     check_effect,
+    in_place,
     python_in_place,
     rule_for,
     signature_of,
@@ -126,10 +127,10 @@ class Tangent:
                 out.append(s)
             elif isinstance(s, A.Return):
                 out.append(self.ret(s))
+            elif isinstance(s, A.Assign) and in_place(self.unit, s, out, self.kinds):
+                out.append(python_in_place(self.unit, s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out += self.active_assign(s)
-            elif isinstance(s, A.Assign) and anno.getanno(s, anno.ALIASED_AUG):
-                out.append(python_in_place(self.unit, s))
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
                 call = self.call_local(s.value)
                 value = A.Subscript(value=call, slice=A.const(0), ctx=A.Load())

@@ -42,6 +42,7 @@ from cpsad.runtime import (
     add_right,
     add_tangent,
     as_adjoint,
+    check_in_place,
     constant_keywords,
     entries_adjoint,
     getitem_adjoint,
@@ -61,8 +62,9 @@ from cpsad.runtime import (
 )
 
 # Results that do not change with the values of the inputs: shapes, counts, zeros, masks, and
-# `like`'s stand-ins, read only for their shapes.
+# `like`'s stand-ins, read only for their shapes; a check that returns nothing.
 defnondiff(
+    check_in_place,
     zeros_like,
     like,
     constant_keywords,  # its values are not differentiated (it refuses those that could be)

@@ -20,7 +20,7 @@ def f(x):
 
 
 ARGS = (0.3,)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show

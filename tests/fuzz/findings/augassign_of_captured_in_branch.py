@@ -19,7 +19,7 @@ def f(x, y):
 
 
 ARGS = (0.3, 1.0)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show
