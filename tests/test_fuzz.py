@@ -57,11 +57,8 @@ def acceptable_jvp(r) -> bool:
 KNOWN = {
     156: "refused: an argument updated in place (under study)",
     190: "refused: an argument updated in place (under study)",
-    1000110: "tuple_assign_while_return",
 }
 KNOWN_JVP = {
-    24: "lambda_called_from_local_def",
-    63: "closure_returns_captured",
     156: "refused: an argument updated in place (under study)",
     190: "refused: an argument updated in place (under study)",
 }

@@ -233,6 +233,8 @@ class LowerCPS:
         """A function defined inside: its backpropagator, defined where it was (a closure)."""
         key = anno.getanno(fdef, anno.DEF_KEY)
         info = self.unit.locals[key]
+        if scope.is_cell(fdef.name):  # a def binds its name: of a shared variable, the cell's
+            scope.write(fdef.name)
         d = A.deepcopy(fdef)
         for default in d.args.defaults + [x for x in d.args.kw_defaults if x is not None]:
             rename(default, self.env_map(env))

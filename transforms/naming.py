@@ -80,7 +80,7 @@ class Namer:
         return self._adjoints[name]
 
     def primal(self, bar: str) -> str | None:
-        """The name whose adjoint is ``bar`` (None if ``bar`` is not an adjoint)."""
+        """The name whose adjoint (or tangent) is ``bar`` (None if it is neither)."""
         return self._primals.get(bar)
 
     def temp(self, stem: str) -> str:
@@ -110,7 +110,9 @@ class Namer:
     def tangent(self, name: str) -> str:
         """The tangent variable of ``name``: ``x`` -> ``x_dot``; the same answer every time."""
         if name not in self._tangents:
-            self._tangents[name] = self.fresh(name + "_dot")
+            dot = self.fresh(name + "_dot")
+            self._tangents[name] = dot
+            self._primals[dot] = name
         return self._tangents[name]
 
     def jvp(self, fname: str) -> str:

@@ -97,6 +97,7 @@ class Simplify:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         self.namer = unit.namer
+        self.escaped: set[str] = set()  # what closures used as values read (see dead_stores)
         ctx = unit.ctx
         self.acc = unit.inject(ctx.runtime("acc"), "acc")
         self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
@@ -442,7 +443,7 @@ class Simplify:
                         self._prefer(a, b)
                         and a not in params
                         and a not in borrowed
-                        and a not in self.unit.cells
+                        and not self._shared(a)
                     ):
                         continue
                 if b not in local or counts.get(b, 0) + (b in params) > 1:
@@ -463,6 +464,11 @@ class Simplify:
                 touched |= {a, b}
                 changed = True
         return changed
+
+    def _shared(self, name: str) -> bool:
+        """Is ``name`` a variable closures share (a cell), or its adjoint or tangent?"""
+        cells = self.unit.cells
+        return name in cells or self.namer.primal(name) in cells
 
     def _written_by_calls(self, f) -> set[str]:
         """Names of ``f``'s scope a call made in it may assign: those it declares ``nonlocal``
@@ -490,17 +496,27 @@ class Simplify:
         return True
 
     def dead_stores(self, f) -> bool:
-        live_out = set(self.facts[id(f)].declared)
+        # A function of the user's used as a value (`Closure(g_bp)`, stored, returned) may run
+        # in any call made after, or after `f` returns: what it reads is live there.
+        reads, _ = self.effects
+        self.escaped = set()
+        for g in self.facts[id(f)].nested:
+            if not anno.hasanno(g, anno.CONT) and _used_as_value(f, g.name):
+                self.escaped |= reads.get(g.name, set())
+        live_out = set(self.facts[id(f)].declared) | self.escaped
         changed = [False]
         self._live(f, f.body, live_out, changed)
         return changed[0]
 
     def _reads(self, f, node) -> set[str]:
-        """Names a statement reads, including through the closures it runs."""
+        """Names a statement reads, including through the closures it runs (those used as
+        values, by any call it makes)."""
         out = S.loads(node)
         reads, writes = self.effects
         for name in out & set(reads):
             out = out | reads[name] | writes[name]
+        if self.escaped and any(isinstance(n, A.Call) for n in S.walk_own(node)):
+            out = out | self.escaped
         return out
 
     def _removable(self, f, s) -> bool:
@@ -817,6 +833,18 @@ def closure_effects(root, facts):
                     writes[n] |= w
                     changed = True
     return reads, writes
+
+
+def _used_as_value(f, name: str) -> bool:
+    """Is the function ``name`` mentioned in ``f`` other than as the callee of a call?"""
+    called = set()
+    for n in A.walk(f):
+        if isinstance(n, A.Call) and isinstance(n.func, A.Name) and n.func.id == name:
+            called.add(id(n.func))
+    return any(
+        isinstance(n, A.Name) and n.id == name and isinstance(n.ctx, A.Load) and id(n) not in called
+        for n in A.walk(f)
+    )
 
 
 def _inert(stmt) -> bool:
