@@ -23,6 +23,7 @@ OPERATOR_NAMES = {
     A.Tuple: "item",
     "unpack": "unpack",
     "add_any": "add_any",
+    "getitem_any": "getitem_any",
     "repeat_x": "repeat_x",
     "repeat_y": "repeat_y",
 }

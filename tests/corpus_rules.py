@@ -350,6 +350,12 @@ end_to_end(index_mask, u(3, 4))
 case(index_labels, GETITEM, u(3, 4), (np.arange(3), LABELS), fn_kw={"labels": LABELS})
 case(index_scalar, GETITEM, X34, (1, -1), fn_kw={})
 case(getitem, GETITEM, [0.3, u(2), -0.5], -1)
+# x[i] where x may be an object of a class of yours and i is differentiable: getitem's rules, and
+# the index's derivative is zero for arrays, lists and dicts (an error for a Python __getitem__)
+GETITEM_ANY = Operator("getitem_any", operator.getitem)
+case(getitem, GETITEM_ANY, X34, (1, -2))
+case(getitem, GETITEM_ANY, [0.3, u(2), -0.5], 1)
+case(getitem, GETITEM_ANY, {"a": u(2), "b": 0.3}, "b")
 case(getitem, GETITEM, (0.3, u(2), -0.5), np.s_[::-2])
 end_to_end(index_list, [0.3, -0.8, 1.1])
 end_to_end(index_tuple, (0.3, u(2), -0.5))
@@ -1691,6 +1697,54 @@ NO_BINCOUNT = "autograd has no rule for np.bincount"
 case(bincount, np.bincount, np.array([0, 2, 2, 5]), u(4), wrt=1, autograd=NO_BINCOUNT)
 case(bincount, np.bincount, np.array([1, 1, 0]), u(3), 4, wrt=1, autograd=NO_BINCOUNT)
 
+
+def arange(start, step, stop=None):
+    return np.arange(start, stop, step)
+
+
+def arange_start(start, stop=None):
+    return np.arange(start, stop)
+
+
+def histogram(a, bins=10, range=None, density=None):
+    return np.histogram(a, bins, range, density)
+
+
+def histogram_weighted(a, weights, bins=10, range=None, density=None):
+    return np.histogram(a, bins, range, density, weights)
+
+
+def histogram_bin_edges(a, bins=10, range=None):
+    return np.histogram_bin_edges(a, bins, range)
+
+
+# np.arange(start, stop, step) is start + i step: linear in start and step, a step in stop
+NO_ARANGE = "autograd's arange has no derivative"
+case(arange, np.arange, 0.3, 2.9, 0.7, wrt=(0, 2), autograd=NO_ARANGE)
+case(arange, np.arange, u(), 1.0, 0.45, wrt=(0, 2), autograd=NO_ARANGE)
+case(arange_start, np.arange, -1.3, 2.0, autograd=NO_ARANGE)
+case(arange_start, np.arange, 4.5, autograd=NO_ARANGE)  # np.arange(stop): 0, 1, ...
+# The edges move with the minimum and maximum, a density with the width, counts with weights
+HIST = np.array([0.3, -1.2, 0.8, 2.1, -0.4, 1.7, 0.05, -0.9, 1.1])
+WEIGHTS = np.abs(u(9)) + 0.2
+NO_HISTOGRAM = "autograd has no rule for np.histogram"
+case(histogram, np.histogram, HIST, autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, 4, None, True, autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, "auto", autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, 5, (-2.0, 3.0), True, autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, np.array([-1.5, 0.0, 0.5, 2.5]), autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, np.array([1.5, 0.2, 1.5, 0.2]), 3, autograd=NO_HISTOGRAM)  # ties
+for weighted in [
+    (HIST, 10, None, None, WEIGHTS),
+    (HIST, 4, None, True, WEIGHTS),
+    (HIST, np.array([-1.5, 0.0, 0.5, 2.5]), None, True, WEIGHTS),
+    (HIST, 3, (-1.0, 1.0), None, WEIGHTS),
+]:
+    case(histogram_weighted, np.histogram, *weighted, wrt=(0, 4), autograd=NO_HISTOGRAM)
+case(histogram_bin_edges, np.histogram_bin_edges, HIST, autograd=NO_HISTOGRAM)
+case(histogram_bin_edges, np.histogram_bin_edges, HIST, 3, autograd=NO_HISTOGRAM)
+case(histogram_bin_edges, np.histogram_bin_edges, HIST, 3, (0.0, 1.0), autograd=NO_HISTOGRAM)
+
 # ============================================================================= builtins on sequences
 
 
@@ -1887,6 +1941,24 @@ case(conjugate_, np.conjugate, Z, float64=CX)
 case(absolute, np.absolute, Z, float64=CX)
 case(abs_builtin, abs, 0.3 - 0.8j, autograd="autograd's abs of a complex box is a float()")
 
+
+
+def sign_(x):
+    return np.sign(x)
+
+
+def heaviside(x2, x1):
+    return np.heaviside(x1, x2)
+
+
+# np.sign is a step on real numbers, z / |z| on complex ones; np.heaviside(x1, x2) is x2 at x1 == 0
+case(sign_, np.sign, away(2, 3))
+case(sign_, np.sign, Z, float64=CX, autograd="autograd's np.sign of a complex box is a step")
+NO_HEAVISIDE = "autograd has no rule for np.heaviside in x2"
+case(heaviside, np.heaviside, np.array([0.0, 0.5, -1.0, 0.0]), u(4), wrt=1, autograd=NO_HEAVISIDE)
+case(heaviside, np.heaviside, np.array([[0.0], [1.0]]), u(3), wrt=1, autograd=NO_HEAVISIDE)
+case(heaviside, np.heaviside, np.array([0.0, 2.0]), u(), wrt=1, autograd=NO_HEAVISIDE)
+
 # ============================================================================= index tricks
 # np.r_[...] and the like are calls of r_(key) and the like (cpsad.rules.core.defsubscript)
 
@@ -1949,7 +2021,7 @@ def floordiv_and_comparisons(x):
 def nondiff_functions(x):
     n = len(x)
     i = np.argmax(x)
-    steps = np.floor(x) + np.sign(x) + np.round(x) + np.isfinite(x)
+    steps = np.floor(x) + np.trunc(x) + np.round(x) + np.isfinite(x)
     shape_only = np.zeros_like(x) + np.ones_like(x) * n + np.full_like(x, 2.0)
     return x[i] * n + np.sum(steps * x) + np.sum(shape_only * x) + x.shape[0] * x[0]
 

@@ -29,6 +29,7 @@ from transforms.kinds import is_number
 from transforms.shift_reset import (
     _hole,
     check_effect,
+    compound_index_names,
     python_in_place,
     rule_for,
     signature_of,
@@ -303,6 +304,8 @@ class Tangent:
                 else (self.tan(v))
             )
             terms.append(self.fill(rule, p, holes, t, ans))
+        if compound_index_names(value, rule, self.active):  # obj[i, j]: the index is checked
+            terms.append(self.fill(rule, "index", holes, A.const(None), ans))
         if not terms:
             return None
         out = terms[0]

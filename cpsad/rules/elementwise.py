@@ -23,7 +23,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
-from cpsad.runtime import split_ties, unbroadcast
+from cpsad.runtime import split_ties, tangent_zeros, unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- one argument
 
@@ -464,6 +464,52 @@ def where_y_jvp(t, ans, condition, x, y):
 
 
 defjvp(np.where, DISCRETE, where_x_jvp, where_y_jvp)
+
+
+def heaviside_x2(g, ans, x1, x2):
+    """``np.heaviside(x1, x2)`` is ``x2`` where ``x1`` is 0 (a step elsewhere, in ``x1``)."""
+    return unbroadcast(g * (x1 == 0), x2)
+
+
+defvjp(np.heaviside, DISCRETE, heaviside_x2)
+
+
+def heaviside_x2_jvp(t, ans, x1, x2):
+    return broadcast_like(t * (x1 == 0), ans)
+
+
+defjvp(np.heaviside, DISCRETE, heaviside_x2_jvp)
+
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0b1":  # np.sign(z) is z / |z| for complex z
+
+    def sign(g, ans, x):
+        """``np.sign``: a step for real ``x`` (0); for complex ``z``, ``s = z / |z|`` has the
+        adjoint ``i Im(g s) conj(s) / |z|`` (0 at 0, as ``abs``)."""
+        return (
+            1j * np.imag(g * np.sign(x)) * np.conj(np.sign(x)) / np.where(x == 0, 1, np.abs(x))
+            if np.iscomplexobj(x)
+            else zeros_like(x)
+        )
+
+    def sign_jvp(t, ans, x):
+        """``ds = i Im(conj(s) t) s / |z|`` for complex ``z``; 0 for real ``x``."""
+        return (
+            1j * np.imag(np.conj(np.sign(x)) * t) * np.sign(x) / np.where(x == 0, 1, np.abs(x))
+            if np.iscomplexobj(x)
+            else tangent_zeros(ans)
+        )
+
+else:  # pragma: no cover - numpy 1.x: np.sign of a complex number is the sign of its real part
+
+    def sign(g, ans, x):
+        return zeros_like(x)
+
+    def sign_jvp(t, ans, x):
+        return tangent_zeros(ans)
+
+
+defvjp(np.sign, sign)
+defjvp(np.sign, sign_jvp)
 
 
 # --------------------------------------------------------------------------- the math module

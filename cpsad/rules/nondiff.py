@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from cpsad.rules.core import defnondiff, defnondiff_attributes
+from cpsad.rules.core import defnoderivative, defnondiff, defnondiff_attributes
 from cpsad.runtime import keys_of
 
 defnondiff(
@@ -32,7 +32,6 @@ defnondiff(
     builtins.hash,
     builtins.callable,
     builtins.hasattr,
-    builtins.getattr,
     np.shape,
     np.ndim,
     np.size,
@@ -44,7 +43,6 @@ defnondiff(
     np.empty,
     np.eye,
     np.identity,
-    np.arange,
     np.argmax,
     np.argmin,
     np.argsort,
@@ -59,7 +57,6 @@ defnondiff(
     np.rint,
     np.trunc,
     np.fix,
-    np.sign,
     np.floor_divide,
     np.isfinite,
     np.isnan,
@@ -85,15 +82,12 @@ defnondiff(
     np.dtype,
     np.iinfo,
     np.finfo,
-    np.histogram,
     keys_of,
-    np.histogram_bin_edges,
     np.digitize,
     np.argpartition,
     np.lexsort,
     np.isin,
     np.array_equiv,
-    np.heaviside,  # a step: zero derivative wherever it has one
     np.isneginf,
     np.isposinf,
     np.isreal,
@@ -132,6 +126,28 @@ defnondiff(
     math.perm,
     math.gcd,
 )
+
+
+def _getattr(object, name, default=None):
+    """``getattr``'s parameters."""
+
+
+# getattr(x, "T") reads the attribute ``.T``, with its rule (Activity and ShiftReset read it as
+# the attribute); getattr of a name that is not a constant string, on a differentiable value,
+# is an error -- never a silent zero for a value that does change with the input.
+defnoderivative(getattr, _getattr)
+
+# np.random: functions of sizes, seeds and states alone, and samplers of integers (steps in their
+# parameters), have no derivative; every other sampler moves with its parameters (normal's loc and
+# scale, uniform's bounds), and permutation, choice and shuffle move values about: a
+# differentiable value passed to one of them is an error, not a zero.
+RANDOM_STEPS = {
+    "seed", "get_state", "set_state", "get_bit_generator", "set_bit_generator", "default_rng",
+    "bytes", "rand", "randn", "random", "random_sample", "ranf", "sample", "standard_normal",
+    "standard_cauchy", "standard_exponential", "randint", "random_integers", "binomial",
+    "geometric", "hypergeometric", "logseries", "multinomial", "negative_binomial", "poisson",
+    "zipf",
+}  # fmt: skip
 for _name in dir(np.random):
     _obj = getattr(np.random, _name)
     if (
@@ -140,7 +156,10 @@ for _name in dir(np.random):
         and not _name.startswith("_")
         and _name != "test"
     ):
-        defnondiff(_obj)
+        if _name in RANDOM_STEPS:
+            defnondiff(_obj)
+        else:
+            defnoderivative(_obj, _obj)
 
 defnondiff_attributes(
     "shape",

@@ -24,6 +24,7 @@ from cpsad.runtime import (
     add_tangent,
     as_sequence,
     getitem_adjoint,
+    index_step,
     inplace_add,
     inplace_div,
     inplace_mul,
@@ -332,6 +333,25 @@ def getitem_jvp(t, ans, x, index):
 
 
 defjvp_operator("getitem", getitem_jvp, DISCRETE)
+
+
+# ``x[i]`` where the index is differentiable and ``x`` may be an object of a class of yours:
+# the same rules, and the index's derivative -- zero for arrays, lists, tuples and dicts, an error
+# where ``__getitem__`` is Python code (``index_step``). ShiftReset chooses it by the kinds.
+
+
+def getitem_any_index(g, ans, x, index):
+    return index_step(x, index)
+
+
+defoperator("getitem_any", getitem, getitem_any_index)
+
+
+def getitem_any_index_jvp(t, ans, x, index):
+    return index_step(x, index, ans)
+
+
+defjvp_operator("getitem_any", getitem_jvp, getitem_any_index_jvp)
 
 
 def item(g, ans, key, x):
