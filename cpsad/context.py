@@ -24,6 +24,7 @@ OPERATOR_NAMES = {
     "unpack": "unpack",
     "add_any": "add_any",
     "getitem_any": "getitem_any",
+    "pow_number": "pow_number",
     "repeat_x": "repeat_x",
     "repeat_y": "repeat_y",
 }

@@ -233,6 +233,13 @@ for f, p in [(add, ADD), (sub, SUB), (mul, MUL), (div, DIV), (pow_, POW)]:
     case(f, p, np.float64(0.7), u(lo=0.5, hi=1.5), wrt=(0, 1))  # a numpy scalar, a 0-d array
 case(square_op, POW, away(2, 3), 2, fn_kw={})
 case(cube_op, POW, u(4), 3, fn_kw={})  # negative bases: only the base is differentiated
+# x ** y of Python numbers (chosen by the kinds): Python's arithmetic, numpy's answers at x == 0
+POW_NUMBER = Operator("pow_number", operator.pow)
+FLOATS = "Python floats: the float32 checks are of arrays"
+case(pow_, POW_NUMBER, 0.7, 1.3, wrt=(0, 1), float64=FLOATS)
+case(pow_, POW_NUMBER, 1.6, -0.4, wrt=(0, 1), float64=FLOATS)
+case(pow_, POW_NUMBER, -1.5, 3.0, wrt=0, float64=FLOATS)
+case(square_op, POW_NUMBER, 0.8, 2, fn_kw={}, float64=FLOATS)
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
 # `+` and `*` where operands may be lists or tuples: joined, repeated -- or arithmetic

@@ -714,6 +714,21 @@ def compound_index_names(value, rule, active) -> list[str]:
     return sorted({n.id for n in A.walk(value.slice) if isinstance(n, A.Name) and n.id in active})
 
 
+def _number_power(value, kinds: dict) -> str | None:
+    """``x ** y`` of Python numbers: the rule in Python's arithmetic, with numpy's answers where
+    Python's ``0.0 ** -0.5`` raises."""
+    if isinstance(value.op, A.Pow) and all(
+        (
+            type(v.value) in (int, float)
+            if isinstance(v, A.Constant)
+            else _kind(v, kinds) == {NUMBER}
+        )
+        for v in (value.left, value.right)
+    ):
+        return "pow_number"
+    return None
+
+
 def _kind(node, kinds: dict):
     return kinds.get(node.id, UNKNOWN) if isinstance(node, A.Name) else UNKNOWN
 
@@ -733,7 +748,11 @@ def rule_for(unit, value, kinds: dict):
             'write the attribute, `x.T`, or `getattr(x, "T")`',
         )
     if isinstance(value, (A.BinOp, A.UnaryOp)):
-        op = _sequence_operator(value, kinds) if isinstance(value, A.BinOp) else None
+        op = (
+            _sequence_operator(value, kinds) or _number_power(value, kinds)
+            if isinstance(value, A.BinOp)
+            else None
+        )
         rule = ctx.operator_rule(op or type(value.op))
         args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
         what = Shown("the operator `{}`", _op_example(value))

@@ -65,6 +65,7 @@ from cpsad.runtime import (
 defnondiff(
     zeros_like,
     index_step,
+    op.power_at_zero,  # a step in the exponent
     like,
     tangent_zeros,
     jn.first_occurrences,
