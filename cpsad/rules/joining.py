@@ -21,6 +21,7 @@ from cpsad.rules.core import (
     defjvp_method,
     defmethod,
     defnoderivative,
+    defnondiff,
     defsubscript,
     defvjp,
 )
@@ -507,11 +508,20 @@ defjvp(np.linspace, linspace_start_jvp, linspace_stop_jvp)
 # ``step``; its length, and so ``stop``, a step. ``np.arange(stop)`` alone counts from 0.
 
 
+def given(value) -> bool:
+    """Whether an optional argument was passed (``value is not None``, which a constant in its
+    place would make a comparison with a literal)."""
+    return value is not None
+
+
+defnondiff(given)
+
+
 def arange_start(g, ans, start, stop=None, step=None, dtype=None):
     """``np.arange(n)`` alone counts from 0: its ``start`` is the stop, a step."""
     return (
         unbroadcast(np.sum(g), start)
-        if stop is not None and ans.dtype.kind == "f"
+        if given(stop) and ans.dtype.kind == "f"
         else zeros_like(start)
     )
 
@@ -529,7 +539,7 @@ defvjp(np.arange, arange_start, DISCRETE, arange_step)
 
 def arange_start_jvp(t, ans, start, stop=None, step=None, dtype=None):
     return (
-        broadcast_like(t, ans) if stop is not None and ans.dtype.kind == "f" else tangent_zeros(ans)
+        broadcast_like(t, ans) if given(stop) and ans.dtype.kind == "f" else tangent_zeros(ans)
     )
 
 
