@@ -1755,6 +1755,22 @@ case(histogram_bin_edges, np.histogram_bin_edges, HIST, 3, (0.0, 1.0), autograd=
 # ============================================================================= builtins on sequences
 
 
+def get_entry(x, key, default=None):
+    return x.get(key, default)
+
+
+def get_or_default(x, default, key):
+    return x.get(key, default)
+
+
+NO_GET = "autograd's dict boxes have no .get"
+GET = Method("get")
+case(get_entry, GET, {"a": u(2), "b": 0.3}, "a", autograd=NO_GET)
+case(get_entry, GET, {"a": u(2), "b": 0.3}, "b", 0.0, autograd=NO_GET)
+case(get_or_default, GET, {"a": u(2)}, "c", u(3), wrt=(0, 2), fn_kw={"key": "c"}, autograd=NO_GET)
+case(get_or_default, GET, {"a": u(2)}, "a", u(2), wrt=(0, 2), fn_kw={"key": "a"}, autograd=NO_GET)
+
+
 def sum_builtin(iterable):
     return sum(iterable)
 

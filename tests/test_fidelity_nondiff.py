@@ -877,3 +877,45 @@ def test_python_float_powers_away_from_zero():
     for x, y in [(0.7, 1.3), (1.6, -0.4), (2.0, 3.0), (0.3, 0.5)]:
         check_grads(power_of, x, y, argnums=(0, 1))
         check_jvp(power_of, x, y)
+
+
+# =========================================================================== 4. parameters
+# Parameters of rules taken for discrete (no derivative, no error) whose values do move the result
+
+
+def padded_with(c):
+    return np.sum(np.pad(np.ones(3), 1, constant_values=c))
+
+
+def std_with(d):
+    return np.std(np.array([1.0, 2.0, 4.0]), ddof=d)
+
+
+def method_std_with(d):
+    return np.array([1.0, 2.0, 4.0]).std(ddof=d)
+
+
+def norm_of_order(p):
+    return np.linalg.norm(np.array([1.0, 2.0, 4.0]), ord=p)
+
+
+@pytest.mark.parametrize("f", [padded_with, std_with, method_std_with, norm_of_order])
+def test_parameters_that_move_the_result_refuse_differentiable_values(f):
+    """They gave 0: np.pad's constant_values, var's and std's ddof, a norm's order."""
+    with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
+        cpsad.grad(f)(0.5 if f is not norm_of_order else 3.0)
+
+
+def entry_or_default(x):
+    d = {"a": x * 2, "b": x}
+    return d.get("a") * 3 + d.get("c", x) ** 2
+
+
+def parameter_entry(p):
+    return p.get("w") * 2 + p.get("z", 1.0)
+
+
+def test_dict_get_is_the_entry():
+    """d.get(key) on a dict of differentiable values was refused (a method with no rule)."""
+    agrees(entry_or_default, 1.5)
+    assert cpsad.grad(parameter_entry)({"w": 2.0}) == {"w": 2.0}

@@ -432,7 +432,9 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
     return np.reshape(total, shape).astype(np.result_type(g), copy=False)
 
 
-defvjp(np.pad, pad_vjp, DISCRETE)
+# constant_values: the padding is made of it, and it has no rule here -- a differentiable one
+# is an error (it was a silent zero), as a differentiable pad_width or mode
+defvjp(np.pad, pad_vjp, DISCRETE, constant_values=None)
 
 
 def pad_jvp(t, ans, array, pad_width, mode="constant", *, constant_values=0):
@@ -538,9 +540,7 @@ defvjp(np.arange, arange_start, DISCRETE, arange_step)
 
 
 def arange_start_jvp(t, ans, start, stop=None, step=None, dtype=None):
-    return (
-        broadcast_like(t, ans) if given(stop) and ans.dtype.kind == "f" else tangent_zeros(ans)
-    )
+    return broadcast_like(t, ans) if given(stop) and ans.dtype.kind == "f" else tangent_zeros(ans)
 
 
 def arange_step_jvp(t, ans, start, stop=None, step=None, dtype=None):
