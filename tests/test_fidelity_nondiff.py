@@ -919,3 +919,17 @@ def test_dict_get_is_the_entry():
     """d.get(key) on a dict of differentiable values was refused (a method with no rule)."""
     agrees(entry_or_default, 1.5)
     assert cpsad.grad(parameter_entry)({"w": 2.0}) == {"w": 2.0}
+
+
+def applied(f, x):
+    return np.sum(f(x, 1.0))
+
+
+def test_a_function_value_without_derivative_in_a_float_argument_is_an_error():
+    """Called through a function value (the runtime dispatch), a parameter with no rule got a
+    zero: np.random.normal's loc gave 0."""
+    with pytest.raises(TypeError, match="no derivative with respect to its argument `loc`"):
+        cpsad.grad(applied, argnums=1)(np.random.normal, X)
+    g = cpsad.grad(applied, argnums=1)(np.heaviside, X)  # a step in x1: zero, rightly
+    np.testing.assert_array_equal(g, np.zeros_like(X))
+    check_grads(applied, np.maximum, X - 1, argnums=1)
