@@ -3,8 +3,12 @@
 A call of one of these on a differentiable value is fine (``n = len(x)``, ``i = np.argmax(p)``);
 the result is simply inactive. Only functions whose results do not change with the values of
 their inputs, or change in steps, belong here: ``np.full(n, v)``, ``np.linspace(a, b)``,
-``np.bincount(i, weights=w)``, ``np.unique`` and ``sorted`` do depend on their inputs, and have
-rules (or, for ``sorted``, are an error on differentiable values) rather than a place here.
+``np.bincount(i, weights=w)``, ``np.unique``, ``np.histogram`` (its edges), ``np.arange(a, b,
+h)``, ``np.heaviside(0, v)``, ``np.sign`` of complex numbers, ``getattr(x, "T")`` and
+``np.random.normal(loc)`` do depend on their inputs, and have rules (or, for ``sorted`` and the
+samplers, are an error on differentiable values) rather than a place here. A silent zero is the
+worst wrong gradient: tests/test_fidelity_nondiff.py runs every entry on random inputs and
+checks that its outputs do not move, and needs a sample for each.
 """
 
 from __future__ import annotations
