@@ -1482,6 +1482,20 @@ case(copy, np.copy, X, autograd="autograd has no rule for np.copy")
 case(copy_method, Method("copy"), X, autograd="autograd's boxes have no .copy()")
 case(astype_float, Method("astype"), u(3).astype(np.float32), float, fn_kw={}, rtol=1e-3)
 
+
+def astype_int(a):
+    return a.astype(int) * 1.0
+
+
+def astype_bool(a):
+    return a.astype(bool) * 1.0
+
+
+# a cast to integers or bools is a step: the derivative is zero (it passed through)
+CAST = "autograd's boxes have no .astype"
+case(astype_int, Method("astype"), u(3) * 10, int, fn_kw={}, autograd=CAST, float64="ints")
+case(astype_bool, Method("astype"), u(3), bool, fn_kw={}, autograd=CAST, float64="bools")
+
 # ============================================================================= joining, splitting
 
 
@@ -1603,6 +1617,19 @@ end_to_end(array_nested, u(3), u(3))
 NO_ASARRAY = "autograd has no rule for np.asarray"
 case(asarray, np.asarray, [0.3, -0.5], autograd=NO_ASARRAY)
 case(asarray, np.asarray, u(2, 2), autograd=NO_ASARRAY)
+
+
+def array_of(object, dtype=None):
+    return np.array(object, dtype) * 1.0
+
+
+def asarray_of(a, dtype=None):
+    return np.asarray(a, dtype) * 1.0
+
+
+case(array_of, np.array, u(3) * 10, int, autograd=NO_ASARRAY, float64="ints")  # a step: 0
+case(array_of, np.array, [0.3, -1.5], bool, autograd=NO_ASARRAY, float64="bools")
+case(asarray_of, np.asarray, u(2, 2) * 10, int, autograd=NO_ASARRAY, float64="ints")
 for arrays, kw in [
     ([u(2, 3), u(1, 3)], {}),
     ([u(2, 3), u(2, 1), u(2, 2)], dict(axis=1)),

@@ -677,7 +677,9 @@ def test_sign_of_complex_numbers_is_z_over_its_modulus():
     eps = 1e-6
     along_1 = (sign_times(z + eps) - sign_times(z - eps)) / (2 * eps)
     along_i = (sign_times(z + 1j * eps) - sign_times(z - 1j * eps)) / (2 * eps)
-    assert along_1 == pytest.approx(-0.5367, abs=1e-4) and along_i == pytest.approx(1.0733, abs=1e-4)
+    assert along_1 == pytest.approx(-0.5367, abs=1e-4) and along_i == pytest.approx(
+        1.0733, abs=1e-4
+    )
     assert g == pytest.approx(along_1 - 1j * along_i, abs=1e-7)
     agrees(sign_times, z)
     agrees(sign_of_square, np.array([1 + 0.5j, -0.3 + 2j]))
@@ -933,3 +935,35 @@ def test_a_function_value_without_derivative_in_a_float_argument_is_an_error():
     g = cpsad.grad(applied, argnums=1)(np.heaviside, X)  # a step in x1: zero, rightly
     np.testing.assert_array_equal(g, np.zeros_like(X))
     check_grads(applied, np.maximum, X - 1, argnums=1)
+
+
+# =========================================================================== 5. casts to integers
+
+
+def cast_to_int(x):
+    return np.sum((x * 10).astype(int) * 1.0)
+
+
+def cast_to_bool(x):
+    return np.sum(x.astype(bool) * 1.0)
+
+
+def array_of_ints(x):
+    return np.sum(np.array(x * 10, dtype=int) * 1.0)
+
+
+def asarray_of_ints(x):
+    return np.sum(np.asarray(x * 10, dtype=int) * 1.0)
+
+
+def table_at(x):
+    return np.sum(np.linspace(0.0, 1.0, 30)[(x * 10).astype(int)] * x)
+
+
+@pytest.mark.parametrize("f", [cast_to_int, cast_to_bool, array_of_ints, asarray_of_ints, table_at])
+def test_a_cast_to_integers_is_a_step(f):
+    """.astype(int), np.array(x, dtype=int), np.asarray(x, dtype=int) passed the adjoint through
+    (10 for (10 * x).astype(int)); forward mode gave 0. A step: zero."""
+    agrees(f, X)
+    if f is not table_at:
+        np.testing.assert_array_equal(cpsad.grad(f)(X), np.zeros_like(X))

@@ -47,29 +47,30 @@ def parts(g, x):
 
 
 def array(g, ans, object, dtype=None):
-    """``np.array([a, b, a * b])``: entry ``i`` of the adjoint belongs to part ``i``."""
-    return parts(g, object)
+    """``np.array([a, b, a * b])``: entry ``i`` of the adjoint belongs to part ``i``. Made of
+    integers or bools (``dtype=int``), a step: zero."""
+    return parts(g, object) if ans.dtype.kind in "fc" else zeros_like(object)
 
 
 defvjp(np.array, array)
 
 
 def array_jvp(t, ans, object, dtype=None):
-    return np.array(t, dtype=dtype)
+    return np.array(t, dtype=dtype) if ans.dtype.kind in "fc" else tangent_zeros(ans)
 
 
 defjvp(np.array, array_jvp)
 
 
 def asarray(g, ans, a, dtype=None):
-    return parts(g, a)
+    return parts(g, a) if np.result_type(ans).kind in "fc" else zeros_like(a)
 
 
 defvjp(np.asarray, asarray)
 
 
 def asarray_jvp(t, ans, a, dtype=None):
-    return np.asarray(t, dtype=dtype)
+    return np.asarray(t, dtype=dtype) if np.result_type(ans).kind in "fc" else tangent_zeros(ans)
 
 
 defjvp(np.asarray, asarray_jvp)
