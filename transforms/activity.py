@@ -12,7 +12,9 @@ Results: statements assigning an active name get ``anno.ACTIVE``; ``unit.active_
 each function (root: ``""``, nested: its ``DEF_KEY``) to the names active *as seen from it*;
 ``unit.locals`` records which local functions need a backpropagator and for which parameters.
 Derivatives flow through an operation's operands as its rule says: not through comparisons, ``//``,
-``len``, ``x.shape`` or other non-differentiable functions.
+``len``, ``x.shape`` or other non-differentiable functions; through a subscript's index too (an
+object's ``__getitem__`` may compute with it: ShiftReset checks it when it runs), and through
+``getattr(x, "T")`` as through ``x.T``.
 """
 
 from __future__ import annotations
