@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo examples test lint snapshots bench clean
+.PHONY: help demo examples test lint snapshots bench fuzz clean
 
 help:
 	@echo "make demo       transform and train the MLP example; print its backpropagator, draw out/mlp.png"
@@ -14,6 +14,7 @@ help:
 	@echo "make lint       ruff and black --check"
 	@echo "make snapshots  regenerate tests/snapshots from examples/ (then review the diff)"
 	@echo "make bench      install the peers (torch, jax) and write docs/benchmarks.md (~12 min)"
+	@echo "make fuzz       judge cpsad on random programs (N=20000 SEED=0 J=2; out/fuzz/report.txt)"
 	@echo "make clean      remove the virtual environment and caches"
 
 $(STAMP): pyproject.toml
@@ -46,6 +47,14 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.run --out docs/benchmarks.md
+
+N ?= 20000
+SEED ?= 0
+J ?= 2
+FUZZ_FLAGS ?= --features
+
+fuzz: $(STAMP)
+	$(PY) -m tests.fuzz --seed $(SEED) --n $(N) -j $(J) --out out/fuzz $(FUZZ_FLAGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

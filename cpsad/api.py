@@ -17,18 +17,23 @@ import numpy as np
 
 from cpsad import compiler
 from cpsad.pytree import check_plain, densify, leaves, promote
-from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
+from cpsad.runtime import Closure, as_adjoint, deep_recursion, scalar_seed
 
 _TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _target(f: Callable) -> Callable:
-    """The plain function to transform (decorators unwrapped); checked once per object."""
+    """The Python function to transform for ``f``; checked once per object.
+
+    A decorated function is the function the decorator returned -- the wrapper, which is what
+    runs -- never the one ``functools.wraps`` says it wraps (``__wrapped__``): a wrapper that
+    doubles its function's value has twice its gradient. A ``functools.lru_cache`` object is
+    followed to its function (the cache returns what the function returns)."""
     try:
         return _TARGETS[f]
     except (KeyError, TypeError):
         pass
-    fn = _unwrapped(f)
+    fn = _python_function(f)
     try:
         _TARGETS[f] = fn
     except TypeError:
@@ -36,15 +41,50 @@ def _target(f: Callable) -> Callable:
     return fn
 
 
-def _unwrapped(f: Callable) -> Callable:
+def _python_function(f: Callable) -> Callable:
     if inspect.ismethod(f):
         raise TypeError(
             "cpsad differentiates plain functions; for a method, differentiate "
             "`type(obj).method` and pass the object as the first argument"
         )
+    if isinstance(f, compiler.LRU_CACHE) and inspect.isfunction(getattr(f, "__wrapped__", None)):
+        return _python_function(f.__wrapped__)
+    if isinstance(f, functools.partial):
+        raise TypeError(
+            "cpsad.transform and cpsad.show take the function itself, not a functools.partial "
+            "of it (grad, value_and_grad, vjp and jvp take partials)"
+        )
+    if isinstance(f, Closure):  # a function defined inside one being differentiated
+        raise compiler.closure_derivative(f)
     if not inspect.isfunction(f):
         raise TypeError(f"cpsad can only differentiate Python functions, not {type(f).__name__}")
-    return inspect.unwrap(f)
+    return f
+
+
+def _bound(f, args: tuple, nums: tuple, kwargs: dict):
+    """``f(*args, **kwargs)`` as a call of a Python function: a ``functools.partial`` adds its
+    arguments in front (constants: ``nums`` move past them) and its keywords."""
+    while isinstance(f, functools.partial):
+        n, given = len(f.args), len(args)
+        nums = tuple((i % given if given else i) + n for i in nums)
+        args = (*f.args, *args)
+        kwargs = {**f.keywords, **kwargs}
+        f = f.func
+    return f, args, nums, kwargs
+
+
+def _decorated(fn, exc: BaseException) -> None:
+    """Say, on a refusal of a decorator's wrapper, what was transformed and what to write."""
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is None or not hasattr(exc, "add_note") or getattr(exc, "_cpsad_decorated", False):
+        return
+    name = getattr(wrapped, "__name__", "f")
+    exc.add_note(
+        f"`{name}` is decorated: cpsad differentiates the wrapper the decorator returned "
+        f"(`{fn.__code__.co_qualname}`), the function that runs, and refused what the wrapper "
+        f"does. Differentiate `{name}.__wrapped__` to differentiate the undecorated function."
+    )
+    exc._cpsad_decorated = True
 
 
 @functools.lru_cache(maxsize=1024)
@@ -86,13 +126,13 @@ def _argnums(argnums) -> tuple[int, ...]:
 def _run(f, argnums, args, kwargs, k):
     """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
     check_plain(args, kwargs)
-    fn, args, nums = _function_of(f, tuple(args), _argnums(argnums), kwargs)
+    fn, args, nums, kwargs = _function_of(f, tuple(args), _argnums(argnums), kwargs)
     active, where = _params_for(fn.__code__, nums, len(args))
     call_args = list(args)
     for i in nums:
         i = i % len(args)
         call_args[i] = promote(args[i])
-    spec = compiler.specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
+    spec = _specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
     with deep_recursion():
         try:
             out = spec.bp(k, *call_args, **kwargs)
@@ -109,22 +149,36 @@ def _run(f, argnums, args, kwargs, k):
     return grads
 
 
+def _specialize(fn, active, kinds, mode="reverse"):
+    try:
+        return compiler.specialize(fn, active, kinds, mode)
+    except SyntaxError as exc:  # a TransformError
+        _decorated(fn, exc)
+        raise
+
+
 def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
-    """The Python function to transform for ``f(*args)``, its arguments and which of them
-    ``nums`` (positions in ``args``) are: ``f`` itself -- or, for ``f = cpsad.grad(g)``, the
-    emitted backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
+    """The Python function to transform for ``f(*args, **kwargs)``, its arguments, which of them
+    ``nums`` (positions in ``args``) are, and its keyword arguments: ``f`` itself (a partial's
+    function, with the partial's arguments) -- or, for ``f = cpsad.grad(g)``, the emitted
+    backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
     transform emitted code again (a second derivative; a third is refused). ``generic``: for no
     arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
+    f, args, nums, kwargs = _bound(f, args, nums, kwargs)
     d = getattr(f, "__cpsad_derivative__", None)
     if d is None:
-        return _target(f), args, nums
+        return _target(f), args, nums, kwargs
     kind, inner, inner_argnums = d
-    if kind != "grad":
+    if kind == "value_and_grad":
         raise TypeError(
             "cpsad differentiates a derivative made by cpsad.grad; value_and_grad returns a pair, "
             "which is not a scalar: differentiate cpsad.grad(f) instead"
         )
-    fn, inner_args, inner_nums = _function_of(inner, args, _argnums(inner_argnums), kwargs, generic)
+    if kind != "grad":
+        raise TypeError(not_differentiated_again(kind))
+    fn, inner_args, inner_nums, kwargs = _function_of(
+        inner, args, _argnums(inner_argnums), kwargs, generic
+    )
     active, where = _params_for(fn.__code__, inner_nums, len(inner_args))
     if any(idx is not None for _, idx in where):
         raise TypeError("higher derivatives with respect to items of *args are not supported")
@@ -137,9 +191,25 @@ def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
                 "derivatives (second derivatives) are not verified for complex values"
             )
     kinds = () if generic else compiler.kinds_of(fn.__code__, call_args, kwargs)
-    spec = compiler.specialize(fn, active, kinds, "reverse" + compiler.NESTED)
+    spec = _specialize(fn, active, kinds, "reverse" + compiler.NESTED)
     seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
-    return spec.bp, (scalar_seed, *call_args), tuple(i % len(args) + seeds + 1 for i in nums)
+    full = (scalar_seed, *call_args)
+    return spec.bp, full, tuple(i % len(args) + seeds + 1 for i in nums), kwargs
+
+
+def not_differentiated_again(kind: str) -> str:
+    """Why a derivative made by ``cpsad.{kind}`` is not differentiated (again)."""
+    if kind == "hvp":
+        return (
+            "cpsad: a derivative of cpsad.hvp(f) -- inside a differentiated function, or of "
+            "hvp_f itself -- is a third derivative of f, which cpsad does not take; take the "
+            "Hessian-vector product outside, or differentiate cpsad.grad(f) once"
+        )
+    return (
+        f"cpsad: a derivative of cpsad.{kind}(f) (inside a differentiated function, or of its "
+        "result itself) is not supported; use cpsad.grad, cpsad.jvp or cpsad.vjp there, which "
+        "are differentiated (a Jacobian is one of them per row or column)"
+    )
 
 
 def _through_complex(adjoint) -> None:
@@ -207,9 +277,6 @@ def grad(f: Callable, argnums=0) -> Callable:
     return grad_f
 
 
-grad.__cpsad_operator__ = "grad"  # a derivative taken inside a transformed function: see Nested
-
-
 def vjp(f: Callable, *args, **kwargs):
     """``(f(*args), pullback)``; ``pullback(cotangent)`` is the tuple of the gradients of
     ``<cotangent, f(*args)>`` with respect to every positional argument.
@@ -259,7 +326,7 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     if not nums:
         value = f(*primals, **kwargs)
         return value, densify(None, value)
-    fn, args, nums = _function_of(f, tuple(args), nums, kwargs)
+    fn, args, nums, kwargs = _function_of(f, tuple(args), nums, kwargs)
     args = list(args)
     active, where = _params_for(fn.__code__, nums, len(args))
     by_param: dict = {}
@@ -268,9 +335,7 @@ def jvp(f: Callable, primals, tangents, **kwargs):
             by_param[p] = t
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
-    spec = compiler.specialize(
-        fn, active, compiler.kinds_of(fn.__code__, args, kwargs), mode="forward"
-    )
+    spec = _specialize(fn, active, compiler.kinds_of(fn.__code__, args, kwargs), "forward")
     with deep_recursion():
         try:
             value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
@@ -282,6 +347,13 @@ def jvp(f: Callable, primals, tangents, **kwargs):
         value = _gradient_value(f, value, tuple(primals))
         return value, _gradient_value(f, densify(tangent, value), tuple(primals))
     return value, densify(tangent, value)
+
+
+# a derivative taken inside a transformed function: see Nested, and the dispatch (compiler.call_bp)
+grad.__cpsad_operator__ = "grad"
+value_and_grad.__cpsad_operator__ = "value_and_grad"
+vjp.__cpsad_operator__ = "vjp"
+jvp.__cpsad_operator__ = "jvp"
 
 
 def as_tangent(t, x, i: int):
@@ -406,7 +478,7 @@ def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
             inner = inner.__cpsad_derivative__[1]
         n = _target(inner).__code__.co_argcount
         nums = _argnums(0 if argnums is None else argnums)
-        fn, _, shifted = _function_of(f, (None,) * n, nums, {}, generic=True)
+        fn, _, shifted, _ = _function_of(f, (None,) * n, nums, {}, generic=True)
         return Transformed(fn, shifted, mode=mode)
     return Transformed(_target(f), None if argnums is None else _argnums(argnums), mode=mode)
 

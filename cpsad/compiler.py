@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import gc
 import hashlib
 import inspect
@@ -34,9 +35,13 @@ from typing import Any
 import numpy as np
 
 from cpsad.context import Context
+from cpsad.pytree import gradient_adjoint, gradient_of
 from cpsad.rules import core
 from cpsad.runtime import (
     Closure,
+    Sparse,
+    acc,
+    as_adjoint,
     item_adjoint,
     tangent_or_zeros,
     tangent_zeros,
@@ -46,10 +51,12 @@ from cpsad.runtime import (
 from transforms import pipeline
 from transforms.context import Default
 from transforms.errors import TransformError
+from transforms.naming import own_qualname
 from transforms.resolve import user_method
 from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
 
 _MISSING = object()
+LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 _lock = threading.RLock()
 _SPECS: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 _BY_PATH: dict = {}  # emitted file -> its Spec, to map errors back to the user's lines
@@ -194,6 +201,7 @@ def run_pipeline(
         skip = tuple(skip) + ("defunctionalize", "release")
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
+    unit.nested = nested
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
     stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
     return unit, stages
@@ -269,7 +277,7 @@ def _write(unit: Unit) -> str:
     """Write the emitted module to the cache folder (content-addressed); register it in linecache."""
     fn = unit.fn
     digest = hashlib.sha1(unit.text.encode()).hexdigest()[:12]
-    stem = re.sub(r"[^0-9A-Za-z_.]", "_", f"{fn.__module__}.{fn.__qualname__}")
+    stem = re.sub(r"[^0-9A-Za-z_.]", "_", f"{fn.__module__}.{own_qualname(fn)}")
     wrt = "_".join(unit.active) or "none"
     path = os.path.join(cache_dir(), f"{stem}.{wrt}.{digest}.py")
     if not os.path.exists(path):
@@ -400,7 +408,7 @@ def where_in_user_code(tb) -> list[str]:
                 src = linecache.getline(spec.fn.__code__.co_filename, user).strip()
                 out.append(
                     f"{spec.fn.__code__.co_filename}:{user}: {src}  "
-                    f"(backpropagator of `{spec.fn.__qualname__}`, {code.co_filename}:{tb.tb_lineno})"
+                    f"(backpropagator of `{own_qualname(spec.fn)}`, {code.co_filename}:{tb.tb_lineno})"
                 )
         tb = tb.tb_next
     return out
@@ -448,6 +456,9 @@ def _all_guards(spec: Spec) -> list:
 def call_bp(f, k, *args, **kwargs):
     """Call ``f(*args, **kwargs)`` in continuation-passing style; the adjoints of ``args``."""
     k = _present(k)
+    derivative = getattr(f, "__cpsad_derivative__", None)
+    if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
+        return _derivative_bp(f, derivative, k, args, kwargs)
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         params = list(inspect.signature(f.bp).parameters.values())[1:]
         return _positional(params, [p.name for p in params], f.bp(k, *args, **kwargs), args)
@@ -457,20 +468,262 @@ def call_bp(f, k, *args, **kwargs):
     if core.is_nondiff(f) or f in (int, bool, str):
         k(f(*args, **kwargs))
         return tuple(zeros_like(a) for a in args)
+    op = getattr(f, "__cpsad_operator__", None)
+    if op == "jvp":  # cpsad.jvp(h, primals, tangents): reverse mode over h's tangent function
+        return _jvp_bp(k, *args, **kwargs)
+    if op == "vjp":  # cpsad.vjp(h, *args): its value, and a pullback that adds to args' adjoints
+        return _vjp_bp(k, *args, **kwargs)
+    if isinstance(f, Pullback):
+        return f.call_bp(k, *args, **kwargs)
+    if op is not None:  # cpsad.grad(h) itself, as a value
+        k(_operator(f, args, kwargs))
+        return tuple(zeros_like(a) for a in args)
     method = user_method(CONTEXT, f)
     if method is not None:  # a bound method, or an object with __call__: the object goes first
         receiver = getattr(f, "__self__", f)
         return _function(method, k, (receiver, *args), kwargs, data=1)[1:]
-    if hasattr(f, "__cpsad_derivative__"):  # cpsad.grad(g): g's backpropagator, transformed
-        fn, full, _ = _derivative_function(f, args, kwargs)
-        seeds = len(full) - len(args)
-        return _function(fn, k, full, kwargs, data=seeds)[seeds:]
+    if isinstance(f, functools.partial):  # its arguments first: constants
+        n = len(f.args)
+        return call_bp(f.func, k, *f.args, *args, **{**f.keywords, **kwargs})[n:]
+    if isinstance(f, LRU_CACHE):  # what the function returns
+        return call_bp(f.__wrapped__, k, *args, **kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
     name = getattr(f, "__qualname__", None) or repr(f)
     raise TypeError(
         f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
         "no Python source; register one with cpsad.defvjp (see docs/rules.md)"
+    )
+
+
+def _derivative_bp(f, derivative, k, args, kwargs):
+    """``f = cpsad.grad(g)`` or ``cpsad.value_and_grad(g)`` called in continuation-passing style:
+    the second-order transformation of ``g``'s backpropagator, whose result -- an adjoint --
+    reaches ``k`` as what ``f`` returns outside (``gradient_of``), and ``k``'s adjoint goes back
+    through its transpose."""
+    kind, inner, argnums = derivative
+    if kind not in ("grad", "value_and_grad"):
+        from cpsad import api  # the API builds on this module
+
+        raise TypeError(api.not_differentiated_again(kind))
+    if kind == "value_and_grad":  # the value's derivative, then the gradient's
+        from cpsad import api  # the API builds on this module
+
+        gradient_fn = api.grad(inner, argnums)
+        got: dict = {}
+
+        def k_value(value):
+            def k_pair(gradient):
+                pair_bar = k((value, gradient))
+                got["value_bar"] = item_adjoint(pair_bar, 0, value)
+                return item_adjoint(pair_bar, 1, gradient)
+
+            got["from_gradient"] = call_bp(gradient_fn, k_pair, *args, **kwargs)
+            return got["value_bar"]
+
+        from_value = call_bp(inner, k_value, *args, **kwargs)
+        return tuple(acc(a, b) for a, b in zip(from_value, got["from_gradient"]))
+    fn, full, like = _derivative_function(f, args, kwargs)
+    seeds = len(full) - len(args)
+
+    def k_gradient(adj):
+        return gradient_adjoint(k(gradient_of(adj, like)), adj, like)
+
+    return _function(fn, _present(k_gradient), full, kwargs, data=seeds)[seeds:]
+
+
+def _jvp_bp(k, h, primals, tangents, **kwargs):
+    """``cpsad.jvp(h, primals, tangents)`` in continuation-passing style: the backpropagator of
+    ``h``'s tangent function (reverse over forward); the adjoints of ``h``, ``primals`` and
+    ``tangents``."""
+    fn, full, where, offset = _tangent_function(h, primals, tangents, kwargs)
+
+    def k_pair(pair):
+        value, tangent = pair
+        out = (value, gradient_of(tangent, value))
+        out_bar = k(out)
+        tangent_bar = gradient_adjoint(item_adjoint(out_bar, 1, out[1]), tangent, value)
+        return Sparse({0: item_adjoint(out_bar, 0, value), 1: tangent_bar})
+
+    adjoints = _function(fn, _present(k_pair), full, kwargs)
+    n = len(where)
+    tangents_bar = Sparse()
+    for (p, idx), i in where:
+        if idx is None:
+            tangents_bar[i] = adjoints[[q for (q, _), _ in where].index(p)]
+    primals_bar = Sparse(enumerate(adjoints[n + offset :]))
+    return zeros_like(h), primals_bar, tangents_bar
+
+
+def _tangent_function(h, primals, tangents, kwargs):
+    """The tangent function to call for ``cpsad.jvp(h, primals, tangents)`` as code to
+    transform again, its arguments (the tangents of its active parameters, then the
+    primals), which parameter each tangent belongs to with its position in ``tangents``, and
+    how many arguments a partial put in front of the primals."""
+    from cpsad import api  # the API builds on this module
+
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    nums = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if hasattr(h, "__cpsad_derivative__"):
+        raise TypeError(
+            "cpsad: cpsad.jvp of a derivative inside a differentiated function is a derivative "
+            "of order three: not supported"
+        )
+    fn, args, shifted, kwargs = api._function_of(h, primals, nums, kwargs)
+    offset = len(args) - len(primals)
+    active, where = api._params_for(fn.__code__, shifted, len(args))
+    if any(idx is not None for _, idx in where):
+        raise TypeError("cpsad: jvp inside a differentiated function, with respect to *args")
+    tans = {p: api.as_tangent(tangents[i], primals[i], i) for (p, _), i in zip(where, nums)}
+    spec = specialize(fn, active, kinds_of(fn.__code__, args, kwargs), "forward" + NESTED)
+    full = (*[tans[p] for p in active], *args)
+    order = [(w, i) for w, i in zip(where, nums)]
+    order.sort(key=lambda e: active.index(e[0][0]))
+    return spec.bp, full, order, offset
+
+
+def _vjp_bp(k, h, *args, **kwargs):
+    """``cpsad.vjp(h, *args)`` in continuation-passing style: ``h``'s value, and a pullback whose
+    calls (later in the rest of the program ``k``) add to the adjoints of ``args``."""
+    got: dict = {}
+
+    def k_value(value):
+        pullback = Pullback(h, args, kwargs)
+        out_bar = k((value, pullback))
+        got["from_pullback"] = pullback.args_bar
+        return item_adjoint(out_bar, 0, value)
+
+    from_value = call_bp(h, k_value, *args, **kwargs)
+    return (zeros_like(h), *(acc(a, b) for a, b in zip(from_value, got["from_pullback"])))
+
+
+def _entries(t, n):
+    """The ``n`` tangents of a tuple's entries from the tuple's tangent (None: none has one)."""
+    if t is None:
+        return (None,) * n
+    if isinstance(t, dict):
+        return tuple(t.get(i) for i in range(n))
+    return tuple(t)
+
+
+def _jvp_jvp(tangents, h, primals, h_tangents, **kwargs):
+    """``cpsad.jvp(h, primals, h_tangents)`` carrying the tangents of its arguments: forward mode
+    over ``h``'s tangent function."""
+    fn, full, where, offset = _tangent_function(h, primals, h_tangents, kwargs)
+    _, t_primals, t_tangents = (*tangents, None, None, None)[:3]
+    t_tangents = _entries(t_tangents, len(tuple(h_tangents)))
+    dots = [t_tangents[i] for _, i in where] + [None] * offset
+    dots += list(_entries(t_primals, len(tuple(primals))))
+    (value, tangent), (value_dot, tangent_dot) = call_jvp(fn, tuple(dots), *full, **kwargs)
+    out = (value, gradient_of(tangent, value))
+    return out, (value_dot, gradient_of(tangent_dot, value))
+
+
+def _vjp_jvp(tangents, h, *args, **kwargs):
+    """``cpsad.vjp(h, *args)`` carrying the tangents of its arguments: the value's tangent, and a
+    pullback that knows its arguments' tangents (the pullback's own is itself, then)."""
+    value, value_dot = call_jvp(h, tuple(tangents[1:]), *args, **kwargs)
+    pullback = Pullback(h, args, kwargs, tangents=tuple(tangents[1:]))
+    return (value, pullback), (value_dot, None)
+
+
+class Pullback:
+    """The pullback ``cpsad.vjp(h, *args)`` returns inside a differentiated function. Called as
+    a value it is the pullback; called in continuation-passing style (``call_bp``) it is
+    differentiated -- with respect to its cotangent, and to the ``args`` it closes over, whose
+    adjoints it keeps for the call of ``vjp`` that made it (the closure's adjoints, at run time)."""
+
+    __slots__ = ("h", "args", "kwargs", "args_bar", "tangents")
+
+    def __init__(self, h, args, kwargs, tangents=None):
+        self.h, self.args, self.kwargs = h, tuple(args), dict(kwargs)
+        self.args_bar = [None] * len(self.args)
+        self.tangents = (None,) * len(self.args) if tangents is None else tangents
+
+    def __call__(self, cotangent):
+        from cpsad import api  # the API builds on this module
+
+        return api.vjp(self.h, *self.args, **self.kwargs)[1](cotangent)
+
+    def call_bp(self, k, cotangent):
+        bp, full, active, offset, kwargs = self._backpropagator()
+        args = self.args
+        got: dict = {}
+
+        def seed_bp(k_seed, result):  # result -> the cotangent: its adjoint is the cotangent's
+            got["cotangent_bar"] = k_seed(as_adjoint(cotangent))
+            return zeros_like(result)
+
+        like = tuple(args)
+
+        def k_gradients(raw):
+            adjoints = (raw,) if len(active) == 1 else tuple(raw)
+            grads = gradient_of(adjoints, like)
+            bar = gradient_adjoint(k(grads), adjoints, like)
+            return item_adjoint(bar, 0, raw) if len(active) == 1 else bar
+
+        out = _function(bp, _present(k_gradients), (Closure(seed_bp), *full), kwargs, data=1)
+        for i, a in enumerate(out[1 + offset :]):
+            self.args_bar[i] = acc(self.args_bar[i], a)
+        bar = got.get("cotangent_bar")
+        return (zeros_like(cotangent) if bar is None else bar,)
+
+    def call_jvp(self, tangents, cotangent):
+        """Forward mode: the pullback's tangent along its cotangent's tangent and the tangents
+        its arguments had where ``vjp`` was called."""
+        bp, full, active, offset, kwargs = self._backpropagator()
+        (t_cotangent,) = tuple(tangents) or (None,)
+
+        def seed_jvp(result):  # result -> the cotangent, whose tangent is t_cotangent
+            t = tangent_or_zeros(t_cotangent, cotangent)
+            return as_adjoint(cotangent), as_adjoint(t)
+
+        dots = (None,) + (None,) * offset + tuple(self.tangents)
+        full = (Closure(jvp=seed_jvp), *full)
+        raw, raw_dot = call_jvp(bp, dots, *full, **kwargs)
+        like = tuple(self.args)
+        adjoints = (raw,) if len(active) == 1 else tuple(raw)
+        adjoints_dot = (raw_dot,) if len(active) == 1 else _entries(raw_dot, len(adjoints))
+        return gradient_of(adjoints, like), gradient_of(tuple(adjoints_dot), like)
+
+    def _backpropagator(self):
+        from cpsad import api  # the API builds on this module
+
+        args = tuple(self.args)
+        nums = tuple(range(len(args)))
+        fn, full, shifted, kwargs = api._function_of(self.h, args, nums, self.kwargs)
+        offset = len(full) - len(args)
+        active, where = api._params_for(fn.__code__, shifted, len(full))
+        if any(idx is not None for _, idx in where) or hasattr(self.h, "__cpsad_derivative__"):
+            raise TypeError(
+                "cpsad: the pullback of cpsad.vjp inside a differentiated function, of a function "
+                "of *args or of a derivative, is not supported"
+            )
+        kinds = kinds_of(fn.__code__, full, kwargs)
+        bp = specialize(fn, active, kinds, "reverse" + NESTED).bp
+        return bp, full, active, offset, kwargs
+
+
+def _operator(op, args, kwargs):
+    """``cpsad.grad(h)`` (or another derivative operator) evaluated where it was called through a
+    value: the derivative function -- refused for a function defined inside the function being
+    differentiated, whose backpropagator adds to that function's adjoints."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Closure):
+            raise closure_derivative(a)
+    return op(*args, **kwargs)
+
+
+def closure_derivative(closure):
+    fn = closure.bp if closure.bp is not None else closure.jvp
+    name = fn.__name__.removesuffix("_bp").removesuffix("_jvp")
+    return TypeError(
+        f"cpsad: a derivative of `{name}`, a function defined inside the function being "
+        "differentiated, is taken where it is defined: write `cpsad.grad(h, argnums)(...)` (or "
+        "value_and_grad) there, with `h` that def or lambda by name and argnums a constant "
+        "(not through a variable or a function that takes `h` as an argument)"
     )
 
 
@@ -488,7 +741,7 @@ def _present(k):
 def _function(f, k, args, kwargs, data=0):
     """A Python function, differentiated with respect to every argument passed but the first
     ``data`` (the object of a method)."""
-    sig = inspect.signature(f)
+    sig = inspect.signature(f, follow_wrapped=False)
     bound = sig.bind(*args, **kwargs)
     data_params = list(sig.parameters)[:data]
     active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
@@ -572,13 +825,40 @@ def _call_jvp(f, tangents, *args, **kwargs):
     method = user_method(CONTEXT, f)
     if method is not None:  # the object is data: it has no tangent
         return call_jvp(method, (None, *tangents), getattr(f, "__self__", f), *args, **kwargs)
-    if hasattr(f, "__cpsad_derivative__"):  # cpsad.grad(g): g's backpropagator, transformed
-        fn, full, gradient = _derivative_function(f, args, kwargs)
+    derivative = getattr(f, "__cpsad_derivative__", None)
+    if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
+        if derivative[0] not in ("grad", "value_and_grad"):
+            from cpsad import api  # the API builds on this module
+
+            raise TypeError(api.not_differentiated_again(derivative[0]))
+        if derivative[0] == "value_and_grad":
+            from cpsad import api  # the API builds on this module
+
+            value, value_dot = call_jvp(derivative[1], tangents, *args, **kwargs)
+            gradient_fn = api.grad(derivative[1], derivative[2])
+            gradient, gradient_dot = call_jvp(gradient_fn, tangents, *args, **kwargs)
+            return (value, gradient), (value_dot, gradient_dot)
+        fn, full, like = _derivative_function(f, args, kwargs)
         seeds = len(full) - len(args)
         value, tangent = call_jvp(fn, (None,) * seeds + tuple(tangents), *full, **kwargs)
-        return gradient(value), gradient(tangent)
-    if isinstance(f, types.FunctionType):
-        params = list(inspect.signature(f).parameters.values())
+        return gradient_of(value, like), gradient_of(tangent, like)
+    op = getattr(f, "__cpsad_operator__", None)
+    if op == "jvp":  # forward mode over h's tangent function
+        return _jvp_jvp(tangents, *args, **kwargs)
+    if op == "vjp":
+        return _vjp_jvp(tangents, *args, **kwargs)
+    if isinstance(f, Pullback):
+        return f.call_jvp(tangents, *args, **kwargs)
+    if op is not None:  # cpsad.grad(h) itself, as a value
+        return _operator(f, args, kwargs), None
+    if isinstance(f, functools.partial):  # its arguments first: constants, without tangents
+        n = len(f.args)
+        tangents = (None,) * n + tuple(tangents)
+        return _call_jvp(f.func, tangents, *f.args, *args, **{**f.keywords, **kwargs})
+    if isinstance(f, LRU_CACHE):
+        return _call_jvp(f.__wrapped__, tangents, *args, **kwargs)
+    if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
+        params = list(inspect.signature(f, follow_wrapped=False).parameters.values())
         by_param = _tangents_by_param(params, tangents, args, kwargs)
         active = tuple(p.name for p in params if by_param.get(p.name) is not None)
         spec = specialize(f, active, kinds_of(f.__code__, args, kwargs), "forward")
@@ -592,11 +872,17 @@ def _call_jvp(f, tangents, *args, **kwargs):
 
 def _derivative_function(f, args, kwargs):
     """For ``f = cpsad.grad(g)``: the backpropagator to transform, its arguments (the seeds of
-    the continuations first), and how to turn what it returns into what ``f`` returns."""
+    the continuations first), and what the gradient it returns is shaped like (``gradient_of``):
+    ``args[argnums]``, a tuple of them for a tuple ``argnums``."""
     from cpsad import api  # the API builds on this module
 
-    fn, full, _ = api._function_of(f, tuple(args), tuple(range(len(args))), kwargs)
-    return fn, full, lambda out: api._gradient_value(f, out, tuple(args))
+    _, inner, argnums = f.__cpsad_derivative__
+    if isinstance(inner, Closure):
+        raise closure_derivative(inner)
+    fn, full, _, _ = api._function_of(f, tuple(args), tuple(range(len(args))), kwargs)
+    if isinstance(argnums, int):
+        return fn, full, args[argnums]
+    return fn, full, tuple(args[i] for i in argnums)
 
 
 def _tangents_by_param(params, tangents, args, kwargs) -> dict:
@@ -636,11 +922,17 @@ def _primitive_jvp(rule, f, tangents, args, kwargs):
     return ans, tangent_or_zeros(out, ans)
 
 
-def backpropagator_of(fn, active, kinds=()):
-    """The emitted backpropagator of a function, as code to transform again (Nested)."""
-    return specialize(fn, active, kinds, "reverse" + NESTED).bp
+def backpropagator_of(fn, active, kinds=(), mode="reverse"):
+    """The emitted backpropagator (or tangent function) of a function, as code to transform
+    again (Nested)."""
+    return specialize(fn, active, kinds, mode + NESTED).bp
 
 
 CONTEXT = Context(
-    helpers={"call_bp": call_bp, "call_jvp": call_jvp, "backpropagator_of": backpropagator_of}
+    helpers={
+        "call_bp": call_bp,
+        "call_jvp": call_jvp,
+        "backpropagator_of": backpropagator_of,
+        "gradient_of": gradient_of,
+    }
 )

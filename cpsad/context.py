@@ -30,7 +30,7 @@ OPERATOR_NAMES = {
 }
 
 # Python functions from these packages are not transformed: they need a rule (or are non-differentiable).
-OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins")
+OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins", "functools")
 
 
 class Context:
@@ -44,6 +44,13 @@ class Context:
             return "primitive"
         if core.is_nondiff(obj):
             return "nondiff"
+        if getattr(obj, "__cpsad_operator__", None) in ("jvp", "vjp"):
+            # cpsad.jvp(h, ...) that Nested did not rewrite (h a function of yours, not one
+            # defined here): computes a derivative, which the runtime dispatch differentiates.
+            # (cpsad.grad(h) makes a function: "unknown", fine on an h that is a constant,
+            # refused on one that closes over differentiated values; calling the function it
+            # made goes through the dispatch.)
+            return "dynamic"
         if isinstance(obj, types.FunctionType):
             mod = (getattr(obj, "__module__", None) or "").split(".")[0]
             if mod not in OPAQUE_PACKAGES:

@@ -20,7 +20,8 @@ from collections.abc import Callable
 import numpy as np
 
 from cpsad.api import grad, jvp, vjp
-from cpsad.pytree import leaves, promote
+from cpsad.pytree import gradient_adjoint, gradient_of, leaves, promote
+from cpsad.rules import DISCRETE, defjvp, defvjp
 
 
 def hvp(f: Callable, argnums=0) -> Callable:
@@ -37,6 +38,7 @@ def hvp(f: Callable, argnums=0) -> Callable:
         return jvp(g, args, tangents, **kwargs)[1]
 
     hvp_f.__name__ = f"hvp_{getattr(f, '__name__', 'f')}"
+    hvp_f.__cpsad_derivative__ = ("hvp", f, argnums)  # not differentiated again: see call_bp
     return hvp_f
 
 
@@ -87,6 +89,7 @@ def jacobian(f: Callable, argnums=0, mode: str | None = None) -> Callable:
         return _structure(matrix, out_leaves, out_build, in_leaves, in_build)
 
     jacobian_f.__name__ = f"jacobian_{getattr(f, '__name__', 'f')}"
+    jacobian_f.__cpsad_derivative__ = ("jacobian", f, argnums)  # not differentiated again
     return jacobian_f
 
 
@@ -128,3 +131,40 @@ def _structure(matrix, out_leaves, out_build, in_leaves, in_build):
         blocks.append(in_build(row))
         r += no
     return out_build(blocks)
+
+
+hvp.__cpsad_operator__ = "hvp"  # makes a function; inside a derivative: see compiler.call_bp
+hessian.__cpsad_operator__ = "hessian"
+jacobian.__cpsad_operator__ = "jacobian"
+
+
+# --------------------------------------------------------------------------- inside a derivative
+#
+# A gradient taken inside a differentiated function is its backpropagator's adjoint made into
+# what cpsad.grad returns (``gradient_of``: a list for a list, zeros where nothing flowed). Both
+# are linear in the adjoint and transposes of each other; the argument they are shaped like only
+# gives the structure.
+
+
+def gradient_of_adj(g, ans, adj, like):
+    return gradient_adjoint(g, adj, like)
+
+
+def gradient_of_adj_jvp(t, ans, adj, like):
+    return gradient_of(t, like)
+
+
+defvjp(gradient_of, gradient_of_adj, DISCRETE)
+defjvp(gradient_of, gradient_of_adj_jvp, None)
+
+
+def gradient_adjoint_g(g, ans, c, adj, like):
+    return gradient_of(g, like)
+
+
+def gradient_adjoint_g_jvp(t, ans, c, adj, like):
+    return gradient_adjoint(t, adj, like)
+
+
+defvjp(gradient_adjoint, gradient_adjoint_g, DISCRETE, DISCRETE)
+defjvp(gradient_adjoint, gradient_adjoint_g_jvp, None, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.deferred import Deferred
-from cpsad.runtime import Sparse
+from cpsad.runtime import Sparse, unbroadcast
 
 
 def promote(x):
@@ -152,3 +152,47 @@ def leaves(tree):
     ):
         return [tree], lambda vals: vals[0]
     return [], lambda vals, t=tree: t
+
+
+# --------------------------------------------------------------------------- a gradient, inside
+
+
+def gradient_of(adj, like):
+    """What ``cpsad.grad`` returns, from the adjoint a backpropagator returned: ``densify``.
+
+    Emitted code calls it where a derivative is taken inside a differentiated function, so the
+    inner ``cpsad.grad(h)(y)`` returns what the same call returns outside (a list for a list, a
+    1-tuple for ``argnums=(0,)``, a float for a float); it has derivative rules of its own (in
+    ``cpsad.higher``): it is linear in ``adj``, and ``like`` only gives the structure."""
+    return densify(adj, like)
+
+
+def gradient_adjoint(c, adj, like):
+    """The transpose of ``gradient_of`` in ``adj``: the part of ``c`` -- a cotangent of the
+    gradient, of ``like``'s structure -- that belongs to each entry of the adjoint ``adj``, in
+    the form emitted code uses (a ``Sparse`` for a container; None where ``adj`` is None)."""
+    if adj is None or c is None:
+        return None
+    if type(adj) is Deferred:
+        adj = adj.array()
+    if isinstance(like, (tuple, list, dict)):
+        keys = like.keys() if isinstance(like, dict) else range(len(like))
+        if isinstance(adj, np.ndarray):  # a dense adjoint of a list (it went into np.sum)
+            rows = []
+            for i in keys:
+                row = gradient_adjoint(_entry(c, i), adj[i], like[i])
+                rows.append(np.zeros_like(adj[i]) if row is None else row)
+            return np.stack(rows) if rows else np.zeros_like(adj)
+        out = Sparse()
+        for k in keys:
+            a = _entry(adj, k)
+            if a is not None:
+                part = gradient_adjoint(_entry(c, k), a, like[k])
+                if part is not None:
+                    out[k] = part
+        return out
+    if isinstance(like, (float, int, np.ndarray, np.generic)) and not isinstance(like, bool):
+        if np.shape(c) != np.shape(adj):  # broadcast up to like's shape: summed back down
+            c = unbroadcast(c, adj)
+        return c
+    return None  # not a differentiable value

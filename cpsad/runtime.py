@@ -172,7 +172,9 @@ _ALONE, _ALONE_IN_DICT, _BASE_ALONE = _calibrate()
 
 @reads_shape_of("x")
 def zeros_like(x):
-    """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers."""
+    """The zero adjoint of ``x``: 0.0 for numbers, zeros for arrays, an empty Sparse for containers,
+    and 0.0 for what has no derivative -- never None, which inside emitted code means that no
+    adjoint came yet: a function returns its parameters' adjoints, and a caller adds them."""
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return np.zeros(x.shape, dtype)
@@ -188,7 +190,7 @@ def zeros_like(x):
         return 0j
     if type(x) is Deferred:  # a deferred adjoint, itself differentiated (second order)
         return zeros_like(x.array())
-    return None  # not a differentiable value: functions, strings, None
+    return 0.0  # a function, a string, None, an object: nothing reaches it, but it is added
 
 
 @reads_shape_of("x")
@@ -415,13 +417,20 @@ def keys_of(mapping) -> list:
 
 
 def item_adjoint(g, key, x):
-    """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``."""
+    """The adjoint of the entry ``key`` of a container, given the container's adjoint ``g``
+    (never None: emitted code adds the adjoints of entries with ``+``, a function's too, 0.0)."""
     if g is None:
-        return zeros_like(x)
+        return _zero(x)
     if isinstance(g, dict):  # a Sparse (or the tangent of one): missing is zero
         v = g.get(key)
-        return zeros_like(x) if v is None else v
+        return _zero(x) if v is None else v
     return g[key]
+
+
+def _zero(x):
+    """``x``'s zero adjoint; None for ``x`` None (no value given: ``item_adjoint(h, i, None)``
+    of a caller that asks whether an entry has one)."""
+    return None if x is None else zeros_like(x)
 
 
 def entries_adjoint(g, start, xs):
@@ -618,6 +627,86 @@ MISSING = _Missing()
 
 # --------------------------------------------------------------------------- augmented assignment
 
+_IN_PLACE = {
+    "+=": "__iadd__",
+    "-=": "__isub__",
+    "*=": "__imul__",
+    "/=": "__itruediv__",
+    "//=": "__ifloordiv__",
+    "%=": "__imod__",
+    "**=": "__ipow__",
+    "@=": "__imatmul__",
+    "&=": "__iand__",
+    "|=": "__ior__",
+    "^=": "__ixor__",
+    "<<=": "__ilshift__",
+    ">>=": "__irshift__",
+}
+
+
+def check_in_place(x, op, statement, line, held, names, *values, within=None):
+    """Before ``statement`` (``y op= v`` at the user's ``line``), which cpsad runs as ``y = y op
+    v``: where Python would instead change ``x`` (y's value) in place -- its type has the
+    in-place operator: an array, a list, not a number -- refuse when someone else would see the
+    change: one of ``values`` (the variables ``names``, which may hold ``x`` and are read later)
+    holds it, or ``held`` (a holder the emitted code cannot name: a caller) may.
+
+    ``within``: for ``y[i] op= v`` the container ``y``, into which the new value is stored --
+    an array is changed in place by that store, as in Python; of a list or a dict the entry
+    replaced does not count, another entry holding the same value does (``[a] * 2``).
+    """
+    if not hasattr(type(x), _IN_PLACE[op]) or isinstance(within, np.ndarray):
+        return
+    holder = held
+    for name, value in zip(names, values):
+        if _holds(value, x, within, set()):
+            holder = f"`{name}`"
+            break
+    if holder is None:
+        return
+    what = "an array" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+    target, _, rhs = statement.partition(f" {op} ")
+    raise TypeError(
+        f"line {line}: `{statement}` would change in place {what} that another name shares: "
+        f"{holder} holds it too, and Python would change it there; cpsad cannot follow a "
+        f"derivative through that (it makes a new value, as for numbers). Write `{target} = "
+        f"{target} {op[:-1]} {rhs}` to make a new value (then {holder} keeps the old one), or "
+        f"give {holder} a copy (`.copy()`)"
+    )
+
+
+_TooHard = getattr(np, "exceptions", np).TooHardError
+
+
+def _holds(value, x, within, seen: set) -> bool:
+    """Does ``value`` hold ``x`` -- be it, share its memory, or contain such a value?"""
+    if value is within:  # the container being updated: its entry is replaced, not changed --
+        if id(value) in seen:  # the others are, where one holds the same value
+            return False
+        seen.add(id(value))
+        entries = value.values() if isinstance(value, dict) else value
+        return sum(_holds(v, x, None, set()) for v in entries) > 1
+    if value is x:
+        return True
+    if isinstance(value, np.ndarray):
+        if not isinstance(x, np.ndarray) or not np.may_share_memory(x, value):
+            return False
+        try:
+            return bool(np.shares_memory(x, value, max_work=1000))
+        except _TooHard:
+            return True
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds(v, x, within, seen) for v in value)
+    if isinstance(value, dict):
+        return any(_holds(v, x, within, seen) for v in value.values())
+    d = getattr(value, "__dict__", None)
+    if isinstance(d, dict) and not isinstance(value, (type, type(sys))) and not callable(value):
+        return any(_holds(v, x, within, seen) for v in d.values())
+    return False
+
 
 def _unshared(x, op: str):
     if isinstance(x, np.ndarray):
@@ -657,6 +746,19 @@ def inplace_pow(x, y):
 # --------------------------------------------------------------------------- functions as values
 
 
+def constant_keywords(kwargs: dict) -> dict:
+    """``**kwargs`` passed on through a call of a function value: their adjoints have nowhere to
+    go, so none of them may be a value the call differentiates (a float, an array)."""
+    for name, v in kwargs.items():
+        if not isinstance(v, bool) and isinstance(v, (float, complex, np.ndarray, np.inexact)):
+            raise TypeError(
+                f"cpsad: the keyword argument `{name}` passed on with `**` to a function value "
+                "is a number or an array: its derivative is not supported there -- pass it by "
+                "position"
+            )
+    return kwargs
+
+
 class _Stop(BaseException):
     """Raised by the continuation of ``call_primal`` to skip the backward pass."""
 
@@ -687,7 +789,7 @@ class Closure:
     named in ``.active``.
     """
 
-    __slots__ = ("bp", "jvp", "active")
+    __slots__ = ("bp", "jvp", "active", "__dict__")  # (a decorator may copy a name onto it)
 
     def __init__(self, bp=None, jvp=None, active=()):
         self.bp, self.jvp, self.active = bp, jvp, tuple(active)

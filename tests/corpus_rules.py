@@ -242,6 +242,8 @@ case(pow_, POW_NUMBER, -1.5, 3.0, wrt=0, float64=FLOATS)
 case(square_op, POW_NUMBER, 0.8, 2, fn_kw={}, float64=FLOATS)
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
+
+
 # `+` and `*` where operands may be lists or tuples: joined, repeated -- or arithmetic
 def count_times(y, x):
     return x * y

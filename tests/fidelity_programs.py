@@ -386,6 +386,67 @@ def closure_of_its_own_result(x):
     return g(g(2.0))
 
 
+# -- for/while ... else ---------------------------------------------------------------------
+# (refused: a `break` in an inner loop's else -- the outer loop's -- was inside the inner loop's
+# function; the else block now runs after the loop, when it did not break)
+
+
+def break_in_inner_for_else(v):
+    for e in v:
+        for i in range(1):
+            pass
+        else:
+            break
+    return np.sum(v)
+
+
+def for_else_after_break(x):
+    s = 0.0
+    for i in range(4):
+        if i * x > 1.5:
+            break
+        s = s + x * i
+    else:
+        s = s * 10.0
+    return s
+
+
+def for_else_without_break(x):
+    s = x
+    for i in range(3):
+        s = s * x
+    else:
+        s = s + 1.0
+    return s
+
+
+def while_else_returns(x):
+    s = x
+    k = 0
+    while k < 5:
+        k += 1
+        if s > 2.0:
+            break
+        s = s * 1.5
+    else:
+        return s * 100.0
+    return s
+
+
+def inner_for_else_continues_outer(x):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            if j > i:
+                break
+            s = s + x * j
+        else:
+            s = s - x
+            continue
+        s = s * 1.1
+    return s
+
+
 CASES = [
     (closure_through_apply, (0.7,)),
     (lambda_through_apply, (0.7,)),
@@ -431,6 +492,13 @@ CASES = [
     (closure_called_twice, (0.7,)),
     (tree_recursive_closure, (0.7,)),
     (closure_of_its_own_result, (0.7,)),
+    (break_in_inner_for_else, (np.array([0.1, 0.2, 0.3]),)),
+    (for_else_after_break, (0.3,)),
+    (for_else_after_break, (0.9,)),
+    (for_else_without_break, (0.7,)),
+    (while_else_returns, (0.3,)),
+    (while_else_returns, (0.9,)),
+    (inner_for_else_continues_outer, (0.7,)),
     (lists_joined, (0.7, 1.3)),
     (lists_joined_and_read, (0.7, 1.3)),
     (list_repeated_then_joined, (0.7, 1.3)),

@@ -20,6 +20,7 @@ answer, never a ZeroDivisionError from emitted code.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
 
@@ -204,6 +205,10 @@ SAMPLES: list[tuple] = [
     (em.second_zeros, (M, 1), {}),
     (em.norm_axes, (M, None, None), {}),
     (em.norm_exponent, (M, 3, 1), {}),
+    (runtime.check_in_place, (M, "+=", "y += v", 1, None, ("z",), X), {}),  # None
+    (runtime.constant_keywords, ({"axis": 1, "name": "w"},), {}),  # refuses floats
+    (functools.wraps, (np.sum,), {}),
+    (functools.update_wrapper, (lambda v: v, np.sum), {}),
 ]
 
 # Entries whose results are no numbers at all, so that "does not move" means nothing: a hash or

@@ -240,7 +240,7 @@ def test_normalize_assignments_and_dead_code():
             tup_1 = tup, x
             item, e = tup_1
             c, d = item
-            c = inplace_add(c, d)
+            c = c + d
             return c
     """)
 

@@ -357,8 +357,10 @@ def test_storing_into_a_differentiable_array_is_an_error(f):
 
 
 def test_aug_assign_through_an_alias_is_refused_for_arrays():
-    """``y = x; y += 1.0`` changes ``x`` too: no gradient can follow, so it is a clear error."""
-    with pytest.raises(TypeError, match="would change in place an array that another name shares"):
+    """``y = x; y += 1.0`` changes ``x`` too: no gradient can follow, so it is a clear error (at
+    the line: ``x`` is surely an array, ``y`` surely a copy of it; tests/test_aliasing.py)."""
+    shares = "would change in place an array that another name shares: `x`"
+    with pytest.raises(cpsad.TransformError, match=shares):
         cpsad.value_and_grad(C.alias_then_aug_assign)(np.array([1.0, 2.0]))
 
 

@@ -87,6 +87,8 @@ def flow_operands(ctx, value) -> list[str]:
             rule = ctx.method_rule(value.func.attr)
             ops = _rule_operands(rule, [receiver, *value.args], value.keywords)
             return ops if ops is not None else _names([receiver, *args, *kwvals])
+        if kind == "local":
+            return []  # through the function: its parameters' edges and its result's (local_call)
         out = _names(args + kwvals)
         if kind == "dynamic" and isinstance(value.func, A.Name):
             out.append(value.func.id)
@@ -274,6 +276,7 @@ class Activity:
                     or (info.escapes and (scopes.parent[key], fdef.name) in active)
                 )
         self.effects(unit, scopes, active)
+        self.callers_of_transformed(unit, scopes)
         unit.active_names = unit.active_by_scope[""]
         order = {n: i for i, n in enumerate(A.arg_names(unit.tree.args))}
         shown = sorted(unit.active_names, key=lambda n: (order.get(n, len(order)), n))
@@ -296,6 +299,10 @@ class Activity:
                 continue
             hit = False
             for s in statements(fdef.body):
+                if _calls_active_value(s, scopes, key, active):
+                    # a function value that changes active state (a continuation of emitted code
+                    # transformed again) or computes active values: calling it is an effect
+                    hit = True
                 name, in_place = _mutated(s)
                 if name is not None:
                     owner = scopes.resolve(key, name)
@@ -328,23 +335,64 @@ class Activity:
                 unit.locals[key].transformed = True
 
     @staticmethod
+    def callers_of_transformed(unit, scopes) -> None:
+        """A local function that calls a transformed one by name is transformed too: the
+        emitted code has only the callee's backpropagator (or tangent function) to call."""
+        calls: dict[str, set] = {}
+        for key, fdef in scopes.functions():
+            if key:
+                calls[key] = {
+                    anno.getanno(n.func, anno.CALLEE)
+                    for n in own_nodes(fdef)
+                    if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) == "local"
+                }
+        changed = True
+        while changed:
+            changed = False
+            for key, callees in calls.items():
+                info = unit.locals[key]
+                if not info.transformed and any(
+                    c in unit.locals and unit.locals[c].transformed for c in callees
+                ):
+                    info.transformed = changed = True
+
+    @staticmethod
     def local_call(value, targets, scopes, key) -> list:
         """Edges of a call of a local function: arguments into parameters, result out."""
         g, gdef = called_local(scopes, value)
         if gdef is None:
-            return []
-        params = A.arg_names(gdef.args)
+            if g is None:
+                return []
+            # a local function this analysis does not see: its result depends on everything
+            names = [a.value if isinstance(a, A.Starred) else a for a in value.args]
+            names += [k.value for k in value.keywords]
+            found = [scopes.resolve(key, n.id) for n in names if isinstance(n, A.Name)]
+            return [(targets, [v for v in found if v is not None])] if targets else []
+        args = gdef.args
+        positional = [a.id for a in args.posonlyargs + args.args]
+        star = [args.vararg.id] if args.vararg is not None else []
+        keyword = [a.id for a in args.args + args.kwonlyargs]
+        double = [args.kwarg.id] if args.kwarg is not None else []
         edges = []
-        for p, a in zip(params, value.args):
-            if isinstance(a, A.Name):
-                v = scopes.resolve(key, a.id)
+
+        def flow(node, into):
+            if isinstance(node, A.Name):
+                v = scopes.resolve(key, node.id)
                 if v is not None:
-                    edges.append(([(g, p)], [v]))
+                    edges.append(([(g, p) for p in into], [v]))
+
+        for i, a in enumerate(value.args):
+            if isinstance(a, A.Starred):  # f(*xs): xs may fill any parameter from here on
+                flow(a.value, positional[i:] + star + keyword)
+            elif i < len(positional):
+                flow(a, [positional[i]])
+            else:
+                flow(a, star)
         for kw in value.keywords:
-            if kw.arg in params and isinstance(kw.value, A.Name):
-                v = scopes.resolve(key, kw.value.id)
-                if v is not None:
-                    edges.append(([(g, kw.arg)], [v]))
+            if kw.arg is None:  # f(**d): any parameter
+                flow(kw.value, A.arg_names(args))
+            else:
+                flow(kw.value, [kw.arg] if kw.arg in keyword else double)
         if targets:
             edges.append((targets, [(g, RET)]))
         return edges
@@ -374,6 +422,27 @@ def _mutated(s):
         if isinstance(t, A.Name):
             return t.id, False
     return None, False
+
+
+def _calls_active_value(s, scopes, key, active) -> bool:
+    """Does ``s`` call, through a variable, a function value that is active (one whose calls
+    change active state or whose result is active) -- or hand a local function that is to a
+    function that is not transformed here (the runtime dispatch of emitted code transformed
+    again, ``call_bp(f, after_f, x)``, calls it)?"""
+    value = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+    if not isinstance(value, A.Call):
+        return False
+    kind = anno.getanno(value.func, anno.CALLEE_KIND)
+    if kind == "dynamic" and isinstance(value.func, A.Name):
+        return scopes.resolve(key, value.func.id) in active
+    if kind in ("local", "user"):
+        return False  # followed through their parameters (local_call) or transformed in turn
+    for a in value.args:
+        if isinstance(a, A.Name):
+            v = scopes.resolve(key, a.id)
+            if v is not None and v in active and scopes.defs.get(v) is not None:
+                return True
+    return False
 
 
 def called_local(scopes, value):

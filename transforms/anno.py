@@ -23,7 +23,11 @@ CALLEE_KIND = "callee_kind"  # resolve: "primitive" | "nondiff" | "user" | "unkn
 TEMP = "temp"  # normalize: the name is a temporary the normalizer introduced
 CELLS = "cells"  # resolve: names of a FunctionDef shared with nested functions that rebind them
 CELL_WRITE = "cell_write"  # normalize: the Assign stores into a cell variable
-ALIASED_AUG = "aliased_aug"  # normalize: `y op= v` on a name that may share its value (op name)
+AUG = "aug"  # normalize: the statement `y = y op v` an augmented assignment became (an aliasing.Update)
+ALIASED_AUG = (
+    "aliased_aug"  # normalize: ... and something else may read y's value after it (Sharing)
+)
+ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is the update it guards
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation

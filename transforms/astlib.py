@@ -13,6 +13,9 @@ so the gast-version details -- which fields a constructor needs (``type_params``
 from __future__ import annotations
 
 import ast as _ast
+import copy as _copy
+import math as _math
+import numbers as _numbers
 import sys as _sys
 from collections import deque as _deque
 
@@ -442,18 +445,182 @@ def _one_line(parts) -> str:
 def to_source(node: AST) -> str:
     """Python source for a statement list, a statement or an expression (no comments).
 
-    Lines are never wrapped here: formatting for display is black's job.
+    Lines are never wrapped here: formatting for display is black's job. The text parses back to
+    the tree it was printed from (``tests/test_printer.py`` checks that on random trees), with
+    one liberty: a number is printed as the operations that make it -- ``-2.0`` as unary minus
+    on ``2.0``, a complex number as a sum, NaN as ``inf - inf`` -- so that wherever it stands it
+    is parenthesized as an operation (``(-2.0) ** 2``, never ``-2.0 ** 2``, which is ``-4.0``).
     """
     if isinstance(node, list):
         node = Module(body=node, type_ignores=[])
     py = to_ast(node)
     if isinstance(py, _ast.expr):
         py = _ast.Expr(value=py)
-    return _astor.to_source(py, pretty_source=_one_line)
+    return _astor.to_source(py, pretty_source=_one_line, source_generator_class=_Printer)
+
+
+def _number_expr(value):
+    """``value`` (a number) as an ``ast`` expression whose printed text cannot be misread, or
+    None when the number's own literal is that already.
+
+    A literal is safe wherever it stands when it is an atom: a non-negative int, a non-negative
+    float or ``inf`` (astor prints ``1e1000``), an imaginary number ``2.5j``. Anything else is the
+    operations that make it -- ``-v`` as ``USub(v)``, ``a + bj`` as a sum, NaN as ``inf - inf`` --
+    and the printer's precedence rules then parenthesize it as they would those operations. (A
+    complex number's real part that is ``-0.0`` is printed as ``0.0``: Python has no literal for
+    it; the value compares equal.) numpy's numbers print as Python's.
+    """
+    t = type(value)
+    if t is bool:
+        return None
+    if t not in (int, float, complex):
+        if isinstance(value, _numbers.Integral):
+            value = int(value)
+        elif isinstance(value, _numbers.Real):
+            value = float(value)
+        elif isinstance(value, _numbers.Complex):
+            value = complex(value)
+        else:
+            return None
+        t = type(value)
+        made = _number_expr(value)
+        return made if made is not None else _ast.Constant(value=value)
+    if t is int:
+        return (
+            _ast.UnaryOp(op=_ast.USub(), operand=_ast.Constant(value=-value)) if value < 0 else None
+        )
+    if t is float:
+        if value != value:  # NaN
+            inf = float("inf")
+            return _ast.BinOp(
+                left=_ast.Constant(value=inf), op=_ast.Sub(), right=_ast.Constant(value=inf)
+            )
+        if _math.copysign(1.0, value) < 0:
+            return _ast.UnaryOp(op=_ast.USub(), operand=_ast.Constant(value=-value))
+        return None
+    re, im = value.real, value.imag
+    if im != im:  # NaN
+        inf_j = complex(0.0, float("inf"))
+        imag = _ast.BinOp(
+            left=_ast.Constant(value=inf_j), op=_ast.Sub(), right=_ast.Constant(value=inf_j)
+        )
+        negative = False
+    else:
+        imag = _ast.Constant(value=complex(0.0, abs(im)))
+        negative = _math.copysign(1.0, im) < 0
+    if re == 0 and _math.copysign(1.0, re) > 0:
+        if not negative:
+            return None if isinstance(imag, _ast.Constant) else imag
+        return _ast.UnaryOp(op=_ast.USub(), operand=imag)
+    real = _number_expr(re) or _ast.Constant(value=re)
+    return _ast.BinOp(left=real, op=_ast.Sub() if negative else _ast.Add(), right=imag)
+
+
+class _Printer(_astor.SourceGenerator):
+    """astor's printer, with the cases where its text parses to another tree put right:
+
+    * numbers (see ``_number_expr``), and tuples of them (a constant a pass folded);
+    * f-strings: printed by the interpreter's own ``ast.unparse``, which knows this Python's rules
+      for quotes, braces and backslashes inside them (astor writes ``f"{{a}}"`` for a set);
+    * ``{**v}``: ``v`` is parenthesized unless it binds at least as tightly as ``|``
+      (``{**(a or b)}``);
+    * a slice's bounds: a tuple, a lambda or an assignment expression in parentheses
+      (``x[a:(b, c)]``);
+    * the test of ``if``, ``elif`` and ``while``, an annotation: a tuple in parentheses
+      (``if (a,):``).
+    """
+
+    def visit_Constant(self, node):
+        value = node.value
+        if type(value) is tuple:
+            made = _ast.Tuple(elts=[_ast.Constant(value=v) for v in value], ctx=_ast.Load())
+        else:
+            made = _number_expr(value)
+            if made is None:
+                return super().visit_Constant(node)
+        made._pp = getattr(node, "_pp", _Precedence.highest)
+        self.visit(made)  # (a numpy number: a Python number's Constant)
+
+    def visit_JoinedStr(self, node):
+        self.write(_ast.unparse(_PrintableNumbers().visit(_copy.deepcopy(node))))
+
+    def visit_Dict(self, node):
+        _set_precedence(_Precedence.Comma, *[v for k, v in zip(node.keys, node.values) if k])
+        with self.delimit("{}"):
+            for idx, (key, value) in enumerate(zip(node.keys, node.values)):
+                if key is None:
+                    _set_precedence(_Precedence.BitOr, value)
+                self.write(", " if idx else "", key if key else "", ": " if key else "**", value)
+
+    def visit_If(self, node):
+        _set_precedence(_Precedence.Comma, node.test)
+        self.statement(node, "if ", node.test, ":")
+        self.body(node.body)
+        while True:
+            orelse = node.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], _ast.If):
+                node = orelse[0]
+                _set_precedence(_Precedence.Comma, node.test)
+                self.write(self.newline, "elif ", node.test, ":")
+                self.body(node.body)
+            else:
+                self.else_body(orelse)
+                break
+
+    def visit_While(self, node):
+        _set_precedence(_Precedence.Comma, node.test)
+        self.statement(node, "while ", node.test, ":")
+        self.body_or_else(node)
+
+    def visit_AnnAssign(self, node):
+        _set_precedence(_Precedence.Comma, node.annotation)
+        _set_precedence(_Precedence.Comma, node.value)
+        _set_precedence(node, node.target)
+        parens = isinstance(node.target, _ast.Name) and not node.simple
+        begin, end = ("(", ")") if parens else ("", "")
+        self.statement(node, begin, node.target, end, ": ", node.annotation)
+        self.conditional_write(" = ", node.value)
+
+    def visit_Slice(self, node):
+        _set_precedence(_Precedence.IfExp, node.lower, node.upper, node.step)
+        self.conditional_write(node.lower)
+        self.write(":")
+        self.conditional_write(node.upper)
+        if node.step is not None:
+            self.write(":")
+            self.visit(node.step)
+
+
+class _PrintableNumbers(_ast.NodeTransformer):
+    """Every number of a tree as ``_number_expr`` writes it (for ``ast.unparse``)."""
+
+    def visit_Constant(self, node):
+        if type(node.value) is tuple:
+            return _ast.Tuple(
+                elts=[self.visit_Constant(_ast.Constant(value=v)) for v in node.value],
+                ctx=_ast.Load(),
+            )
+        made = _number_expr(node.value)
+        return node if made is None else made
+
+
+_Precedence = _astor.op_util.Precedence
+_set_precedence = _astor.code_gen.set_precedence
 
 
 def expr_source(node: AST) -> str:
     return to_source(node).strip()
+
+
+def header_source(node: AST) -> str:
+    """The first line of a compound statement as ``to_source`` prints it: ``if t:``, ``while
+    t:``, ``with e as v:`` (its body left out)."""
+    shell = node.__class__.__new__(node.__class__)
+    shell.__dict__.update(node.__dict__)
+    shell.body = [Pass()]
+    if "orelse" in node._fields:
+        shell.orelse = []
+    return to_source(shell).split("\n", 1)[0]
 
 
 # --------------------------------------------------------------------------- constructors

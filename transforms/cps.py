@@ -50,6 +50,7 @@ class Scope:
 
     def __init__(self, parent: Scope | None, params, cells=(), inline: bool = False):
         self.parent = parent
+        self.params = frozenset(params)
         self.bound: set[str] = set(params) | set(cells)
         self.nonlocals: set[str] = set()
         self.cells: set[str] = set(cells)  # shared variables this function owns
@@ -375,9 +376,9 @@ class LowerCPS:
             cur = env.get(n)
             if cur is None:
                 new = n
-            elif scope.owner(cur) is scope:
+            elif scope.owner(cur) is scope and cur not in scope.function.params:
                 new = cur
-            else:
+            else:  # an outer name, or a parameter (its value is its adjoint's zero's shape)
                 new = self.namer.version(n)
             if new != n:
                 for t in A.walk(s):
@@ -584,10 +585,17 @@ class LowerCPS:
         call = A.call(self.unit.cont_name, [value])
         if active:
             owner = scope.owner(value.id)
-            if owner is not None and owner.function is not scope.function:
-                # an enclosing function's adjoint, which the rest of the program -- the call of
-                # k -- may add to too (the closure called again): read it after k returns
-                got = self.namer.temp(f"{value.id}_bar_k")
+            k_owner = scope.owner(self.unit.cont_name)
+            if (
+                owner is not None
+                and owner.function is not scope.function
+                and (k_owner is None or k_owner.function is not owner.function)
+            ):
+                # The adjoint belongs to an enclosing function, and the continuation -- the rest
+                # of the program, from a caller inside that function -- may add to it too (a
+                # second call of this function): call it first, then read the adjoint, not
+                # `x_bar = acc(x_bar, k(x))`.
+                got = self.namer.fresh(f"{self.bar(value.id)}_k")
                 return [
                     self.loc(A.assign(got, call), s),
                     self.accumulate(value.id, A.name(got), scope, s),

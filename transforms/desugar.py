@@ -113,9 +113,11 @@ class Desugar:
                 s.orelse = self.block(s.orelse)
                 out.append(s)
             elif isinstance(s, A.FunctionDef):
+                decorate = self.decorators(s, out)
                 out += self.defaults(s)
                 self.function(s)
                 out.append(s)
+                out += decorate
             elif isinstance(s, A.Delete):
                 continue  # of names no later line mentions (Fence): it changes no value
             else:
@@ -145,6 +147,27 @@ class Desugar:
             return pre, s
         s = _Hoist(self, pre, s).visit(s)
         return pre, s
+
+    def decorators(self, fdef, out: list) -> list:
+        """``@d1 @d2 def g`` is ``def g`` and then ``g = d1(d2(g))``: the decorators' values are
+        computed before the ``def`` (into ``out``, where one is not a name), as Python does;
+        the statement returned applies them, innermost first. ``g`` is then a value that
+        calls of it reach at run time."""
+        if not fdef.decorator_list:
+            return []
+        values = []
+        for d in fdef.decorator_list:
+            if isinstance(d, A.Name):
+                values.append(d)
+            else:
+                name = self.unit.namer.fresh("decorator")
+                out.append(A.copy_location(A.assign(name, _Hoist(self, out, fdef).visit(d)), d))
+                values.append(A.name(name))
+        fdef.decorator_list = []
+        value = A.name(fdef.name)
+        for d in reversed(values):
+            value = A.call(d, [value])
+        return [A.copy_location(A.assign(fdef.name, value), fdef)]
 
     def lambda_def(self, lam, name, origin) -> list:
         """``def name(...): return body`` -- after the statements that compute its defaults."""
@@ -239,6 +262,8 @@ class Desugar:
             and isinstance(it.func, A.Name)
             and it.func.id in ("range", "enumerate", "zip", "reversed")
             and self._builtin(it.func.id)
+            and all(kw.arg is not None for kw in it.keywords)  # not `**options`
+            and not any(isinstance(a, A.Starred) for a in it.args)
         ):
             params = [(namer.fresh(stem), a) for a in it.args]
             kws = [(namer.fresh(kw.arg), kw.value) for kw in it.keywords]
@@ -299,16 +324,20 @@ class Desugar:
             if (n in outside or n in inside) and n != counter and n != name and n not in shared
         ]
         carried = list(dict.fromkeys(carried))
-        returns = any(isinstance(n, A.Return) for n in _own(s.body + s.orelse))
+        # The `else` block runs after the loop, in the enclosing block (a `break` or `return`
+        # there is the enclosing loop's or function's), when the loop ended without `break`:
+        # the loop says whether it did (`ended`) if it can break.
+        returns = any(isinstance(n, A.Return) for n in _own(s.body))
+        flagged = bool(s.orelse) and any(isinstance(n, A.Break) for n in _own(s.body))
         params = ([counter] if counter else []) + carried
 
-        def state(flag=None, value=None):
+        def state(flag=None, value=None, ended=False):
             names = _state(carried)
-            if not returns:
+            if not (returns or flagged):
                 return names
-            elts = [A.const(flag), value or A.const(None)] + (
-                [names] if len(carried) == 1 else list(names.elts) if carried else []
-            )
+            elts = [A.const(flag), value or A.const(None)] if returns else []
+            elts += [A.const(ended)] if flagged else []
+            elts += [names] if len(carried) == 1 else list(names.elts) if carried else []
             return A.tuple_(elts)
 
         def again():
@@ -323,11 +352,7 @@ class Desugar:
         body += _rewrite_jumps(s.body, again, state, returns)
         if falls_through(body):
             body.append(again())
-        exit_ = (
-            list(s.orelse) + [A.return_(state(False))]
-            if falls_through(s.orelse)
-            else list(s.orelse)
-        )
+        exit_ = [A.return_(state(False, ended=True))]
         if test is None:
             loop_body = body
         else:
@@ -340,16 +365,21 @@ class Desugar:
             first = [start] + first
         call = A.call(name, first)
         after: list = []
-        if returns:
-            flag = namer.fresh("returned")
-            value = namer.fresh("value")
-            names = [flag, value] + carried
+        if returns or flagged:
+            flag = namer.fresh("returned") if returns else None
+            value = namer.fresh("value") if returns else None
+            ended = namer.fresh("ended") if flagged else None
+            names = [n for n in (flag, value, ended) if n is not None] + carried
             after.append(A.assign(A.tuple_([A.store(n) for n in names], "store"), call))
-            after.append(A.if_(A.name(flag), [A.return_(A.name(value))]))
+            if returns:
+                after.append(A.if_(A.name(flag), [A.return_(A.name(value))]))
+            if flagged:
+                after.append(A.if_(A.name(ended), list(s.orelse)))
         elif carried:
             after.append(A.assign(_state_target(carried), call))
         else:
             after.append(A.expr_stmt(call))
+
         # a carried name the loop may bind first must exist before it (see ``function``)
         bound_before = self._bound_before(fdef, s)
         self.unbound[-1].update(n for n in carried if n not in bound_before)
@@ -359,6 +389,8 @@ class Desugar:
         ) in out:  # generated statements point at the loop's header; the body keeps its lines
             A.copy_location(stmt, s)
             stmt.lineno = s.lineno
+        if s.orelse and not flagged:  # no `break`: the loop always ends so
+            out += list(s.orelse)
         return out
 
     def iteration(self, s, outside):

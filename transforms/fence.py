@@ -86,12 +86,6 @@ class Fence:
                 entry = self.unsupported.get(type(node))
                 if entry is not None:
                     raise unit.error(entry[0], node, entry[1])
-                if isinstance(node, A.FunctionDef) and node.decorator_list:
-                    raise unit.error(
-                        "a decorated function inside a differentiated function is not supported",
-                        node.decorator_list[0],
-                        "define it without the decorator, or at module level",
-                    )
                 self._check_targets(unit, node)
         self._check_deletes(unit, fdef)
 
@@ -162,14 +156,6 @@ class Fence:
                         "starred assignment targets (`a, *rest = ...`) are not supported",
                         sub,
                         "index the sequence instead: `a = xs[0]; rest = xs[1:]`",
-                    )
-        if isinstance(node, A.Call):
-            for kw in node.keywords:
-                if kw.arg is None:
-                    raise unit.error(
-                        "`**kwargs` in a call is not supported",
-                        kw.value,
-                        "pass the keyword arguments by name",
                     )
 
     @staticmethod

@@ -45,7 +45,7 @@ def _body_of(fn):
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
         return None
     try:
-        fdef = A.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        fdef = A.parse(textwrap.dedent(inspect.getsource(fn.__code__))).body[0]  # not __wrapped__'s
     except (OSError, TypeError, SyntaxError, IndexError):
         return None
     if not isinstance(fdef, A.FunctionDef) or fdef.decorator_list:
@@ -78,7 +78,7 @@ def _body_of(fn):
         return None  # recursive
     params = A.arg_names(fdef.args)
     try:
-        sig = inspect.signature(fn)
+        sig = inspect.signature(fn, follow_wrapped=False)
     except (TypeError, ValueError):
         return None
     defaults = {}
@@ -155,8 +155,9 @@ class Inline:
                     # the callee is what the caller passed (``apply(g, v)`` -> ``g(v)``): a name
                     # of the caller's, found where the call now is
                     resolve_call(self.unit, n, scopes, self.unit.deps, self.notes)
-                elif path is None:
-                    anno.setanno(n.func, anno.CALLEE_KIND, "dynamic")
+                elif path is None:  # `(a - b).sum()`, `np.ones(3).dot(a)`: a method, or a value
+                    kind = "method" if isinstance(n.func, A.Attribute) else "dynamic"
+                    anno.setanno(n.func, anno.CALLEE_KIND, kind)
                 else:
                     annotate_global_call(self.unit, n.func, path)
         self.inlined.append(fn.__qualname__)

@@ -221,28 +221,12 @@ class Kinds:
                     return frozenset({NUMBER}) if all(is_scalar(a) for a in args) else UNKNOWN
                 if fn in (abs, float) and args and is_number(args[0]):
                     return frozenset({NUMBER})
-                if (
-                    mod.startswith("numpy")
-                    and args
-                    and all(is_scalar(a) for a in args)
-                    and not v.keywords
-                    and (isinstance(fn, np.ufunc) or fn in SCALARS_OF_SCALARS)
-                ):  # (np.full(3, x), np.linspace(0, x, 5), np.arange(x): arrays of scalars)
-                    return SCALAR
-                if isinstance(fn, np.ufunc):
+                if isinstance(fn, np.ufunc):  # elementwise: a scalar of scalars
+                    if args and all(is_scalar(a) for a in args) and not v.keywords:
+                        return SCALAR
                     return UNKNOWN - {SEQUENCE}  # an array or a scalar, never a list
             return UNKNOWN
         return UNKNOWN
-
-
-# numpy functions other than ufuncs whose result, for numbers, is a number (or a 0-d array)
-SCALARS_OF_SCALARS = frozenset(
-    {
-        np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,
-        np.real, np.imag, np.angle, np.clip, np.where, np.float64, np.float32,
-        np.asarray, np.array, np.copy, np.squeeze,
-    }
-)  # fmt: skip
 
 
 def _arith(a, b) -> frozenset:

@@ -22,6 +22,16 @@ _BUILTINS = frozenset(dir(builtins))
 _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
+def own_name(fn) -> str:
+    """A function's own name: ``functools.wraps`` gives a decorator's wrapper the ``__name__`` of
+    the function it wraps (and sets ``__wrapped__``); its code object keeps the wrapper's."""
+    return fn.__code__.co_name if hasattr(fn, "__wrapped__") else fn.__name__
+
+
+def own_qualname(fn) -> str:
+    return fn.__code__.co_qualname if hasattr(fn, "__wrapped__") else fn.__qualname__
+
+
 def _stem(text: str) -> str:
     s = _IDENT.sub("_", text) or "t"
     if s[0].isdigit():

@@ -10,7 +10,9 @@ What the later passes can rely on, for each statement of the function:
 * ``if t: ... else: ...`` on a name; ``return v`` on a name or constant, and the function ends in
   ``return`` on every path; ``f(args)`` as a statement; ``assert``, ``raise``, ``pass``.
 
-Augmented assignment is a plain one (``x += y`` -> ``x = x + y``, rebinding, as for floats);
+Augmented assignment is a plain one (``x += y`` -> ``x = x + y``, rebinding, as for floats),
+preceded by ``check_in_place(...)`` where something else that may hold ``x``'s array reads it
+afterwards (``transforms/aliasing.py`` says where: Python would change the array in place);
 ``a if c else b``, ``and``, ``or`` and chained comparisons become ``if`` statements, so that only
 the branch Python would evaluate is evaluated. Statements keep the source line of the statement
 they came from. Temporaries are named after the operation that made them.
@@ -27,7 +29,7 @@ def f(x, y):
 
 from __future__ import annotations
 
-from transforms import anno
+from transforms import aliasing, anno
 from transforms import astlib as A
 from transforms.scoping import local_names
 from transforms.unit import Unit
@@ -64,77 +66,21 @@ COMPARE_STEMS = {
 
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add"}  # change their object
 
-INPLACE = {  # augmented assignment on a name that may share its value: runtime helper, Python op
-    A.Add: ("inplace_add", "iadd"),
-    A.Sub: ("inplace_sub", "isub"),
-    A.Mult: ("inplace_mul", "imul"),
-    A.Div: ("inplace_div", "itruediv"),
-    A.Pow: ("inplace_pow", "ipow"),
+IN_PLACE = {  # augmented assignment: its symbol, the operator module's in-place function
+    A.Add: ("+", "iadd"),
+    A.Sub: ("-", "isub"),
+    A.Mult: ("*", "imul"),
+    A.Div: ("/", "itruediv"),
+    A.FloorDiv: ("//", "ifloordiv"),
+    A.Mod: ("%", "imod"),
+    A.Pow: ("**", "ipow"),
+    A.MatMult: ("@", "imatmul"),
+    A.BitAnd: ("&", "iand"),
+    A.BitOr: ("|", "ior"),
+    A.BitXor: ("^", "ixor"),
+    A.LShift: ("<<", "ilshift"),
+    A.RShift: (">>", "irshift"),
 }
-
-VIEWS = {  # numpy functions whose result may share memory with their argument
-    "reshape",
-    "transpose",
-    "ravel",
-    "squeeze",
-    "expand_dims",
-    "asarray",
-    "asanyarray",
-    "broadcast_to",
-    "moveaxis",
-    "swapaxes",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "diagonal",
-    "flip",
-    "fliplr",
-    "flipud",
-    "real",
-    "imag",
-    "rollaxis",
-}
-
-
-def _aliased_names(fdef) -> set[str]:
-    """Names that may share their value with another name in ``fdef``: copied, sliced, viewed,
-    stored in or read from a container, passed to or returned by a function, or captured."""
-    out: set[str] = set()
-
-    def names(nodes):
-        return {n.id for x in nodes for n in A.walk(x) if isinstance(n, A.Name)}
-
-    for node in A.walk(fdef):
-        if isinstance(node, A.FunctionDef) and node is not fdef:
-            inner = {n.id for n in A.walk(node) if isinstance(n, A.Name)}
-            out |= inner  # captured (over-approximated: any name a nested function mentions)
-        elif isinstance(node, A.Assign):
-            v = node.value
-            targets = names(node.targets)
-            if isinstance(v, (A.Name, A.Subscript, A.Attribute, A.Tuple, A.List, A.Dict)):
-                out |= targets | names([v])
-            elif isinstance(v, A.Call):
-                f = v.func
-                fname = f.attr if isinstance(f, A.Attribute) else getattr(f, "id", "")
-                module_fn = (
-                    isinstance(f, A.Attribute)
-                    and isinstance(f.value, A.Name)
-                    and (f.value.id in ("np", "numpy"))
-                )
-                if (
-                    fname in VIEWS or not module_fn
-                ):  # a method or a function of the user's: anything
-                    out |= targets | names(v.args) | names([k.value for k in v.keywords])
-                    if isinstance(f, A.Attribute):
-                        out |= names([f.value])
-            if any(isinstance(t, (A.Subscript, A.Attribute)) for t in node.targets):
-                out |= names([v])  # stored into a container or an object
-        elif isinstance(node, A.Call) and isinstance(node.func, A.Attribute):
-            if node.func.attr in ("append", "extend", "insert", "add", "update", "setdefault"):
-                out |= names(node.args)
-        elif isinstance(node, (A.Tuple, A.List, A.Dict, A.Set)):
-            out |= names([node])
-    return out
 
 
 def falls_through(block) -> bool:
@@ -156,7 +102,51 @@ class Normalize:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         self.cells: set[str] = set()
+        self.updates = 0
         self.function(unit.tree)
+        if self.updates:
+            self.check_in_place(aliasing.analyze(unit))
+
+    def check_in_place(self, sharing: dict) -> None:
+        """Before each update whose value something else may read afterwards (``aliasing``), a
+        run-time check: Python would change the value in place, cpsad rebinds the name."""
+        if not any(sharing.values()):
+            return
+        fn = self.unit.ctx.runtime("check_in_place")
+        name = self.unit.inject(fn, "check_in_place")
+
+        def visit(block):
+            out = []
+            for s in block:
+                if isinstance(s, A.If):
+                    s.body, s.orelse = visit(s.body), visit(s.orelse)
+                elif isinstance(s, A.FunctionDef):
+                    s.body = visit(s.body)
+                found = sharing.get(id(s))
+                if found is not None:
+                    if found.names or found.held or found.related:
+                        out.append(self.guard(s, found, fn, name))
+                    anno.setanno(s, anno.ALIASED_AUG, found)
+                out.append(s)
+            return out
+
+        self.unit.tree.body = visit(self.unit.tree.body)
+
+    def guard(self, s, found, fn, name):
+        u = anno.getanno(s, anno.AUG)
+        func = A.name(name)
+        anno.setanno(func, anno.CALLEE, fn)
+        anno.setanno(func, anno.CALLEE_KIND, "nondiff")
+        args = [A.name(u.operand), A.const(u.op), A.const(u.text), A.const(u.line)]
+        args += [A.const(found.held), A.const(tuple(found.names))]
+        args += [A.name(n) for n in found.names]
+        keywords = (
+            [] if u.container is None else [A.keyword(arg="within", value=A.name(u.container))]
+        )
+        stmt = A.expr_stmt(A.Call(func=func, args=args, keywords=keywords))
+        A.copy_location(stmt, s)
+        anno.setanno(stmt, anno.ALIAS_GUARD, s)
+        return stmt
 
     def function(self, fdef) -> None:
         """Normalize a function's body in place; it ends in ``return`` on every path.
@@ -174,7 +164,6 @@ class Normalize:
             self.cells = outer
 
     def _function(self, fdef) -> None:
-        self.aliased = _aliased_names(fdef)
         body = fdef.body
         if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Constant):
             body = body[1:]  # docstring
@@ -305,34 +294,47 @@ class Normalize:
         return None
 
     def aug_assign(self, s, out: list) -> None:
+        """``y op= v`` as ``y = y op v``: a new value, the name rebound, as Python does for a
+        number; the statement carries an ``aliasing.Update``. For an array Python changes the
+        value in place instead -- the same thing to every later read unless something else
+        holds it: ``check_in_place`` (see ``run``) is put before the updates where that may be.
+
+        ``x[i] op= v`` is ``old = x[i]; new = old op v; x[i] = new``: the update is of ``old``."""
         target = s.target
-        if isinstance(target, A.Name) and target.id in self.aliased and type(s.op) in INPLACE:
-            # `y += v` changes an array in place; if another name shares it, rebinding `y` is not
-            # what Python does: numbers become new values, arrays are refused (see the runtime)
-            helper, python_op = INPLACE[type(s.op)]
-            fn = self.unit.ctx.runtime(helper)
-            func = A.name(self.unit.inject(fn, helper))
-            anno.setanno(func, anno.CALLEE, fn)
-            anno.setanno(func, anno.CALLEE_KIND, "primitive")
-            call = A.call(func, [self.atom(A.name(target.id), out), self.atom(s.value, out)])
-            self.emit(out, A.assign(target.id, call), s)
-            anno.setanno(out[-1], anno.ALIASED_AUG, python_op)
-            return
+        sym, python_op = IN_PLACE[type(s.op)]
+        self.updates += 1
+
+        def update(operand, result, container=None):
+            name = target.id if isinstance(target, A.Name) else None
+            u = aliasing.Update(operand, result, sym + "=", python_op, s, s.lineno, container, name)
+            anno.setanno(out[-1], anno.AUG, u)
+
         if isinstance(target, A.Name):
-            rhs = A.binop(self.atom(A.name(target.id), out), s.op, self.atom(s.value, out))
+            operand = self.atom(A.name(target.id), out)
+            rhs = A.binop(operand, s.op, self.atom(s.value, out))
             if target.id in self.cells:
-                self.store(target, self.atom(rhs, out), out)
+                new = self.temp_for(rhs, BINOP_STEMS.get(type(s.op), "binop"), out)
+                update(operand.id, new.id)
+                self.store(target, new, out)
                 return
             self.emit(out, A.assign(target.id, rhs), s)
+            update(operand.id, target.id)
             return
         # x[i] += v  ->  old = x[i]; new = old + v; x[i] = new
-        load = A.deepcopy(target)
-        for n in A.walk(load):
-            if hasattr(n, "ctx") and isinstance(n.ctx, A.Store):
-                n.ctx = A.Load()
-        old = self.atom(load, out)
-        new = self.atom(A.binop(old, s.op, s.value), out)
-        self.store(target, new, out)
+        obj = self.atom(target.value, out)
+        if isinstance(target, A.Subscript):
+            index = self.index(target.slice, out)
+            load = A.Subscript(value=obj, slice=index, ctx=A.Load())
+            store = A.Subscript(value=A.name(obj.id), slice=A.deepcopy(index), ctx=A.Store())
+        else:
+            load = A.Attribute(value=obj, attr=target.attr, ctx=A.Load())
+            store = A.Attribute(value=A.name(obj.id), attr=target.attr, ctx=A.Store())
+        old = self.temp_for(load, self.stem(load), out)
+        new = self.temp_for(
+            A.binop(old, s.op, self.atom(s.value, out)), BINOP_STEMS.get(type(s.op), "binop"), out
+        )
+        update(old.id, new.id, obj.id)
+        self.emit(out, A.assign(store, new), s)
 
     # ------------------------------------------------------------------ expressions
 

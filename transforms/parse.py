@@ -2,8 +2,9 @@
 
 Line numbers and columns are those of the user's file (the source is dedented for parsing, then
 shifted back), so every later diagnostic and every comment in the emitted code points at the line
-the user wrote. Decorators are dropped (cpsad differentiates the function itself); a lambda becomes
-an equivalent ``def``.
+the user wrote. The source is that of the code object that runs: of a decorator's wrapper, not of
+the function ``functools.wraps`` says it wraps; the decorator lines above a ``def`` are dropped (the
+function object they were given is the one transformed). A lambda becomes an equivalent ``def``.
 
 >>> def square(x):
 ...     return x * x
@@ -29,10 +30,13 @@ class Parse:
     invariant = "the function's syntax tree, with the user's file, lines and columns"
 
     def run(self, unit: Unit) -> None:
-        fn = inspect.unwrap(unit.fn)
-        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        fn = unit.fn
+        # The source of the code object that runs: ``inspect.getsourcelines(fn)`` would follow
+        # ``fn.__wrapped__`` to the function a ``functools.wraps`` decorator wrapped, and the
+        # wrapper (``2 * f(*args)``, say) would be differentiated as the function it wraps.
+        filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
         try:
-            lines, first = inspect.getsourcelines(fn)
+            lines, first = inspect.getsourcelines(fn.__code__)
         except (OSError, TypeError) as exc:
             raise TransformError(
                 f"cannot read the source of `{fn.__qualname__}`: {exc}",
@@ -47,7 +51,7 @@ class Parse:
         col_shift = _indent(lines[0]) - _indent(dedented.splitlines(True)[0])
         all_lines = linecache.getlines(filename) or lines
 
-        is_lambda = fn.__name__ == "<lambda>"
+        is_lambda = fn.__code__.co_name == "<lambda>"
         if is_lambda:
             tree = _parse_lambda_source(dedented, fn)
         else:

@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 import numpy
 
-from transforms import anno
+from transforms import aliasing, anno
 from transforms import astlib as A
 from transforms.activity import RET, attribute_read, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
+from transforms.naming import own_name
 from transforms.templates import instantiate, parameters
 from transforms.unit import NUMBER, NUMERIC, OTHER, SEQUENCE, UNKNOWN, Unit, kinds_key
 
@@ -92,11 +93,7 @@ class ShiftReset:
                 out.append(self.local_function(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.CELL_WRITE):
                 out.append(self.cell_write(s) if anno.getanno(s, anno.ACTIVE) else s)
-            elif (
-                isinstance(s, A.Assign)
-                and anno.getanno(s, anno.ALIASED_AUG)
-                and not anno.getanno(s, anno.ACTIVE)
-            ):
+            elif isinstance(s, A.Assign) and in_place(self.unit, s, out, self.kinds):
                 out.append(self.python_in_place(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out.append(self.shift(s))
@@ -110,7 +107,7 @@ class ShiftReset:
                 out.append(self.make_shift(s, body, info))
             elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
                 out.append(self.container_growth(s))
-            elif isinstance(s, A.Expr):
+            elif isinstance(s, (A.Expr, A.Assign)):
                 self.check_effect(s)
                 out.append(s)
             else:
@@ -140,7 +137,8 @@ class ShiftReset:
         needed, and ``call_primal`` runs its backpropagator forward only.
         """
         info = self.local_call(s.value)
-        if info.effects:
+        if info.effects or self.unit.nested:  # code transformed again: no call_primal, which
+            # runs a backpropagator as a value and has no derivative
             name = target.id if isinstance(target, A.Name) else self.unit.namer.fresh("unused")
             if target is not None and not isinstance(target, A.Name):
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
@@ -182,14 +180,13 @@ class ShiftReset:
         argument; what ``f`` closes over gets its adjoint inside ``f``'s own backpropagator.
         """
         unit = self.unit
-        if any(isinstance(a, A.Starred) for a in value.args):
-            raise unit.error(
-                "`*args` in a call of a function value on differentiable values is not supported",
-                value,
-                "pass the arguments one by one",
-            )
         for kw in value.keywords:
-            if isinstance(kw.value, A.Name) and kw.value.id in self.active:
+            if kw.arg is None and isinstance(kw.value, A.Name) and kw.value.id in self.active:
+                # `**kwargs` forwarded (a decorator's wrapper): fine while it holds nothing to
+                # differentiate, which is known only when it runs
+                check = unit.inject(self.ctx.runtime("constant_keywords"), "constant_keywords")
+                kw.value = A.call(check, [kw.value])
+            elif isinstance(kw.value, A.Name) and kw.value.id in self.active:
                 raise unit.error(
                     "a differentiable keyword argument in a call of a function value is not "
                     "supported",
@@ -207,6 +204,8 @@ class ShiftReset:
             for i, a in enumerate(value.args)
             if isinstance(a, A.Name) and a.id in self.active and a.id not in self.functions
         ]
+        if any(isinstance(a, A.Starred) for a in value.args):
+            return self.spread_shift(call, value, info)
         if not flows:
             return [A.expr_stmt(call)], info
         namer = unit.namer
@@ -226,6 +225,35 @@ class ShiftReset:
         """Does the value of ``name`` get an adjoint? Active, and not a function (what a
         function closes over gets its adjoints inside its backpropagator)."""
         return name in self.active and name not in self.functions
+
+    def spread_shift(self, call, value, info):
+        """``f(a, *xs)`` through the dispatch: one adjoint per argument, ``xs``'s from its
+        place on (``entries_adjoint``). An argument after ``*xs`` has no fixed place."""
+        unit = self.unit
+        got = unit.namer.fresh("adjoints")
+        body = [A.assign(got, call)]
+        starred = False
+        for i, a in enumerate(value.args):
+            node = a.value if isinstance(a, A.Starred) else a
+            active = isinstance(node, A.Name) and node.id in self.active
+            active = active and node.id not in self.functions
+            if active and (starred or (isinstance(a, A.Starred) and i < len(value.args) - 1)):
+                raise unit.error(
+                    "a differentiable argument after `*args` in a call is not supported",
+                    node,
+                    "pass it before the starred argument",
+                )
+            starred = starred or isinstance(a, A.Starred)
+            if not active:
+                continue
+            if isinstance(a, A.Starred):
+                fn = unit.inject(self.ctx.runtime("entries_adjoint"), "entries_adjoint")
+                part = A.call(fn, [A.name(got), A.const(i), A.name(node.id)])
+            else:
+                part = A.Subscript(value=A.name(got), slice=A.const(i), ctx=A.Load())
+            target = A.store(unit.namer.adjoint(node.id))
+            body.append(A.AugAssign(target=target, op=A.Add(), value=part))
+        return body, info
 
     def python_in_place(self, s):
         return python_in_place(self.unit, s)
@@ -478,9 +506,12 @@ class ShiftReset:
                         (n, self.without_unbroadcast(e) if n == side.id else e)
                         for n, e in contributions
                     ]
+        functions = self.functions  # a local function put in a tuple: what it closes over
+        # gets its adjoints inside it (it has none of its own)
         return [
             A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
             for n, e in contributions
+            if n not in functions
         ]
 
     def scalar(self, node) -> bool:
@@ -524,16 +555,18 @@ class ShiftReset:
             sig, label = fdef_args, local.name
         else:
             fn = anno.getanno(value.func, anno.CALLEE)
-            label = getattr(fn, "__name__", "f").replace("<lambda>", "lambda")
-        if any(isinstance(a, A.Starred) for a in value.args):
+            label = own_name(fn).replace("<lambda>", "lambda")
+        if _spread(value):
+            if local is None:  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
+                return self.dynamic_shift(s, target, value)
             raise unit.error(
-                "`*args` in a call of a differentiated function is not supported",
+                "`*args` or `**kwargs` in a call of a function defined here is not supported",
                 value,
                 "pass the arguments one by one",
             )
         try:
             if local is None:
-                sig = inspect.signature(fn)
+                sig = inspect.signature(fn, follow_wrapped=False)
             bound = sig.bind(*value.args, **{k.arg: k.value for k in value.keywords})
         except (TypeError, ValueError) as exc:
             raise unit.error(f"this call does not match `{label}`: {exc}", value) from None
@@ -802,7 +835,16 @@ def rule_for(unit, value, kinds: dict):
                 )
             return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
         refuse_dispatch(unit, value)
+        callee = anno.getanno(value.func, anno.CALLEE)
         shown = A.expr_source(value.func)
+        if getattr(callee, "__cpsad_operator__", None) is not None:
+            raise unit.error(
+                f"`{shown}` of a function that depends on the differentiated values is "
+                "supported only where the function is defined in this function, by name",
+                value,
+                f"write `{shown}(h, argnums)(...)` with `h` a def or lambda bound once here "
+                "(not a parameter, not defined in two branches) and argnums a constant",
+            )
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
             value,
@@ -814,14 +856,53 @@ def rule_for(unit, value, kinds: dict):
     )
 
 
+def in_place(unit, s, out: list, kinds) -> bool:
+    """Is ``s`` an update something else may read afterwards (Normalize put ``check_in_place``
+    before it, the last statement of ``out``) that no derivative can see? Then it runs as
+    Python's own in-place operation, and the check goes. Where the value is surely an array and
+    a copy of it is read later, the refusal is here, at the user's line."""
+    sharing = anno.getanno(s, anno.ALIASED_AUG)
+    if sharing is None:
+        return False
+    guard = out[-1] if out and anno.getanno(out[-1], anno.ALIAS_GUARD) is s else None
+    if aliasing.python_may_run_in_place(sharing, s):
+        if guard is not None:  # it checks the parameters that hold the value only if the
+            out.pop()  # caller passed one array twice
+            if sharing.related:
+                call = guard.value
+                call.args[4:] = [A.const(None), A.const(tuple(sharing.related))]
+                call.args += [A.name(n) for n in sharing.related]
+                out.append(guard)
+        return True
+    if not (sharing.names or sharing.held):
+        if guard is not None:
+            out.pop()  # a value a derivative reads and nothing else: rebound (an argument of
+        return False  # the entry function: the caller's array keeps its value)
+    u = anno.getanno(s, anno.AUG)
+    alias = aliasing.certain_refusal(sharing, kinds.get(u.operand))
+    if alias is not None:
+        target, _, rhs = u.text.partition(f" {u.op} ")
+        raise unit.error(
+            f"`{u.text}` would change in place an array that another name shares: `{alias}` "
+            f"holds it too and is read afterwards, and Python would change it there; cpsad "
+            "cannot follow a derivative through that",
+            s,
+            f"write `{target} = {target} {u.op[:-1]} {rhs}` to make a new array (then `{alias}` "
+            f"keeps the old one), or `{alias} = {target}.copy()` where `{alias}` is made",
+        )
+    return False
+
+
 def python_in_place(unit, s):
-    """Off the differentiated path ``y += v`` keeps Python's meaning: ``operator.iadd``."""
-    name = anno.getanno(s, anno.ALIASED_AUG)
+    """``y = y op v`` as Python's in-place ``y = operator.iop(y, v)`` (see ``in_place``)."""
+    name = anno.getanno(s, anno.AUG).python_op
     mod = unit.inject(op_module, "operator")
     func = A.attr(mod, name)
     anno.setanno(func, anno.CALLEE, getattr(op_module, name))
     anno.setanno(func, anno.CALLEE_KIND, "nondiff")
-    s.value.func = func
+    s.value = A.copy_location(
+        A.Call(func=func, args=[s.value.left, s.value.right], keywords=[]), s.value
+    )
     return s
 
 
@@ -862,14 +943,26 @@ def refuse_dispatch(unit, value) -> None:
         ctx.runtime("call_jvp"),
         ctx.runtime("Closure"),
     ):
-        raise unit.error(
-            "differentiating this emitted code again is not supported: it calls a function "
-            "through a value (a continuation, or a function passed as an argument) -- as "
-            "a derivative of order three or more, or a second derivative of code that "
-            "passes functions around, does",
-            value,
-            "take second derivatives of functions that call other functions by name",
-        )
+        raise through_a_value(unit, value)
+
+
+def _spread(call) -> bool:
+    """Does the call pass ``*args`` or ``**kwargs``?"""
+    return any(isinstance(a, A.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
+
+
+def through_a_value(unit, call):
+    """The refusal of emitted code that calls through the runtime dispatch, transformed again."""
+    return unit.error(
+        "differentiating this emitted code again is not supported: it calls a function "
+        "through a value (a continuation, or a function passed as an argument) -- as "
+        "a derivative of order three or more, or a second derivative of code that "
+        "passes functions around, does",
+        call,
+        "take second derivatives of functions that call other functions by name",
+    )
 
 
 # numpy functions that change their first argument in place (a method that does, ``x.sort()``,
@@ -887,8 +980,17 @@ IN_PLACE = (
 
 def check_effect(unit, active, s) -> None:
     """``x.sort()`` on a differentiable value, for its effect: refused at the user's line, as
-    ``np.random.shuffle(x)``, ``rng.shuffle(x)`` and ``np.copyto(x, y)`` are."""
+    ``np.random.shuffle(x)``, ``rng.shuffle(x)`` and ``np.copyto(x, y)`` are; and a call through
+    the runtime dispatch of emitted code transformed again (its continuation is the rest of the
+    program, whatever values it is given)."""
     call = s.value
+    if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE) in (
+        unit.ctx.runtime("call_bp"),
+        unit.ctx.runtime("call_jvp"),
+    ):
+        raise through_a_value(unit, call)
+    if not isinstance(s, A.Expr):
+        return
     if (
         isinstance(call, A.Call)
         and call.args

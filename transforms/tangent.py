@@ -26,10 +26,12 @@ from transforms import astlib as A
 from transforms.activity import MUTATORS, RET, flow_operands
 from transforms.context import Rule
 from transforms.kinds import is_number
+from transforms.naming import own_name
 from transforms.shift_reset import (
     _hole,
     check_effect,
     compound_index_names,
+    in_place,
     python_in_place,
     rule_for,
     signature_of,
@@ -126,10 +128,10 @@ class Tangent:
                 out.append(s)
             elif isinstance(s, A.Return):
                 out.append(self.ret(s))
+            elif isinstance(s, A.Assign) and in_place(self.unit, s, out, self.kinds):
+                out.append(python_in_place(self.unit, s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out += self.active_assign(s)
-            elif isinstance(s, A.Assign) and anno.getanno(s, anno.ALIASED_AUG):
-                out.append(python_in_place(self.unit, s))
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
                 call = self.call_local(s.value)
                 value = A.Subscript(value=call, slice=A.const(0), ctx=A.Load())
@@ -141,7 +143,7 @@ class Tangent:
             elif isinstance(s, A.Expr) and self.growth(s) is not None:
                 out += self.growth(s)
             else:
-                if isinstance(s, A.Expr):
+                if isinstance(s, (A.Expr, A.Assign)):
                     self.check_effect(s)
                 out.append(s)
         return _tail_calls(out)
@@ -343,10 +345,14 @@ class Tangent:
         return A.copy_location(call, value)
 
     def call_user(self, value):
+        if any(isinstance(a, A.Starred) for a in value.args) or any(
+            k.arg is None for k in value.keywords
+        ):  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
+            return self.call_dynamic(value)
         fn = anno.getanno(value.func, anno.CALLEE)
-        label = getattr(fn, "__name__", "f")
+        label = own_name(fn)
         try:
-            sig = inspect.signature(fn)
+            sig = inspect.signature(fn, follow_wrapped=False)
         except (TypeError, ValueError):  # pragma: no cover - a user function has a signature
             raise self.unit.error(f"cannot read the signature of `{label}`", value) from None
         bound = self.bind(sig, value, label)
@@ -402,22 +408,28 @@ class Tangent:
         return any(isinstance(n, A.Name) and n.id in self.active for n in names)
 
     def call_dynamic(self, value):
-        """``f(a, b)`` with ``f`` a value: ``call_jvp(f, (a_dot, b_dot), a, b)``."""
-        if any(isinstance(a, A.Starred) for a in value.args):
-            raise self.unit.error(
-                "`*args` in a call of a function value on differentiable values is not supported",
-                value,
-                "pass the arguments one by one",
-            )
+        """``f(a, b)`` with ``f`` a value: ``call_jvp(f, (a_dot, b_dot), a, b)``; ``f(a, *xs)``:
+        ``call_jvp(f, (a_dot, *xs_dot), a, *xs)``, zeros for the entries of an ``xs`` that has
+        no tangent."""
         for kw in value.keywords:
-            if isinstance(kw.value, A.Name) and kw.value.id in self.active:
+            if kw.arg is None and isinstance(kw.value, A.Name) and kw.value.id in self.active:
+                # `**kwargs` passed on: see shift/reset's dynamic_shift
+                check = self.runtime("constant_keywords")
+                kw.value = A.call(check, [kw.value])
+            elif isinstance(kw.value, A.Name) and kw.value.id in self.active:
                 raise self.unit.error(
                     "a differentiable keyword argument in a call of a function value is not "
                     "supported",
                     kw.value,
                     "pass it by position",
                 )
-        tangents = A.tuple_([self.tan(a) or A.const(None) for a in value.args])
+        dots = []
+        for a in value.args:
+            if isinstance(a, A.Starred):
+                dots.append(A.Starred(value=self.tan_or_zeros(a.value), ctx=A.Load()))
+            else:
+                dots.append(self.tan(a) or A.const(None))
+        tangents = A.tuple_(dots)
         call = A.call(self.runtime("call_jvp"), [value.func, tangents, *value.args])
         call.keywords = value.keywords
         return A.copy_location(call, value)

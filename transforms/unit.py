@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from transforms.errors import TransformError
-from transforms.naming import Namer
+from transforms.naming import Namer, own_name
 
 
 @dataclass
@@ -91,6 +91,7 @@ class Unit:
     bp_name: str = ""
     cont_name: str = "k"
     is_entry: bool = False  # transformed for grad/vjp itself (its shift stage shows the reset)
+    nested: bool = False  # code that will be transformed again (a higher or nested derivative)
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to
     )
@@ -159,7 +160,7 @@ class Unit:
                 return c.name
         if fn is self.fn and active == self.active and kinds == self.kinds_key():
             return self.bp_name
-        base = getattr(fn, "__name__", "f")
+        base = own_name(fn)  # a decorator's wrapper is named for itself, not what it wraps
         if base == "<lambda>":
             base = "lambda"
         n = self.namer.jvp(base) if self.mode == "forward" else self.namer.backpropagator(base)

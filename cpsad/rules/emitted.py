@@ -42,6 +42,8 @@ from cpsad.runtime import (
     add_right,
     add_tangent,
     as_adjoint,
+    check_in_place,
+    constant_keywords,
     entries_adjoint,
     getitem_adjoint,
     index_step,
@@ -61,12 +63,14 @@ from cpsad.runtime import (
 )
 
 # Results that do not change with the values of the inputs: shapes, counts, zeros, masks, and
-# `like`'s stand-ins, read only for their shapes.
+# `like`'s stand-ins, read only for their shapes; a check that returns nothing.
 defnondiff(
+    check_in_place,
     zeros_like,
     index_step,
     op.power_at_zero,  # a step in the exponent
     like,
+    constant_keywords,  # its values are not differentiated (it refuses those that could be)
     tangent_zeros,
     jn.first_occurrences,
     scalar_seed,

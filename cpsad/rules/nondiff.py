@@ -14,6 +14,7 @@ checks that its outputs do not move, and needs a sample for each.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -183,3 +184,7 @@ defnondiff_attributes(
     "searchsorted",
     "round",
 )
+
+# A decorator's bookkeeping: they copy a function's name and docstring onto its wrapper and
+# return the wrapper itself, whose closure carries the derivatives (functions have no adjoint).
+defnondiff(functools.wraps, functools.update_wrapper)

@@ -132,8 +132,7 @@ def conv2d_bp(k_1, x, w, b):
         def after_loop_L36_1_L36_1(unused_1):
             nonlocal result_bar
             # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
-            result_bar_k = k_1(result)
-            result_bar = acc(result_bar, result_bar_k)
+            result_bar = acc(result_bar, k_1(result))
 
         # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
         loop_L36_1_bp(after_loop_L36_1_L36_1, 0)

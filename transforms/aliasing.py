@@ -1,0 +1,1456 @@
+"""Aliasing: after it, each augmented assignment knows who else may read the value it changes.
+
+cpsad runs ``y += v`` as ``y = y + v``: it *rebinds* ``y``, as Python does for a number. For an
+array (or a list) Python changes the value in place, and every other name, container, closure or
+caller that holds the same array -- or a view of it -- sees the change. The two agree exactly
+when none of those reads it after the update. This analysis finds, for every update, the ones
+that may; it is read by Normalize, which leaves an update with none as the rebinding and puts a
+run-time check (``check_in_place``) before the others.
+
+The invariant: ``analyze(unit)`` maps the statement of each update (Normalize's ``y = y op v``
+with an ``Update`` in ``anno.AUG``) to ``None`` only if no variable but ``y`` -- of the function
+or of one enclosing it --, no container, no closure and no caller that may hold ``y``'s value
+then can read it after the statement; else to a ``Sharing``: the names visible there that may
+hold it and are read afterwards (the check compares their values with ``y``'s at run time), and
+a description of any holder that cannot be named there (a caller, a function used as a value)::
+
+    w = v          # w holds v's array
+    v += x         # Sharing(names=["w"])   -- w is read below
+    return w * w
+
+    acc = np.zeros(3)
+    for t in ts:
+        acc += t   # None: no other name holds acc's array, in any iteration
+
+How: a flow-sensitive may-alias (points-to) analysis over the normalized functions.
+
+* A value is a set of abstract objects: one a statement of this activation made (``site``), one a
+  call of a local function made (``call``), the value a parameter or an enclosing function's
+  variable holds during the activation (``entry``) and everything reachable from it
+  (``contents``), or ``TOP`` (anything). Containers, views and calls that may return their
+  arguments make values that reach their operands' objects; arithmetic and numpy's
+  functions that return new arrays make new ones (``VIEWS`` lists those that may not).
+* Desugar made loops recursion, so within one activation each statement runs at most once: what
+  a statement makes is one object, distinct from everything that existed when the function was
+  entered. That keeps ``acc += t`` apart from what earlier iterations stored: those came in
+  through parameters and free variables.
+* Which entry values may share is decided where the function is called (the relation ``related``,
+  to a fixpoint over the local functions): a later iteration sees, through its parameters, the
+  aliases earlier ones made. The entry function's parameters and globals may all share (its
+  caller is unknown; the run-time check looks). A function used as a value may be called with
+  anything, by anyone, at any time.
+* Reads are per variable (liveness); a call of a local function reads what it, and what it
+  calls, reads; a function used as a value reads it where a call that was given it (a
+  function value called, a function it was passed to) runs.
+* The callers of a local function may still hold what they passed to it (``held``): an update of
+  a parameter's array is seen by the caller who reads its argument afterwards. The entry
+  function's own caller is not counted: cpsad never changes its arguments in place -- the result
+  is Python's, the caller's arrays keep their values (autograd and JAX do the same).
+
+Python semantics for numbers need nothing: the run-time check lets every value whose type has no
+in-place operator (``__iadd__``...) through, since for those Python rebinds too.
+
+``x[i] op= v`` updates the entry ``old = x[i]``: an array ``x`` is changed in place by the store
+that follows, as in Python; a list's or a dict's other entries may hold the same value (``[a] *
+2``), so a container that may hold an object twice and is read later is one of the names.
+
+Where no derivative can see the value -- it was made in the function (or is an argument of the
+entry function), stays there, and no statement naming a variable that may hold it computes an
+active value (``python_may_run_in_place``, asked after Activity) -- the update is Python's own
+``operator.iadd``: an argument changes for the caller, as in Python, and a buffer's views see it.
+
+>>> from transforms.testing import stage_source
+>>> src = "def f(x):\\n    w = x * 1.0\\n    v = w[1:]\\n    w += x\\n    return np.sum(v)\\n"
+>>> print(stage_source(src, "normalize", ctx, kinds={"x": {"array"}}))
+def f(x):
+    w = x * 1.0
+    v = w[1:]
+    check_in_place(w, '+=', 'w += x', 6, None, ('v',), v)
+    w = w + x
+    sum_v = np.sum(v)
+    return sum_v
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.scoping import local_names
+
+# --------------------------------------------------------------------------- what Normalize marks
+
+
+@dataclass
+class Update:
+    """``y op= v`` as Normalize lowered it: ``target = operand op v`` (the statement carrying this
+    in ``anno.AUG``). ``operand`` is the name whose value Python would change in place: ``y``,
+    or for ``x[i] op= v`` the temporary holding ``x[i]`` (``container`` is ``x``: the new value
+    is stored back into it)."""
+
+    operand: str
+    target: str
+    op: str  # "+=", ...
+    python_op: str  # "iadd", ...: the operator module's in-place function
+    node: object  # the user's statement (an AugAssign), for messages
+    line: int
+    container: str | None = None
+    name: str | None = None  # the user's variable, where it is rebound after ``target``
+
+    @property
+    def text(self) -> str:
+        return A.to_source(self.node).strip()
+
+
+@dataclass
+class Sharing:
+    """Who may read, after an update, the value it changes (see the module docstring)."""
+
+    names: list[str]  # variables visible at the update that may hold the value and are read later
+    held: str | None  # a holder that cannot be named there, described; None if there is none
+    must: list[str]  # of ``names``, those that surely hold the very same value (copies)
+    # for Python's own in-place operation (``operator.iadd``), where no derivative can see it:
+    confined: bool = False  # the value was made in this activation and never left it
+    mentions: list = field(default_factory=list)  # statements naming a variable that may hold it
+    # the parameters and globals that hold it only if the caller passed one array twice
+    related: list = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- callees
+
+VIEWS = {  # numpy functions whose result may share memory with an argument (or be it)
+    "array_split",
+    "asanyarray",
+    "asarray",
+    "asarray_chkfinite",
+    "ascontiguousarray",
+    "asfortranarray",
+    "asmatrix",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_arrays",
+    "broadcast_to",
+    "diag",
+    "diagonal",
+    "diff",
+    "dsplit",
+    "einsum",
+    "expand_dims",
+    "fix",
+    "flip",
+    "fliplr",
+    "flipud",
+    "from_dlpack",
+    "histogram",
+    "histogram_bin_edges",
+    "histogramdd",
+    "hsplit",
+    "imag",
+    "isneginf",
+    "isposinf",
+    "ix_",
+    "matrix_power",
+    "matrix_transpose",
+    "moveaxis",
+    "nan_to_num",
+    "permute_dims",
+    "polyder",
+    "polyint",
+    "ravel",
+    "real",
+    "real_if_close",
+    "require",
+    "reshape",
+    "rollaxis",
+    "rot90",
+    "split",
+    "squeeze",
+    "swapaxes",
+    "transpose",
+    "trim_zeros",
+    "unstack",
+    "vsplit",
+}
+# (found by calling every function of numpy, numpy.linalg and numpy.fft on arrays and asking
+# numpy.shares_memory, plus those whose documentation says they return views)
+
+FRESH_METHODS = {  # methods of an array whose result is a new value
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "argsort",
+    "astype",
+    "clip",
+    "count",
+    "cumprod",
+    "cumsum",
+    "dot",
+    "flatten",
+    "index",
+    "item",
+    "max",
+    "mean",
+    "min",
+    "nonzero",
+    "prod",
+    "round",
+    "std",
+    "sum",
+    "tolist",
+    "trace",
+    "var",
+}
+SHALLOW_METHODS = {"copy"}  # a new container of the same elements (an array's copy: a new array)
+CONTAINER_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault"}
+NONE_METHODS = {"append", "extend", "insert", "add", "update", "clear", "sort", "reverse", "remove"}
+IMMUTABLE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "__name__"}
+FRESH_BUILTINS = {
+    abs,
+    all,
+    any,
+    bool,
+    callable,
+    chr,
+    complex,
+    divmod,
+    float,
+    format,
+    hasattr,
+    hash,
+    id,
+    int,
+    isinstance,
+    issubclass,
+    len,
+    ord,
+    pow,
+    print,
+    range,
+    repr,
+    round,
+    str,
+    sum,
+    type,
+}
+
+
+_IMMUTABLE_GLOBALS = (
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    type,
+    numpy.ufunc,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+)
+
+
+def _fresh_callee(fn, call) -> bool:
+    """Does a call of the primitive or non-differentiable ``fn`` return a value that shares
+    nothing with its arguments?"""
+    if any(k.arg in ("out", "copy") for k in call.keywords):
+        return False
+    if isinstance(fn, numpy.ufunc):
+        return len(call.args) <= fn.nin and not any(isinstance(a, A.Starred) for a in call.args)
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__name__", "")
+    if module == "math":
+        return True
+    if module.startswith("numpy"):
+        return name not in VIEWS
+    try:
+        return fn in FRESH_BUILTINS
+    except TypeError:  # unhashable
+        return False
+
+
+# --------------------------------------------------------------------------- abstract values
+
+TOP = ("top",)
+_ENTRY_KINDS = ("entry", "contents")
+
+
+class Val(NamedTuple):
+    """A value: the abstract objects it may be, and for a tuple what each element may be."""
+
+    objs: frozenset
+    elts: tuple | None = None
+
+
+EMPTY = Val(frozenset())
+
+
+def _join(a: Val, b: Val) -> Val:
+    if a is b or (not b.objs and b.elts is None):
+        return a
+    if not a.objs and a.elts is None:  # nothing (or a number): the other side's elements stay
+        return b
+    elts = None
+    if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts):
+        elts = tuple(_join(x, y) for x, y in zip(a.elts, b.elts))
+    return Val(a.objs | b.objs, elts)
+
+
+def _entry(key, var):
+    return ("entry", key, var)
+
+
+def _contents(key, var):
+    return ("contents", key, var)
+
+
+class _State:
+    """The variables' values and the heap (object -> objects it holds) at one point."""
+
+    __slots__ = ("env", "heap", "same", "bound")
+
+    def __init__(self, env=None, heap=None, same=None, bound=frozenset()):
+        self.env: dict = env if env is not None else {}
+        self.heap: dict = heap if heap is not None else {}
+        self.same: dict = same if same is not None else {}  # var -> vars surely its copies
+        self.bound: frozenset = bound  # variables assigned on every path here
+
+    def copy(self) -> _State:
+        return _State(dict(self.env), dict(self.heap), dict(self.same), self.bound)
+
+    def join(self, other: _State) -> _State:
+        env = dict(self.env)
+        for v, val in other.env.items():
+            env[v] = _join(env[v], val) if v in env else val
+        heap = dict(self.heap)
+        for o, t in other.heap.items():
+            heap[o] = heap[o] | t if o in heap else t
+        same = {
+            v: g & other.same[v]
+            for v, g in self.same.items()
+            if v in other.same and g & other.same[v]
+        }
+        return _State(env, heap, same, self.bound & other.bound)
+
+    def add_heap(self, objs, targets) -> None:
+        if not targets:
+            return
+        for o in objs:
+            if o is TOP:
+                continue
+            old = self.heap.get(o)
+            self.heap[o] = targets if old is None else old | targets
+
+
+def _reach(objs, heap) -> frozenset:
+    out = set(objs)
+    todo = list(objs)
+    while todo:
+        o = todo.pop()
+        for t in heap.get(o, ()):
+            if t not in out:
+                out.add(t)
+                todo.append(t)
+    return frozenset(out)
+
+
+# --------------------------------------------------------------------------- the functions
+
+
+def statements(block):
+    """Every statement of a normalized block, depth first (branches included, not nested defs)."""
+    for s in block:
+        yield s
+        if isinstance(s, A.If):
+            yield from statements(s.body)
+            yield from statements(s.orelse)
+
+
+class _Scopes:
+    """The function tree: each function's locals, its parent, Python's name resolution. A
+    function is keyed by its ``DEF_KEY`` (Resolve's; made unique), the entry function by
+    ``""``."""
+
+    def __init__(self, root):
+        self.node: dict = {}
+        self.parent: dict = {}
+        self.locals: dict = {}
+        self.defs: dict = {}  # (owner key, name) -> key of the function defined there
+        self.keys: dict = {}  # id(def) -> its key
+        stack = [(root, None)]
+        while stack:
+            fdef, parent = stack.pop()
+            key = self.keys[id(fdef)] if fdef is not root else ""
+            self.node[key], self.parent[key] = fdef, parent
+            self.locals[key] = local_names(fdef)
+            for s in statements(fdef.body):
+                if isinstance(s, A.FunctionDef):
+                    # Resolve's key, made unique: a helper inlined twice copies its functions
+                    k = base = str(anno.getanno(s, anno.DEF_KEY))
+                    while k in self.node or k in self.keys.values():
+                        k = f"{base}#{len(self.keys)}"
+                    self.keys[id(s)] = k
+                    self.defs[(key, s.name)] = k
+                    stack.append((s, key))
+
+    def resolve(self, key, name):
+        """The variable ``name`` means inside function ``key``: (owner key, name), or None."""
+        while key is not None:
+            if name in self.locals[key]:
+                return (key, name)
+            key = self.parent[key]
+        return None
+
+    def functions(self):
+        return list(self.node.items())
+
+
+@dataclass
+class _Call:
+    """A call of a local function, as its caller saw it."""
+
+    caller: str
+    callee: str
+    images: dict  # callee's entry variable -> its value in the caller
+    state: _State  # the caller's state at the call
+    live: set  # caller's variables read after the call (its targets left out)
+    stmt: object
+
+
+@dataclass
+class _Func:
+    key: str
+    fdef: object
+    params: list  # variables
+    entry_vars: set = field(default_factory=set)  # params + outer variables it may read
+    escapes: bool = False
+    ret: Val = EMPTY
+    heap_out: dict = field(default_factory=dict)  # edges it adds, in its objects
+    # pairs {(kind, var), (kind, var)} of its entry objects (kind: entry or contents) that may
+    # share memory, and for each entry object the callers' variables (or "?") that may hold it
+    # and read it after the call
+    related: set = field(default_factory=set)
+    holders: dict = field(default_factory=dict)
+    records: tuple = ((), ())  # its last pass's calls and updates
+
+
+class _Analysis:
+    def __init__(self, unit):
+        self.unit = unit
+        self._nodes: dict = {}  # id(def) -> the nodes of its own scope
+        self._below: dict = {}  # id(statement) -> its nodes in its scope
+        self.scopes = _Scopes(unit.tree)
+        g = getattr(unit.fn, "__globals__", {})
+        self.globals = g
+        self.funcs: dict[str, _Func] = {}
+        for key, fdef in self.scopes.functions():
+            params = [(key, p) for p in A.arg_names(fdef.args)]
+            self.funcs[key] = _Func(key, fdef, params)
+        self.cells = self._cells()
+        self.sites: dict = {}  # id(statement) -> its site object
+        self.sequences: set = set()  # sites that may make a list or a tuple
+        self.duplicates: set = set()  # containers that may hold an object twice
+        self._stored = None  # (container, new value) of the last ``x[i] op= v``
+        self._track = False  # recording every value (``values_ever``)
+        self.ever: dict = {}
+        self.arg_kinds = {p: set(k) for p, k in (unit.arg_kinds or {}).items()}
+        self._escaping()
+        self._free_vars()
+        self.live_after: dict = {}  # id(statement) -> variables read after it
+        self.next: dict = {}  # id(statement) -> the statement after it in its block
+        self.closures: dict = {}  # site of a def -> its function's key
+        self.invokes: dict = {}  # id(statement) -> functions used as values it may call
+        self.given: dict = {}  # id(call statement) -> (function, the objects it was given)
+
+    # ---------------------------------------------------------------- names and variables
+
+    def var(self, key, name):
+        v = self.scopes.resolve(key, name)
+        return v if v is not None else (None, name)
+
+    def visible(self, key, var) -> bool:
+        return self.var(key, var[1]) == var
+
+    def _cells(self) -> set:
+        """Variables a nested function rebinds (``nonlocal``): their values change behind the
+        back of the function that owns them. (Resolve's other cells, variables a closure reads
+        and their function assigns again, change only where that function assigns them: they
+        are followed as any variable.)"""
+        out = set()
+        for key, f in self.funcs.items():
+            parent = self.scopes.parent[key]
+            for node in self._own_nodes(f.fdef):
+                if isinstance(node, A.Nonlocal) and parent is not None:
+                    out |= {self.var(parent, n) for n in node.names}
+        return out
+
+    def irrelevant_global(self, var) -> bool:
+        """A global that holds no value an update could change: a module, a function, a class,
+        a number, a string."""
+        if var[0] is not None:
+            return False
+        name = var[1]
+        if name in self.globals:
+            obj = self.globals[name]
+        elif hasattr(builtins, name):
+            obj = getattr(builtins, name)
+        else:
+            return False  # not known (yet): anything
+        return obj is None or isinstance(obj, _IMMUTABLE_GLOBALS)
+
+    def _own_nodes(self, fdef) -> list:
+        """The nodes of ``fdef``'s own scope (walked once)."""
+        found = self._nodes.get(id(fdef))
+        if found is None:
+            found = self._nodes[id(fdef)] = [n for st in fdef.body for n in _walk_own(st)]
+        return found
+
+    def _statement_nodes(self, node) -> list:
+        """The nodes of a statement in its scope (a def: itself and its defaults)."""
+        found = self._below.get(id(node))
+        if found is None:
+            found = self._below[id(node)] = list(_walk_own(node))
+        return found
+
+    def local_callee(self, key, call):
+        """The key of the local function ``call`` (in function ``key``) calls, or None: the
+        function its name means there."""
+        if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "local":
+            if isinstance(call.func, A.Name):
+                g = self.scopes.defs.get(self.scopes.resolve(key, call.func.id))
+                if g in self.funcs:
+                    return g
+            g = anno.getanno(call.func, anno.CALLEE)
+            if g in self.funcs:
+                return g
+        return None
+
+    def _function_refs(self, key):
+        """(local calls, local functions referenced as values) of the function ``key``."""
+        calls, values = [], []
+        fdef = self.funcs[key].fdef
+        call_funcs = set()
+        for n in self._own_nodes(fdef):
+            g = self.local_callee(key, n)
+            if g is not None:
+                calls.append(g)
+                call_funcs.add(id(n.func))
+        for n in self._own_nodes(fdef):
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in call_funcs:
+                g = self.scopes.defs.get(self.scopes.resolve(key, n.id) or ("?", n.id))
+                if g is not None and g in self.funcs:
+                    values.append(g)
+        return calls, values
+
+    def _escaping(self) -> None:
+        for key in self.funcs:
+            _, values = self._function_refs(key)
+            for g in values:
+                self.funcs[g].escapes = True
+
+    def _free_vars(self) -> None:
+        """Each function's entry variables: parameters, and the outer variables it -- or a local
+        function it calls or lets escape -- may read."""
+        reads: dict = {}
+        refs: dict = {}
+        for key, f in self.funcs.items():
+            own = {v for v in self.value_reads(key, f.fdef.body) if v[0] != key}
+            reads[key] = own
+            calls, values = self._function_refs(key)
+            refs[key] = set(calls) | set(values)
+        free = {k: set(r) for k, r in reads.items()}
+        changed = True
+        while changed:
+            changed = False
+            for key in self.funcs:
+                for g in refs[key]:
+                    extra = {v for v in free[g] if v[0] != key} - free[key]
+                    if extra:
+                        free[key] |= extra
+                        changed = True
+        self.free = free
+        # what a function used as a value reads, it reads wherever it is called: by a call
+        # that was given it (``invokes``), which may be in a function it was passed to
+        self.escaped = set()
+        for f in self.funcs.values():
+            if f.escapes:
+                self.escaped |= free[f.key]
+        for key, f in self.funcs.items():
+            seen = {v for v in self.escaped if v[0] != key and self.visible(key, v)}
+            f.entry_vars = set(f.params) | free[key] | seen
+
+    # ---------------------------------------------------------------- liveness
+
+    def value_reads(self, key, nodes) -> set:
+        """Variables read as values below ``nodes`` (of ``key``'s own scope): the name of a
+        resolved function called is not a value read."""
+        out = set()
+        skip = set()
+        below = [m for node in nodes for m in self._statement_nodes(node)]
+        for n in below:
+            if isinstance(n, A.Call) and isinstance(n.func, A.Name):
+                if anno.getanno(n.func, anno.CALLEE_KIND) not in (None, "dynamic"):
+                    skip.add(id(n.func))
+        for n in below:
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in skip:
+                out.add(self.var(key, n.id))
+        return out
+
+    def reads(self, key, node) -> set:
+        """Variables a statement (or an expression) reads, calls of local functions included."""
+        out = set()
+        skip = set()
+        below = self._statement_nodes(node)
+        for n in below:
+            if isinstance(n, A.Call):
+                kind = anno.getanno(n.func, anno.CALLEE_KIND)
+                g = self.local_callee(key, n)
+                if g is not None:
+                    out |= self.free[g]
+                    skip.add(id(n.func))
+                elif kind in ("primitive", "nondiff", "user", "unknown") and isinstance(
+                    n.func, A.Name
+                ):
+                    skip.add(id(n.func))
+        for n in below:
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in skip:
+                v = self.var(key, n.id)
+                out.add(v)
+                g = self.scopes.defs.get(v)
+                if g is not None and g in self.funcs:
+                    out |= self.free[g]
+        for c in self.invokes.get(id(node), ()):  # functions used as values it may call
+            out |= self.free[c]
+        if isinstance(node, A.FunctionDef):  # its defaults, evaluated where it is defined
+            out = set()
+            for d in [*node.args.defaults, *node.args.kw_defaults]:
+                if d is not None:
+                    out |= self.reads(key, d)
+        return out
+
+    def _liveness(self, f: _Func) -> None:
+        key = f.key
+
+        def block(stmts, live):
+            for s, after in zip(stmts, stmts[1:]):
+                self.next[id(s)] = after
+            for s in reversed(stmts):
+                self.live_after[id(s)] = live
+                if isinstance(s, A.If):
+                    live = block(s.body, live) | block(s.orelse, live) | self.reads(key, s.test)
+                elif isinstance(s, A.Return):
+                    live = self.reads(key, s) if s.value is not None else set()
+                elif isinstance(s, A.FunctionDef):
+                    live = (live - {(key, s.name)}) | self.reads(key, s)
+                elif isinstance(s, A.Assign):
+                    live = (live - self.defs(key, s)) | self.reads(key, s)
+                else:
+                    live = live | self.reads(key, s)
+            return live
+
+        block(f.fdef.body, set())
+
+    def defs(self, key, s) -> set:
+        if not isinstance(s, A.Assign):
+            return set()
+        t = s.targets[0]
+        if isinstance(t, A.Name):
+            return {(key, t.id)}
+        if isinstance(t, (A.Tuple, A.List)):
+            return {(key, e.id) for e in t.elts if isinstance(e, A.Name)}
+        return set()
+
+    # ---------------------------------------------------------------- points-to
+
+    def site(self, key, stmt, n=0):
+        i = self.sites.setdefault((id(stmt), n), len(self.sites))
+        return ("site", key, i)
+
+    def run(self) -> dict:
+        """Each function's summary to a fixpoint, callees first: a function's summary is in its
+        own objects, so it depends only on the functions it calls. A function is analysed again
+        while its own summary changes (it calls itself: a loop) or one it calls changed since;
+        what its last pass recorded (its calls and updates) is what the answers read."""
+        callees: dict = {}
+        callers: dict = {k: set() for k in self.funcs}
+        for key in self.funcs:
+            calls, values = self._function_refs(key)
+            callees[key] = set(calls)
+            for g in set(calls) | set(values):
+                callers[g].add(key)
+        version = dict.fromkeys(self.funcs, 0)
+        seen: dict = {}
+        order = sorted(self.funcs, key=lambda k: -_depth(self.scopes, k))  # inner ones first
+        todo = list(order)
+        for _ in range(100 * len(order)):
+            if not todo:
+                break
+            key = todo.pop(0)
+            f = self.funcs[key]
+            while True:
+                seen[key] = {g: version[g] for g in callees[key]}
+                self.calls, self.updates = [], []
+                ret, heap_out = self._points_to(f)
+                f.records = (self.calls, self.updates)
+                if ret == f.ret and heap_out == f.heap_out:
+                    break
+                f.ret, f.heap_out = ret, heap_out
+                version[key] += 1
+                if key not in callees[key]:
+                    break
+            for c in callers[key]:
+                if c in seen and c not in todo and seen[c].get(key) != version[key]:
+                    todo.append(c)
+        else:  # pragma: no cover - a finite lattice
+            raise AssertionError("aliasing: no fixpoint")
+        self.calls = [c for k in order for c in self.funcs[k].records[0]]
+        self.updates = [u for k in order for u in self.funcs[k].records[1]]
+        self._invoked()
+        self._invoked_reads(callees)
+        for f in self.funcs.values():  # (reads through function values: known now)
+            self._liveness(f)
+        for c in self.calls:
+            c.live = self.live_after.get(id(c.stmt), set()) - self.defs(c.caller, c.stmt)
+        self._relations()
+        return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
+
+    def _invoked_reads(self, callees) -> None:
+        """A call of a local function reads, too, what the function values it calls read."""
+        for key, f in self.funcs.items():
+            for st in statements(f.fdef.body):
+                for c in self.invokes.get(id(st), ()):
+                    self.free[key] |= {v for v in self.free[c] if v[0] != key}
+        changed = True
+        while changed:
+            changed = False
+            for key in self.funcs:
+                for g in callees[key]:
+                    extra = {v for v in self.free[g] if v[0] != key} - self.free[key]
+                    if extra:
+                        self.free[key] |= extra
+                        changed = True
+
+    def value(self, f, state, node) -> Val:
+        """The value of an atom (a name or a constant) at ``state``."""
+        if isinstance(node, A.Constant):
+            return EMPTY
+        if isinstance(node, A.Starred):
+            return Val(self.reach(self.value(f, state, node.value).objs, state))
+        if not isinstance(node, A.Name):
+            return Val(frozenset({TOP}))
+        v = self.var(f.key, node.id)
+        return self.var_value(f, state, v)
+
+    def var_value(self, f, state, v) -> Val:
+        if v in self.cells:
+            return Val(frozenset({TOP}))
+        if v[0] == f.key:
+            return state.env.get(v, EMPTY)
+        if self.irrelevant_global(v):
+            return EMPTY
+        e, c = _entry(f.key, v), _contents(f.key, v)
+        if e not in state.heap:
+            state.heap[e] = frozenset({c})
+            state.heap[c] = frozenset({c})
+        return Val(frozenset({e}))
+
+    def _invoked(self) -> None:
+        """Which functions used as values each call may call (``invokes``): those whose
+        values it was given -- a parameter or free variable standing for what the callers gave
+        it (to a fixpoint over the calls), anything where nothing is known of it."""
+        escaping = {k for k, f in self.funcs.items() if f.escapes}
+        entry: dict = {}  # (function, kind, var) -> functions its entry object may be
+
+        def closures(key, objs) -> set:
+            out = set()
+            for o in objs:
+                site = o[2] if o[0] == "call" else o
+                if site in self.closures:
+                    out.add(self.closures[site])
+                elif o is TOP or (o[0] in _ENTRY_KINDS and self.funcs[key].escapes):
+                    out |= escaping
+                elif o[0] in _ENTRY_KINDS:
+                    out |= entry.get((key, o[0], o[2]), set())
+            return out
+
+        changed = True
+        while changed:
+            changed = False
+            for c in self.calls:
+                g = self.funcs[c.callee]
+                if g.escapes:
+                    continue
+                h = self.funcs[c.caller]
+                for v in g.entry_vars:
+                    for kind in _ENTRY_KINDS:
+                        found = closures(c.caller, self.entry_image(h, c, (kind, v)))
+                        old = entry.setdefault((c.callee, kind, v), set())
+                        if not found <= old:
+                            old |= found
+                            changed = True
+        for sid, (key, given) in self.given.items():
+            found = {k for k in closures(key, given) if k in self.funcs}
+            if found:
+                self.invokes[sid] = found
+
+    def add_entries(self, state, holders, new) -> None:
+        """``new`` stored into the containers ``holders``: one that may then hold an object
+        twice (``[a, a]``, appending what it holds) is marked, for ``x[i] op= v``."""
+        new = frozenset(new)
+        if not new:
+            return
+        held = self.reach(
+            frozenset().union(*(state.heap.get(o, frozenset()) for o in holders)), state
+        )
+        if new & held or (
+            any(o[0] in _ENTRY_KINDS or o is TOP for o in new)
+            and any(o[0] in _ENTRY_KINDS for o in held)
+        ):
+            self.duplicates |= {o for o in holders if o is not TOP}
+        state.add_heap(holders, new)
+
+    def may_hold_twice(self, o) -> bool:
+        """May the container ``o`` hold one object in two entries?"""
+        if o is TOP or o in self.duplicates:
+            return True
+        if o[0] == "call":
+            return o[2] in self.duplicates or o[2][0] != "site"
+        if o[0] in _ENTRY_KINDS:
+            return self.may_be_sequence(o) or o[0] == "contents"
+        return False
+
+    def may_be_sequence(self, o) -> bool:
+        """May the object ``o`` be a list or a tuple (whose sum with another holds elements)?
+        Not one made by arithmetic on arrays or numbers, nor a parameter of the entry function
+        known (from its argument) to be an array or a number."""
+        kind = o[0]
+        if kind == "site":
+            return o in self.sequences
+        if kind == "call":
+            return o[2] in self.sequences or o[2][0] != "site"
+        if kind in _ENTRY_KINDS:
+            var = o[2]
+            if var[0] == "" and var[1] in self.arg_kinds:
+                return "other" in self.arg_kinds[var[1]]
+            if var[0] is None and var[1] in self.globals:
+                return isinstance(self.globals[var[1]], (list, tuple))
+        return True
+
+    def reach(self, objs, state) -> frozenset:
+        return _reach(objs, state.heap)
+
+    def contents(self, val: Val, state) -> frozenset:
+        out = set()
+        for o in val.objs:
+            out |= state.heap.get(o, frozenset())
+        return self.reach(out, state)
+
+    def _points_to(self, f: _Func):
+        key = f.key
+        state = _State(bound=frozenset(f.params))
+        for p in f.params:
+            if f.escapes:
+                state.env[p] = Val(frozenset({TOP}))
+            else:
+                e, c = _entry(key, p), _contents(key, p)
+                state.env[p] = Val(frozenset({e}))
+                state.heap[e] = frozenset({c})
+                state.heap[c] = frozenset({c})
+        self._ret, self._heap_out = EMPTY, {}
+        self._block(f, f.fdef.body, state)
+        # what a caller can see of it: from the result and from what it was given
+        roots = set(self._ret.objs) | _objs_of(self._ret.elts)
+        roots |= {o for o in self._heap_out if o[0] in _ENTRY_KINDS}
+        keep = _reach(roots, self._heap_out)
+        heap_out = {o: t for o, t in self._heap_out.items() if o in keep}
+        return self._ret, heap_out
+
+    def _block(self, f, stmts, state):
+        """Run ``stmts`` from ``state``; the state at their end, or None if they all return."""
+        for s in stmts:
+            if state is None:
+                return None
+            if isinstance(s, A.If):
+                a = self._block(f, s.body, state.copy())
+                b = self._block(f, s.orelse, state.copy())
+                state = a if b is None else b if a is None else a.join(b)
+            elif isinstance(s, A.Return):
+                val = EMPTY if s.value is None else self.value(f, state, s.value)
+                self._ret = _join(self._ret, val)
+                for o, t in state.heap.items():
+                    t = t - _initial_edges(o)
+                    if t:
+                        old = self._heap_out.get(o)
+                        self._heap_out[o] = t if old is None else old | t
+                return None
+            else:
+                self._statement(f, s, state)
+                if self._track:
+                    ever, heap = self.ever.setdefault(f.key, ({}, {}))
+                    for v, val in state.env.items():
+                        old = ever.get(v)
+                        ever[v] = val if old is None else _join(old, val)
+                    for o, t in state.heap.items():
+                        heap[o] = heap.get(o, frozenset()) | t
+        return state
+
+    def _statement(self, f, s, state) -> None:
+        key = f.key
+        if isinstance(s, A.Assign):
+            u = anno.getanno(s, anno.AUG)
+            if u is not None:
+                self.updates.append((f, s, u, state.copy()))
+            target = s.targets[0]
+            value = s.value
+            if isinstance(target, (A.Subscript, A.Attribute)):
+                holder = self.value(f, state, target.value)
+                new = self.value(f, state, value).objs
+                if (target.value.id, getattr(value, "id", None)) == self._stored:
+                    state.add_heap(holder.objs, new)  # `x[i] op= v`: the entry replaced
+                else:
+                    self.add_entries(state, holder.objs, new)
+                return
+            self._stored = None
+            if u is not None and u.container is not None:
+                self._stored = (u.container, u.target)
+            val = self.expression(f, s, value, state)
+            if u is not None:  # Python may have changed the operand's value in place
+                val = Val(val.objs | self.value(f, state, A.name(u.operand)).objs)
+            self.bind(f, state, target, val, value)
+        elif isinstance(s, A.Expr):
+            self.expression(f, s, s.value, state)
+        elif isinstance(s, A.FunctionDef):
+            site = self.site(key, s)
+            self.closures[site] = self.scopes.keys[id(s)]
+            state.env[(key, s.name)] = Val(frozenset({site}))
+            state.bound = state.bound | {(key, s.name)}
+
+    def bind(self, f, state, target, val: Val, value=None) -> None:
+        key = f.key
+        if isinstance(target, A.Name):
+            v = (key, target.id)
+            state.env[v] = val
+            state.bound = state.bound | {v}
+            for g in list(state.same):  # v is no longer a copy of anything
+                if v in state.same[g]:
+                    state.same[g] = state.same[g] - {v}
+            state.same.pop(v, None)
+            if isinstance(value, A.Name):
+                src = self.var(key, value.id)
+                group = state.same.get(src, frozenset()) | {src}
+                state.same[v] = group
+                for w in group:
+                    state.same[w] = (state.same.get(w, frozenset()) | {v}) - {w}
+            return
+        elts = target.elts
+        if val.elts is not None and len(val.elts) == len(elts):
+            parts = list(val.elts)
+        else:
+            every = Val(self.reach(val.objs, state))
+            parts = [every] * len(elts)
+        for e, part in zip(elts, parts):
+            if isinstance(e, A.Starred):
+                e = e.value
+            if isinstance(e, A.Name):
+                self.bind(f, state, e, part)
+
+    def expression(self, f, s, e, state) -> Val:
+        """The value of a normalized right-hand side (and its effects on the heap)."""
+        key = f.key
+        if isinstance(e, (A.Name, A.Constant)):
+            return self.value(f, state, e)
+        if isinstance(e, A.BinOp):
+            site = self.site(key, s)
+            if isinstance(e.op, (A.Add, A.Mult)):  # lists and tuples joined or repeated
+                held = frozenset()
+                for operand in (e.left, e.right):
+                    val = self.value(f, state, operand)
+                    if any(self.may_be_sequence(o) for o in val.objs):
+                        held |= self.contents(val, state)
+                if held:
+                    state.add_heap({site}, held)
+                    self.sequences.add(site)
+                    self.duplicates.add(site)  # [a] * 2 holds a twice
+            return Val(frozenset({site}))
+        if isinstance(e, (A.UnaryOp, A.Compare, A.JoinedStr)):
+            return Val(frozenset({self.site(key, s)}))
+        if isinstance(e, A.Attribute):
+            if e.attr in IMMUTABLE_ATTRIBUTES:
+                return Val(frozenset({self.site(key, s)}))
+            return Val(self.reach(self.value(f, state, e.value).objs, state))
+        if isinstance(e, A.Subscript):
+            base = self.value(f, state, e.value)
+            i = e.slice
+            if (
+                base.elts is not None
+                and isinstance(i, A.Constant)
+                and type(i.value) is int
+                and -len(base.elts) <= i.value < len(base.elts)
+            ):
+                return base.elts[i.value]
+            return Val(self.reach(base.objs, state))
+        if isinstance(e, (A.Tuple, A.List, A.Set)):
+            site = self.site(key, s)
+            self.sequences.add(site)
+            vals = [self.value(f, state, x) for x in e.elts]
+            for v in vals:
+                self.add_entries(state, {site}, v.objs)
+            starred = any(isinstance(x, A.Starred) for x in e.elts)
+            elts = tuple(vals) if isinstance(e, A.Tuple) and not starred else None
+            return Val(frozenset({site}), elts)
+        if isinstance(e, A.Dict):
+            site = self.site(key, s)
+            for k, v in zip(e.keys, e.values):
+                val = self.value(f, state, v)
+                if k is None:
+                    self.duplicates.add(site)
+                    state.add_heap({site}, self.reach(val.objs, state))
+                else:
+                    self.add_entries(state, {site}, val.objs)
+            return Val(frozenset({site}))
+        if isinstance(e, A.Call):
+            return self.call(f, s, e, state)
+        return Val(frozenset({self.site(key, s)}))  # an f-string, an opaque expression
+
+    def call(self, f, s, call, state) -> Val:
+        key = f.key
+        site = frozenset({self.site(key, s)})
+        kind = anno.getanno(call.func, anno.CALLEE_KIND)
+        args = [self.value(f, state, a) for a in call.args]
+        args += [self.value(f, state, k.value) for k in call.keywords]
+        reach_args = (
+            frozenset().union(*(self.reach(a.objs, state) for a in args)) if args else frozenset()
+        )
+        g = self.local_callee(key, call)
+        if g is not None:
+            return self.local_call(f, s, call, g, state)
+        given = reach_args
+        if kind in ("dynamic", "method"):
+            given = given | self.reach(
+                self.value(f, state, call.func.value if kind == "method" else call.func).objs, state
+            )
+        self.given[id(s)] = (f.key, given)
+        if kind == "method":
+            receiver = self.value(f, state, call.func.value)
+            attr = call.func.attr
+            if attr in FRESH_METHODS:
+                return Val(site)
+            if attr in SHALLOW_METHODS:
+                state.add_heap(site, self.contents(receiver, state))
+                return Val(site)
+            self.add_entries(state, receiver.objs, reach_args)
+            if attr in CONTAINER_MUTATORS and attr in NONE_METHODS:
+                return Val(site)
+            return Val(site | self.reach(receiver.objs, state) | reach_args)
+        if kind in ("primitive", "nondiff"):
+            fn = anno.getanno(call.func, anno.CALLEE)
+            if _fresh_callee(fn, call):
+                return Val(site)
+            state.add_heap(site, reach_args)
+            return Val(site | reach_args)
+        # a user's function, a function value: it may return what it was given, and store any
+        # of its arguments into another
+        if kind == "dynamic":
+            reach_args = reach_args | self.reach(self.value(f, state, call.func).objs, state)
+        state.add_heap(reach_args, reach_args)
+        return Val(site | reach_args)
+
+    def local_call(self, f, s, call, g, state) -> Val:
+        callee = self.funcs[g]
+        images = {}
+        names = A.arg_names(callee.fdef.args)
+        if any(isinstance(a, A.Starred) for a in call.args) or callee.fdef.args.vararg:
+            every = Val(
+                frozenset().union(
+                    *(self.reach(self.value(f, state, a).objs, state) for a in call.args),
+                    *(self.reach(self.value(f, state, k.value).objs, state) for k in call.keywords),
+                )
+            )
+            for p in callee.params:
+                images[p] = every
+        else:
+            for p, a in zip(names, call.args):
+                images[(g, p)] = self.value(f, state, a)
+            for k in call.keywords:
+                if k.arg in names:
+                    images[(g, k.arg)] = self.value(f, state, k.value)
+            for p in callee.params:  # a default: made where the function was defined
+                images.setdefault(p, Val(frozenset({self.site(f.key, s, 1)})))
+        for v in callee.entry_vars:
+            if v not in images:
+                images[v] = self.var_value(f, state, v)
+        self.calls.append(_Call(f.key, g, images, state.copy(), set(), s))
+        # its result and what it stored, in the caller's objects
+        k = self.sites.setdefault((id(s), "call"), len(self.sites))
+
+        def image(o):
+            kind = o[0]
+            if kind == "entry":
+                return images.get(o[2], Val(frozenset({TOP}))).objs
+            if kind == "contents":
+                return self.reach(images.get(o[2], Val(frozenset({TOP}))).objs, state)
+            if kind == "site":
+                return frozenset({("call", k, o)})
+            if kind == "call":
+                return frozenset({("call", k, o[2])})
+            return frozenset({TOP})
+
+        def mapped(val: Val) -> Val:
+            objs = frozenset().union(*(image(o) for o in val.objs)) if val.objs else frozenset()
+            elts = None if val.elts is None else tuple(mapped(x) for x in val.elts)
+            return Val(objs, elts)
+
+        for o, targets in callee.heap_out.items():
+            into = frozenset().union(*(image(t) for t in targets))
+            if o in self.duplicates:
+                self.duplicates |= {x for x in image(o) if x is not TOP}
+            self.add_entries(state, image(o), into)
+        return mapped(callee.ret)
+
+    # ---------------------------------------------------------------- relations between entries
+
+    def overlap(self, f: _Func, a, b) -> bool:
+        """May a value made of the objects ``a`` share memory with one made of ``b`` (in ``f``)?"""
+        if not a or not b:
+            return False
+        if TOP in a or TOP in b:
+            return True
+        if a & b:
+            return True
+        if not f.related:
+            return False
+        ea = [o[::2] for o in a if o[0] in _ENTRY_KINDS and o[1] == f.key]
+        eb = [o[::2] for o in b if o[0] in _ENTRY_KINDS and o[1] == f.key]
+        return any(frozenset((x, y)) in f.related for x in ea for y in eb if x != y)
+
+    def entry_image(self, h: _Func, c: _Call, o) -> frozenset:
+        """What the callee's entry object ``o`` (``(kind, var)``) is, in the caller: the
+        argument's objects for ``entry``, all they hold for ``contents``."""
+        val = c.images.get(o[1], Val(frozenset({TOP})))
+        if o[0] == "entry":
+            return val.objs
+        return self.contents(val, c.state)
+
+    def _relations(self) -> None:
+        """Which entry objects of each function may share (``related``: pairs of ``(kind,
+        var)``), and which of its callers' variables may hold them after the call
+        (``holders``): to a fixpoint over the calls."""
+        for f in self.funcs.values():
+            every = f.key == "" or f.escapes  # called by someone unknown, with anything
+            if every:
+                objs = [
+                    (kind, v)
+                    for v in f.entry_vars
+                    if not self.irrelevant_global(v)
+                    for kind in _ENTRY_KINDS
+                ]
+                f.related = {frozenset((a, b)) for a in objs for b in objs if a[1] != b[1]}
+            if f.escapes:
+                f.holders = {(kind, v): {"?"} for v in f.entry_vars for kind in _ENTRY_KINDS}
+        # only the functions with an update, and those that call them, need answers
+        needed = {f.key for f, _, _, _ in self.updates}
+        grew = True
+        while grew:
+            grew = False
+            for c in self.calls:
+                if c.callee in needed and c.caller not in needed:
+                    needed.add(c.caller)
+                    grew = True
+        work = []  # (call, callee, caller, entry objects, their images, live reaches)
+        for c in sorted(self.calls, key=lambda c: _depth(self.scopes, c.caller)):
+            g, h = self.funcs[c.callee], self.funcs[c.caller]
+            if g.escapes or c.callee not in needed:
+                continue
+            objs = sorted(((kind, v) for v in g.entry_vars for kind in _ENTRY_KINDS), key=repr)
+            image = {o: self.entry_image(h, c, o) for o in objs}
+            objs = [o for o in objs if image[o]]
+            live = {n: self.reach(self.var_value(h, c.state, n).objs, c.state) for n in c.live}
+            work.append((g, h, objs, image, {n: r for n, r in live.items() if r}))
+        changed = True
+        while changed:
+            changed = False
+            for g, h, objs, image, live in work:
+                for i, a in enumerate(objs):
+                    for b in objs[i + 1 :]:
+                        if a[1] != b[1]:
+                            pair = frozenset((a, b))
+                            if pair not in g.related and self.overlap(h, image[a], image[b]):
+                                g.related.add(pair)
+                                changed = True
+                for o in objs:
+                    found = {n for n, r in live.items() if self.overlap(h, image[o], r)}
+                    for e, hold in h.holders.items():
+                        if hold and self.overlap(h, image[o], frozenset({(e[0], h.key, e[1])})):
+                            found |= hold
+                    old = g.holders.get(o, set())
+                    if not found <= old:
+                        g.holders[o] = old | found
+                        changed = True
+
+    # ---------------------------------------------------------------- the answer
+
+    def _decide(self, f: _Func, s, u: Update, state: _State):
+        key = f.key
+        operand = self.var(key, u.operand)
+        objs = self.var_value(f, state, operand).objs
+        if not objs:
+            return None
+        skip = {operand, (key, u.target)}
+        if u.name is not None:
+            skip.add(self.var(key, u.name))
+        if u.container is not None:
+            skip.add(self.var(key, u.container))
+        names, held = [], []
+        if u.container is not None:
+            # the new value replaces the entry; the container itself sees the change only in
+            # another entry holding the same value (``[a] * 2``): the check counts them
+            c = self.var(key, u.container)
+            store = self.next.get(id(s))
+            if c in self.live_after.get(id(store), ()) and any(
+                self.may_hold_twice(o) for o in self.var_value(f, state, c).objs
+            ):
+                names.append(u.container)
+        if TOP in objs:
+            held.append(
+                "a variable a nested function changes"
+                if operand in self.cells
+                else f"whoever calls `{f.fdef.name}` (it is used as a value)"
+            )
+        for n in sorted(self.live_after.get(id(s), ()) - skip, key=repr):
+            if n in self.cells and TOP not in objs:
+                continue  # (a cell holds TOP: counted below only when the value is TOP too)
+            other = self.reach(self.var_value(f, state, n).objs, state)
+            if not self.overlap(f, objs, other):
+                continue
+            if self.visible(key, n) and self.readable(f, state, n):
+                names.append(n[1])
+            elif self.visible(key, n):
+                held.append(f"`{n[1]}` (which may not be assigned yet there)")
+            else:
+                held.append(f"`{n[1]}` of an enclosing function")
+        for e, hold in sorted(f.holders.items(), key=repr):
+            if not hold or not self.overlap(f, objs, frozenset({(e[0], key, e[1])})):
+                continue
+            for h in sorted(hold, key=repr):
+                if h == "?":
+                    held.append(f"whoever calls `{f.fdef.name}`")
+                elif self.visible(key, h) and self.readable(f, state, h):
+                    if h[1] not in names:
+                        names.append(h[1])
+                else:
+                    held.append(f"`{h[1]}` of the function that calls `{f.fdef.name}`")
+        # the entry function's argument (or a global): off the differentiated path Python's own
+        # operation changes it where the caller sees it, as Python does
+        callers = key == "" and any(o[0] in _ENTRY_KINDS for o in objs)
+        if not names and not held and not callers:
+            return None
+        must = sorted(n for n in names if (key, n) in state.same.get(operand, frozenset()))
+        sharing = Sharing(names=names, held="; ".join(dict.fromkeys(held)) or None, must=must)
+        self._confinement(f, s, objs, sharing)
+        if not names and not held and not sharing.confined:
+            return None  # the rebinding: nothing else reads it, a derivative may
+        return sharing
+
+    def values_ever(self, f):
+        """(variable -> every value it holds anywhere in ``f``, the heap of all its points):
+        one more pass over ``f`` (its summaries are final), which records them."""
+        if f.key not in self.ever:
+            saved = self.calls, self.updates
+            self.calls, self.updates = [], []
+            self._track, self.ever[f.key] = True, ({}, {})
+            try:
+                self._points_to(f)
+            finally:
+                self._track = False
+                self.calls, self.updates = saved
+        return self.ever[f.key]
+
+    def readable(self, f, state, var) -> bool:
+        """Is ``var`` surely assigned at ``state`` (so the check may read it)? A local variable
+        assigned on every path there; a global or a closure's variable of the entry function
+        that exists; an enclosing function's variable assigned at every call of ``f``."""
+        if var[0] == f.key:
+            return var in state.bound
+        return var in self.outer_bound(f.key)
+
+    def outer_bound(self, key) -> frozenset:
+        """The outer variables surely assigned whenever the function ``key`` runs: the entry
+        function's globals and closure variables that exist, and what is assigned at every call
+        of it (a greatest fixpoint over the calls)."""
+        if not hasattr(self, "_outer_bound"):
+            every = frozenset(v for f in self.funcs.values() for v in f.entry_vars)
+            known = frozenset(v for v in every if v[0] is None and self._exists(v[1]))
+            out = {k: every for k in self.funcs}
+            for k, f in self.funcs.items():
+                if not k or f.escapes:
+                    out[k] = known
+            changed = True
+            while changed:
+                changed = False
+                for k, f in self.funcs.items():
+                    if not k or f.escapes:
+                        continue
+                    new = known
+                    sites = [c for c in self.calls if c.callee == k]
+                    if sites:
+                        new = frozenset.intersection(
+                            *(frozenset(c.state.bound) | out[c.caller] for c in sites)
+                        )
+                    new = (new | known) & out[k]
+                    if new != out[k]:
+                        out[k], changed = new, True
+            self._outer_bound = out
+        return self._outer_bound[key]
+
+    def _exists(self, name) -> bool:
+        """Does the entry function see a value under ``name`` (a global, a builtin, a closure
+        variable already assigned)?"""
+        fn = self.unit.fn
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        if name in cells:
+            try:
+                _ = cells[name].cell_contents
+            except ValueError:  # an empty cell: not assigned yet
+                return False
+            return True
+        return name in self.globals or hasattr(builtins, name)
+
+    def _confinement(self, f, s, objs, sharing: Sharing) -> None:
+        """May the update run as Python's own in-place operation, where no derivative reads a
+        variable that may hold the value (``python_may_run_in_place``)? If the value was made in
+        this activation, or is an argument or a global of the entry function, and stays in the
+        function: then record the statements that name a variable holding it (``mentions``:
+        none may compute an active value), and the parameters and globals that may hold it
+        only if the caller passed one array twice (``related``: checked at run time)."""
+        key = f.key
+        if TOP in objs or sharing.held:
+            return
+        for o in objs:
+            if not (o[1] == key and (o[0] == "site" or (key == "" and o[0] in _ENTRY_KINDS))):
+                return
+        ever, heap = self.values_ever(f)
+        values = dict(ever)
+        for v in f.entry_vars:
+            if v not in values and not self.irrelevant_global(v):
+                values[v] = Val(frozenset({_entry(key, v)}))
+                heap = {**heap, _entry(key, v): frozenset({_contents(key, v)})}
+        direct, related = set(), set()
+        for v, val in values.items():
+            reach = _reach(val.objs, heap)
+            if objs & reach:
+                direct.add(v)
+            elif self.overlap(f, objs, reach):
+                related.add(v)
+        assigned = {
+            n.id
+            for n in self._own_nodes(f.fdef)
+            if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
+        }
+        own_names = {n.id for n in self._own_nodes(f.fdef) if isinstance(n, A.Name)}
+        for v in related:  # the entry value, unchanged, named here: the check can compare it
+            if v[1] in assigned or not self.visible(key, v) or v[1] not in own_names:
+                return
+        names = {v[1] for v in direct}
+        mentions = []
+        for st in statements(f.fdef.body):
+            if isinstance(st, A.FunctionDef):
+                if names & set(A.names_in(st)):
+                    return  # read by a nested function
+                continue
+            used = {n.id for n in self._statement_nodes(st) if isinstance(n, A.Name)}
+            if not used & names:
+                continue
+            if not _stays_local(st):
+                return
+            mentions.append(st)
+        sharing.confined = True
+        sharing.mentions = mentions
+        sharing.related = sorted(v[1] for v in related)
+
+
+def _objs_of(elts) -> set:
+    out: set = set()
+    for v in elts or ():
+        out |= v.objs | _objs_of(v.elts)
+    return out
+
+
+def _depth(scopes, key) -> int:
+    d = 0
+    while scopes.parent.get(key) is not None:
+        key, d = scopes.parent[key], d + 1
+    return d
+
+
+def _initial_edges(o) -> frozenset:
+    if o[0] in ("entry", "contents"):
+        return frozenset({_contents(o[1], o[2])})
+    return frozenset()
+
+
+def _walk_own(node):
+    """``node`` and what is below it in its scope (nested functions' bodies left out)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, A.FunctionDef) and n is not node:
+            continue
+        if isinstance(n, A.FunctionDef):
+            stack.extend(d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
+            continue
+        stack.extend(A.iter_child_nodes(n))
+
+
+def _stays_local(st) -> bool:
+    """A statement through which a value cannot leave the function or reach a derivative rule
+    of another: arithmetic, a primitive's call, a copy, a branch's test."""
+    if isinstance(st, A.If):
+        return True
+    if isinstance(st, A.Expr):
+        v = st.value
+        return isinstance(v, A.Call) and anno.getanno(v.func, anno.CALLEE_KIND) in (
+            "primitive",
+            "nondiff",
+        )
+    if not isinstance(st, A.Assign) or not isinstance(st.targets[0], (A.Name, A.Tuple)):
+        return False
+    v = st.value
+    if isinstance(v, A.Call):
+        return anno.getanno(v.func, anno.CALLEE_KIND) in ("primitive", "nondiff")
+    return isinstance(
+        v, (A.Name, A.Constant, A.BinOp, A.UnaryOp, A.Compare, A.Attribute, A.Subscript, A.Tuple)
+    )
+
+
+def analyze(unit) -> dict:
+    """``id(statement) -> Sharing | None`` for every update of ``unit.tree`` (see the module
+    docstring)."""
+    if not any(anno.hasanno(n, anno.AUG) for n in A.walk(unit.tree)):
+        return {}
+    return _Analysis(unit).run()
+
+
+def python_may_run_in_place(sharing: Sharing, stmt) -> bool:
+    """May the update ``stmt`` (its ``Sharing`` computed before Activity) run as Python's own
+    in-place operation? Where the value was made and stays in the function and no statement
+    naming a variable that may hold it computes an active value: no derivative reads it, so
+    changing it in place changes only what Python changes. (Read after Activity.)"""
+    if not sharing.confined or anno.getanno(stmt, anno.ACTIVE):
+        return False
+    return not any(anno.getanno(st, anno.ACTIVE) for st in sharing.mentions)
+
+
+def certain_refusal(sharing: Sharing, kind) -> str | None:
+    """The alias that surely shares an array, for a refusal at the user's line when the value is
+    surely an array (``kind`` from Kinds); else None (the run-time check decides)."""
+    if sharing.must and kind and set(kind) <= {"array"}:
+        return sharing.must[0]
+    return None
