@@ -778,8 +778,22 @@ def _primitive(rule, f, k, args, kwargs):
     result = []
     for i, a in enumerate(args):
         t = rule.adjoints.get(params[i]) if i < len(params) else None
+        if t is None and i < len(params) and params[i] not in rule.discrete and _inexact(a):
+            # (as ShiftReset refuses a differentiable value there: not a silent zero)
+            raise TypeError(
+                f"cpsad: {rule.name} has no derivative with respect to its argument "
+                f"`{params[i]}`, and it was called, through a function value, on a float there"
+            )
         result.append(zeros_like(a) if t is None else t.fn(g, ans, **values))
     return tuple(result)
+
+
+def _inexact(a) -> bool:
+    """A float or complex value, one that may be differentiable (``call_bp`` cannot tell which
+    of the arguments are)."""
+    if isinstance(a, (float, complex, np.inexact)):
+        return True
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fc"
 
 
 # --------------------------------------------------------------------------- forward mode

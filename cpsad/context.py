@@ -23,6 +23,8 @@ OPERATOR_NAMES = {
     A.Tuple: "item",
     "unpack": "unpack",
     "add_any": "add_any",
+    "getitem_any": "getitem_any",
+    "pow_number": "pow_number",
     "repeat_x": "repeat_x",
     "repeat_y": "repeat_y",
 }

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import sys
+import types
 
 import numpy as np
 
@@ -548,6 +549,28 @@ def getitem_adjoint(g, x, index):
     if isinstance(x, (list, tuple)):  # xs[-1] is the entry len(xs) - 1
         index = range(len(x))[index]
     return Sparse({index: g})
+
+
+def index_step(x, index, like=None):
+    """The derivative of ``x[index]`` in a differentiable ``index``: zero -- the zero adjoint of
+    ``index``, or with ``like`` the result, the zero tangent of ``like`` -- for an array, a list, a
+    tuple or a dict, whose entries the index picks, in steps. An object of a class whose
+    ``__getitem__`` is Python code may compute with its index (``P()[t]`` returning ``3 * t``):
+    a TypeError, not a zero cpsad cannot vouch for."""
+    if type(index) is int and type(x) in _STEPPED:
+        return 0.0 if like is None else tangent_zeros(like)  # a loop's counter into a list or array
+    if isinstance(getattr(type(x), "__getitem__", None), types.FunctionType):
+        name = type(x).__qualname__
+        raise TypeError(
+            f"cpsad: `{name}(...)[i]` with a differentiable index `i`: `{name}.__getitem__` is "
+            "Python code, which a subscript does not differentiate; call it by name, "
+            f"`{name}.__getitem__(obj, i)` (or a method of yours), which cpsad transforms like "
+            "any function of yours"
+        )
+    return zeros_like(index) if like is None else tangent_zeros(like)
+
+
+_STEPPED = frozenset({np.ndarray, list, tuple, dict})
 
 
 def items_adjoint(x, adjoints: dict):

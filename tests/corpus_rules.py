@@ -233,6 +233,13 @@ for f, p in [(add, ADD), (sub, SUB), (mul, MUL), (div, DIV), (pow_, POW)]:
     case(f, p, np.float64(0.7), u(lo=0.5, hi=1.5), wrt=(0, 1))  # a numpy scalar, a 0-d array
 case(square_op, POW, away(2, 3), 2, fn_kw={})
 case(cube_op, POW, u(4), 3, fn_kw={})  # negative bases: only the base is differentiated
+# x ** y of Python numbers (chosen by the kinds): Python's arithmetic, numpy's answers at x == 0
+POW_NUMBER = Operator("pow_number", operator.pow)
+FLOATS = "Python floats: the float32 checks are of arrays"
+case(pow_, POW_NUMBER, 0.7, 1.3, wrt=(0, 1), float64=FLOATS)
+case(pow_, POW_NUMBER, 1.6, -0.4, wrt=(0, 1), float64=FLOATS)
+case(pow_, POW_NUMBER, -1.5, 3.0, wrt=0, float64=FLOATS)
+case(square_op, POW_NUMBER, 0.8, 2, fn_kw={}, float64=FLOATS)
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
 
@@ -352,6 +359,12 @@ end_to_end(index_mask, u(3, 4))
 case(index_labels, GETITEM, u(3, 4), (np.arange(3), LABELS), fn_kw={"labels": LABELS})
 case(index_scalar, GETITEM, X34, (1, -1), fn_kw={})
 case(getitem, GETITEM, [0.3, u(2), -0.5], -1)
+# x[i] where x may be an object of a class of yours and i is differentiable: getitem's rules, and
+# the index's derivative is zero for arrays, lists and dicts (an error for a Python __getitem__)
+GETITEM_ANY = Operator("getitem_any", operator.getitem)
+case(getitem, GETITEM_ANY, X34, (1, -2))
+case(getitem, GETITEM_ANY, [0.3, u(2), -0.5], 1)
+case(getitem, GETITEM_ANY, {"a": u(2), "b": 0.3}, "b")
 case(getitem, GETITEM, (0.3, u(2), -0.5), np.s_[::-2])
 end_to_end(index_list, [0.3, -0.8, 1.1])
 end_to_end(index_tuple, (0.3, u(2), -0.5))
@@ -1471,6 +1484,20 @@ case(copy, np.copy, X, autograd="autograd has no rule for np.copy")
 case(copy_method, Method("copy"), X, autograd="autograd's boxes have no .copy()")
 case(astype_float, Method("astype"), u(3).astype(np.float32), float, fn_kw={}, rtol=1e-3)
 
+
+def astype_int(a):
+    return a.astype(int) * 1.0
+
+
+def astype_bool(a):
+    return a.astype(bool) * 1.0
+
+
+# a cast to integers or bools is a step: the derivative is zero (it passed through)
+CAST = "autograd's boxes have no .astype"
+case(astype_int, Method("astype"), u(3) * 10, int, fn_kw={}, autograd=CAST, float64="ints")
+case(astype_bool, Method("astype"), u(3), bool, fn_kw={}, autograd=CAST, float64="bools")
+
 # ============================================================================= joining, splitting
 
 
@@ -1592,6 +1619,19 @@ end_to_end(array_nested, u(3), u(3))
 NO_ASARRAY = "autograd has no rule for np.asarray"
 case(asarray, np.asarray, [0.3, -0.5], autograd=NO_ASARRAY)
 case(asarray, np.asarray, u(2, 2), autograd=NO_ASARRAY)
+
+
+def array_of(object, dtype=None):
+    return np.array(object, dtype) * 1.0
+
+
+def asarray_of(a, dtype=None):
+    return np.asarray(a, dtype) * 1.0
+
+
+case(array_of, np.array, u(3) * 10, int, autograd=NO_ASARRAY, float64="ints")  # a step: 0
+case(array_of, np.array, [0.3, -1.5], bool, autograd=NO_ASARRAY, float64="bools")
+case(asarray_of, np.asarray, u(2, 2) * 10, int, autograd=NO_ASARRAY, float64="ints")
 for arrays, kw in [
     ([u(2, 3), u(1, 3)], {}),
     ([u(2, 3), u(2, 1), u(2, 2)], dict(axis=1)),
@@ -1693,7 +1733,71 @@ NO_BINCOUNT = "autograd has no rule for np.bincount"
 case(bincount, np.bincount, np.array([0, 2, 2, 5]), u(4), wrt=1, autograd=NO_BINCOUNT)
 case(bincount, np.bincount, np.array([1, 1, 0]), u(3), 4, wrt=1, autograd=NO_BINCOUNT)
 
+
+def arange(start, step, stop=None):
+    return np.arange(start, stop, step)
+
+
+def arange_start(start, stop=None):
+    return np.arange(start, stop)
+
+
+def histogram(a, bins=10, range=None, density=None):
+    return np.histogram(a, bins, range, density)
+
+
+def histogram_weighted(a, weights, bins=10, range=None, density=None):
+    return np.histogram(a, bins, range, density, weights)
+
+
+def histogram_bin_edges(a, bins=10, range=None):
+    return np.histogram_bin_edges(a, bins, range)
+
+
+# np.arange(start, stop, step) is start + i step: linear in start and step, a step in stop
+NO_ARANGE = "autograd's arange has no derivative"
+case(arange, np.arange, 0.3, 2.9, 0.7, wrt=(0, 2), autograd=NO_ARANGE)
+case(arange, np.arange, u(), 1.0, 0.45, wrt=(0, 2), autograd=NO_ARANGE)
+case(arange_start, np.arange, -1.3, 2.0, autograd=NO_ARANGE)
+case(arange_start, np.arange, 4.5, autograd=NO_ARANGE)  # np.arange(stop): 0, 1, ...
+# The edges move with the minimum and maximum, a density with the width, counts with weights
+HIST = np.array([0.3, -1.2, 0.8, 2.1, -0.4, 1.7, 0.05, -0.9, 1.1])
+WEIGHTS = np.abs(u(9)) + 0.2
+NO_HISTOGRAM = "autograd has no rule for np.histogram"
+case(histogram, np.histogram, HIST, autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, 4, None, True, autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, "auto", autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, 5, (-2.0, 3.0), True, autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, HIST, np.array([-1.5, 0.0, 0.5, 2.5]), autograd=NO_HISTOGRAM)
+case(histogram, np.histogram, np.array([1.5, 0.2, 1.5, 0.2]), 3, autograd=NO_HISTOGRAM)  # ties
+for weighted in [
+    (HIST, 10, None, None, WEIGHTS),
+    (HIST, 4, None, True, WEIGHTS),
+    (HIST, np.array([-1.5, 0.0, 0.5, 2.5]), None, True, WEIGHTS),
+    (HIST, 3, (-1.0, 1.0), None, WEIGHTS),
+]:
+    case(histogram_weighted, np.histogram, *weighted, wrt=(0, 4), autograd=NO_HISTOGRAM)
+case(histogram_bin_edges, np.histogram_bin_edges, HIST, autograd=NO_HISTOGRAM)
+case(histogram_bin_edges, np.histogram_bin_edges, HIST, 3, autograd=NO_HISTOGRAM)
+case(histogram_bin_edges, np.histogram_bin_edges, HIST, 3, (0.0, 1.0), autograd=NO_HISTOGRAM)
+
 # ============================================================================= builtins on sequences
+
+
+def get_entry(x, key, default=None):
+    return x.get(key, default)
+
+
+def get_or_default(x, default, key):
+    return x.get(key, default)
+
+
+NO_GET = "autograd's dict boxes have no .get"
+GET = Method("get")
+case(get_entry, GET, {"a": u(2), "b": 0.3}, "a", autograd=NO_GET)
+case(get_entry, GET, {"a": u(2), "b": 0.3}, "b", 0.0, autograd=NO_GET)
+case(get_or_default, GET, {"a": u(2)}, "c", u(3), wrt=(0, 2), fn_kw={"key": "c"}, autograd=NO_GET)
+case(get_or_default, GET, {"a": u(2)}, "a", u(2), wrt=(0, 2), fn_kw={"key": "a"}, autograd=NO_GET)
 
 
 def sum_builtin(iterable):
@@ -1889,6 +1993,24 @@ case(conjugate_, np.conjugate, Z, float64=CX)
 case(absolute, np.absolute, Z, float64=CX)
 case(abs_builtin, abs, 0.3 - 0.8j, autograd="autograd's abs of a complex box is a float()")
 
+
+
+def sign_(x):
+    return np.sign(x)
+
+
+def heaviside(x2, x1):
+    return np.heaviside(x1, x2)
+
+
+# np.sign is a step on real numbers, z / |z| on complex ones; np.heaviside(x1, x2) is x2 at x1 == 0
+case(sign_, np.sign, away(2, 3))
+case(sign_, np.sign, Z, float64=CX, autograd="autograd's np.sign of a complex box is a step")
+NO_HEAVISIDE = "autograd has no rule for np.heaviside in x2"
+case(heaviside, np.heaviside, np.array([0.0, 0.5, -1.0, 0.0]), u(4), wrt=1, autograd=NO_HEAVISIDE)
+case(heaviside, np.heaviside, np.array([[0.0], [1.0]]), u(3), wrt=1, autograd=NO_HEAVISIDE)
+case(heaviside, np.heaviside, np.array([0.0, 2.0]), u(), wrt=1, autograd=NO_HEAVISIDE)
+
 # ============================================================================= index tricks
 # np.r_[...] and the like are calls of r_(key) and the like (cpsad.rules.core.defsubscript)
 
@@ -1951,7 +2073,7 @@ def floordiv_and_comparisons(x):
 def nondiff_functions(x):
     n = len(x)
     i = np.argmax(x)
-    steps = np.floor(x) + np.sign(x) + np.round(x) + np.isfinite(x)
+    steps = np.floor(x) + np.trunc(x) + np.round(x) + np.isfinite(x)
     shape_only = np.zeros_like(x) + np.ones_like(x) * n + np.full_like(x, 2.0)
     return x[i] * n + np.sum(steps * x) + np.sum(shape_only * x) + x.shape[0] * x[0]
 

@@ -12,7 +12,9 @@ Results: statements assigning an active name get ``anno.ACTIVE``; ``unit.active_
 each function (root: ``""``, nested: its ``DEF_KEY``) to the names active *as seen from it*;
 ``unit.locals`` records which local functions need a backpropagator and for which parameters.
 Derivatives flow through an operation's operands as its rule says: not through comparisons, ``//``,
-``len``, ``x.shape`` or other non-differentiable functions.
+``len``, ``x.shape`` or other non-differentiable functions; through a subscript's index too (an
+object's ``__getitem__`` may compute with it: ShiftReset checks it when it runs), and through
+``getattr(x, "T")`` as through ``x.T``.
 """
 
 from __future__ import annotations
@@ -29,8 +31,27 @@ NONDIFF_UNARY = (A.Not, A.Invert)
 RET = "<return>"  # the pseudo-variable of a function's result
 
 
+def attribute_read(value):
+    """``x.T`` for ``getattr(x, "T")``: a ``getattr`` of a constant name reads that attribute,
+    with its rule (``.T``, ``.real``) or none (``.shape``); None for anything else."""
+    if (
+        isinstance(value, A.Call)
+        and anno.getanno(value.func, anno.CALLEE) is getattr
+        and len(value.args) == 2
+        and not value.keywords
+        and isinstance(value.args[1], A.Constant)
+        and isinstance(value.args[1].value, str)
+    ):
+        node = A.Attribute(value=value.args[0], attr=value.args[1].value, ctx=A.Load())
+        return A.copy_location(node, value)
+    return None
+
+
 def flow_operands(ctx, value) -> list[str]:
     """Names whose derivative can flow into ``value`` (an A-normal-form right-hand side)."""
+    attribute = attribute_read(value)
+    if attribute is not None:
+        value = attribute
     if isinstance(value, A.Name):
         return [value.id]
     if isinstance(value, A.BinOp):
@@ -43,8 +64,8 @@ def flow_operands(ctx, value) -> list[str]:
         return []
     if isinstance(value, A.Attribute):
         return [] if ctx.is_nondiff_attribute(value.attr) else _names([value.value])
-    if isinstance(value, A.Subscript):
-        return _names([value.value])
+    if isinstance(value, A.Subscript):  # and through the index, into an object's __getitem__
+        return _names([value.value]) + _names(A.walk(value.slice))
     if isinstance(value, (A.Tuple, A.List, A.Set)):
         return _names([e.value if isinstance(e, A.Starred) else e for e in value.elts])
     if isinstance(value, A.Dict):

@@ -28,12 +28,12 @@ import numpy
 
 from transforms import aliasing, anno
 from transforms import astlib as A
-from transforms.activity import RET, flow_operands
+from transforms.activity import RET, attribute_read, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
 from transforms.naming import own_name
 from transforms.templates import instantiate, parameters
-from transforms.unit import NUMBER, NUMERIC, SEQUENCE, UNKNOWN, Unit, kinds_key
+from transforms.unit import NUMBER, NUMERIC, OTHER, SEQUENCE, UNKNOWN, Unit, kinds_key
 
 
 @dataclass
@@ -482,6 +482,9 @@ class ShiftReset:
                     if j is not None:
                         e = A.Subscript(value=e, slice=A.const(j), ctx=A.Load())
                     contributions.append((item.id, e))
+            for n in compound_index_names(value, rule, self.active):  # obj[i, j], obj[i:j]
+                e = self.fill(rule, "index", {**holes, "index": A.name(n)}, gname, ans)
+                contributions.append((n, e))
         if is_scalar(self.kinds.get(targets[0], UNKNOWN)):
             # a scalar result: every operand was a scalar too, nothing was broadcast
             contributions = [(n, self.without_unbroadcast(e)) for n, e in contributions]
@@ -732,12 +735,57 @@ def _sequence_operator(value, kinds: dict) -> str | None:
     return None
 
 
+def compound_index_names(value, rule, active) -> list[str]:
+    """The differentiable names inside a subscript's index that is not a name alone
+    (``obj[i, j]``, ``obj[i:j]``), where the rule checks the index (``getitem_any``)."""
+    if not (
+        isinstance(value, A.Subscript)
+        and not isinstance(value.slice, A.Name)
+        and rule.adjoints.get("index") is not None
+    ):
+        return []
+    return sorted({n.id for n in A.walk(value.slice) if isinstance(n, A.Name) and n.id in active})
+
+
+def _number_power(value, kinds: dict) -> str | None:
+    """``x ** y`` of Python numbers: the rule in Python's arithmetic, with numpy's answers where
+    Python's ``0.0 ** -0.5`` raises."""
+    if isinstance(value.op, A.Pow) and all(
+        (
+            type(v.value) in (int, float)
+            if isinstance(v, A.Constant)
+            else _kind(v, kinds) == {NUMBER}
+        )
+        for v in (value.left, value.right)
+    ):
+        return "pow_number"
+    return None
+
+
+def _kind(node, kinds: dict):
+    return kinds.get(node.id, UNKNOWN) if isinstance(node, A.Name) else UNKNOWN
+
+
 def rule_for(unit, value, kinds: dict):
     """The rule, argument nodes and a description of an active operation (``str`` or ``Shown``);
     ``kinds``: what the names of its scope may hold."""
     ctx = unit.ctx
+    attribute = attribute_read(value)
+    if attribute is not None:  # getattr(x, "T") is x.T
+        value = attribute
+    elif isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE) is getattr:
+        raise unit.error(
+            "`getattr` of a differentiable value has a derivative only for a name that is a "
+            "constant string (it reads that attribute, with that attribute's rule)",
+            value,
+            'write the attribute, `x.T`, or `getattr(x, "T")`',
+        )
     if isinstance(value, (A.BinOp, A.UnaryOp)):
-        op = _sequence_operator(value, kinds) if isinstance(value, A.BinOp) else None
+        op = (
+            _sequence_operator(value, kinds) or _number_power(value, kinds)
+            if isinstance(value, A.BinOp)
+            else None
+        )
         rule = ctx.operator_rule(op or type(value.op))
         args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
         what = Shown("the operator `{}`", _op_example(value))
@@ -756,6 +804,10 @@ def rule_for(unit, value, kinds: dict):
         return rule, [value.value], {}, f"`.{value.attr}`"
     if isinstance(value, A.Subscript):
         rule = ctx.operator_rule(A.Subscript)
+        if OTHER in _kind(value.value, kinds) and any(
+            isinstance(n, A.Name) for n in A.walk(value.slice)
+        ):  # an object of a class of yours may compute with the index: checked when it runs
+            rule = ctx.operator_rule("getitem_any") or rule
         return rule, [value.value, _index_expr(value.slice, unit)], {}, "indexing"
     if isinstance(value, A.Call):
         kind = anno.getanno(value.func, anno.CALLEE_KIND)
@@ -913,10 +965,24 @@ def through_a_value(unit, call):
     )
 
 
+# numpy functions that change their first argument in place (a method that does, ``x.sort()``,
+# ``rng.shuffle(x)``, is refused by its receiver or its name)
+IN_PLACE = (
+    numpy.random.shuffle,
+    numpy.copyto,
+    numpy.put,
+    numpy.place,
+    numpy.putmask,
+    numpy.fill_diagonal,
+    numpy.put_along_axis,
+)
+
+
 def check_effect(unit, active, s) -> None:
-    """``x.sort()`` on a differentiable value, for its effect: refused at the user's line; and
-    a call through the runtime dispatch of emitted code transformed again (its continuation is
-    the rest of the program, whatever values it is given)."""
+    """``x.sort()`` on a differentiable value, for its effect: refused at the user's line, as
+    ``np.random.shuffle(x)``, ``rng.shuffle(x)`` and ``np.copyto(x, y)`` are; and a call through
+    the runtime dispatch of emitted code transformed again (its continuation is the rest of the
+    program, whatever values it is given)."""
     call = s.value
     if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE) in (
         unit.ctx.runtime("call_bp"),
@@ -925,6 +991,25 @@ def check_effect(unit, active, s) -> None:
         raise through_a_value(unit, call)
     if not isinstance(s, A.Expr):
         return
+    if (
+        isinstance(call, A.Call)
+        and call.args
+        and isinstance(call.args[0], A.Name)
+        and call.args[0].id in active
+        and (
+            any(anno.getanno(call.func, anno.CALLEE) is f for f in IN_PLACE)
+            or (
+                anno.getanno(call.func, anno.CALLEE_KIND) == "method"
+                and call.func.attr in ("shuffle", "permuted")
+            )
+        )
+    ):
+        raise unit.error(
+            f"`{A.expr_source(call.func)}` changes the differentiable value "
+            f"`{call.args[0].id}` in place, which is not supported",
+            call,
+            "compute a new value instead, e.g. `y = x[rng.permutation(len(x))]`",
+        )
     if (
         isinstance(call, A.Call)
         and anno.getanno(call.func, anno.CALLEE_KIND) == "method"

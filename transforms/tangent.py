@@ -30,6 +30,7 @@ from transforms.naming import own_name
 from transforms.shift_reset import (
     _hole,
     check_effect,
+    compound_index_names,
     in_place,
     python_in_place,
     rule_for,
@@ -305,6 +306,8 @@ class Tangent:
                 else (self.tan(v))
             )
             terms.append(self.fill(rule, p, holes, t, ans))
+        if compound_index_names(value, rule, self.active):  # obj[i, j]: the index is checked
+            terms.append(self.fill(rule, "index", holes, A.const(None), ans))
         if not terms:
             return None
         out = terms[0]

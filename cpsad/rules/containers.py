@@ -1,4 +1,5 @@
-"""Rules of Python's builtins over sequences: ``sum``, ``max``, ``min``, ``list``, ``tuple``, ``len``.
+"""Rules of Python's builtins over sequences: ``sum``, ``max``, ``min``, ``list``, ``tuple``, ``len``;
+and a dict's ``d.get(key, default)``.
 
 The tangent of a sequence is the same sequence of its entries' tangents (an array's for an array).
 """
@@ -7,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import broadcast_like, defjvp, defvjp
-from cpsad.runtime import Sparse, tangent_zeros, unbroadcast, zeros_like
+from cpsad.rules.core import DISCRETE, broadcast_like, defjvp, defjvp_method, defmethod, defvjp
+from cpsad.runtime import Sparse, getitem_adjoint, tangent_zeros, unbroadcast, zeros_like
 
 
 def spread(g, seq):
@@ -102,3 +103,27 @@ def tuple_builtin_jvp(t, ans, iterable=()):
 
 defjvp(list, list_builtin_jvp)
 defjvp(tuple, tuple_builtin_jvp)
+
+
+def get_method(g, ans, x, key, default=None):
+    """``d.get(key, default)``: the entry, where the key is there (it was refused: a method with
+    no rule), else the default."""
+    return getitem_adjoint(g, x, key) if key in x else zeros_like(x)
+
+
+def get_method_default(g, ans, x, key, default=None):
+    return zeros_like(default) if key in x else g
+
+
+defmethod("get", get_method, DISCRETE, get_method_default)
+
+
+def get_method_jvp(t, ans, x, key, default=None):
+    return t[key] if key in x else tangent_zeros(ans)
+
+
+def get_method_default_jvp(t, ans, x, key, default=None):
+    return tangent_zeros(ans) if key in x else t
+
+
+defjvp_method("get", get_method_jvp, DISCRETE, get_method_default_jvp)

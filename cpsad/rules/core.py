@@ -286,7 +286,9 @@ def table() -> str:
     lines.append(
         "Non-differentiable (results pass through with no adjoint): "
         + ", ".join(f"`{n}`" for n in nondiff)
-        + ", every function of `np.random`, the attributes "
+        + ", the functions of `np.random` of sizes and seeds and its samplers of integers (its"
+        " other samplers, `permutation` and `choice` refuse differentiable arguments), the"
+        " attributes "
         + ", ".join(f"`.{n}`" for n in sorted(NONDIFF_ATTRIBUTES))
         + ", and emitted code's functions of shapes, counts and masks: "
         + ", ".join(f"`{n}`" for n in steps)

@@ -23,7 +23,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
-from cpsad.runtime import split_ties, unbroadcast
+from cpsad.runtime import split_ties, tangent_zeros, unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- one argument
 
@@ -42,20 +42,21 @@ def expm1(g, ans, x):
 
 def log(g, ans, x, dtype=None):
     """``dtype`` is the result's float type (the rules of ``**`` pass it, so that the log of a
-    Python float does not make a float32 adjoint float64)."""
-    return g / x
+    Python float does not make a float32 adjoint float64). ``np.divide``: of Python numbers
+    too, numpy's infinity at 0 (``/`` would raise)."""
+    return np.divide(g, x)
 
 
 def log2(g, ans, x):
-    return g / (x * math.log(2.0))
+    return np.divide(g, x * math.log(2.0))
 
 
 def log10(g, ans, x):
-    return g / (x * math.log(10.0))
+    return np.divide(g, x * math.log(10.0))
 
 
 def log1p(g, ans, x):
-    return g / (1 + x)
+    return np.divide(g, 1 + x)
 
 
 def sqrt(g, ans, x):
@@ -87,15 +88,15 @@ def tan(g, ans, x):
 
 
 def arcsin(g, ans, x):
-    return g / np.sqrt(1 - x**2)
+    return g / np.sqrt((1 - x) * (1 + x))
 
 
 def arccos(g, ans, x):
-    return -g / np.sqrt(1 - x**2)
+    return -g / np.sqrt((1 - x) * (1 + x))
 
 
 def arctan(g, ans, x):
-    return g / (1 + x**2)
+    return g / (1 + x * x)
 
 
 def sinh(g, ans, x):
@@ -111,15 +112,15 @@ def tanh(g, ans, x):
 
 
 def arcsinh(g, ans, x):
-    return g / np.sqrt(x**2 + 1)
+    return g / np.hypot(x, 1)
 
 
 def arccosh(g, ans, x):
-    return g / np.sqrt(x**2 - 1)
+    return g / np.sqrt((x - 1) * (x + 1))
 
 
 def arctanh(g, ans, x):
-    return g / (1 - x**2)
+    return np.divide(g, (1 - x) * (1 + x))
 
 
 if np.lib.NumpyVersion(np.__version__) >= "2.0.0b1":  # np.sign(z) is z / |z| for complex z
@@ -206,20 +207,48 @@ for _f in (np.abs, np.absolute):
     defjvp(_f, absolute_jvp)
 
 # --------------------------------------------------------------------------- two arguments
+# np.divide, np.power and np.float_power: numpy's arithmetic, also where both operands are Python
+# numbers (the operators' rules are Python's: `x / y` and `x ** y` raise first).
+
+
+def divide_x(g, ans, x, y):
+    return unbroadcast(np.divide(g, y), x)
+
+
+def divide_x_jvp(t, ans, x, y):
+    return np.divide(t, y)
+
+
+def power_x(g, ans, x, y):
+    """``y x^(y-1)``, 0 for ``y == 0`` (``x**0`` is the constant 1; JAX's and autograd's)."""
+    return unbroadcast(g * y * np.power(x, np.where(y == 0, 1, y - 1)), x)
+
+
+def power_x_jvp(t, ans, x, y):
+    return t * y * np.power(x, np.where(y == 0, 1, y - 1))
+
+
+def float_power_x(g, ans, x, y):
+    return unbroadcast(g * y * np.float_power(x, np.where(y == 0, 1, y - 1)), x)
+
+
+def float_power_x_jvp(t, ans, x, y):
+    return t * y * np.float_power(x, np.where(y == 0, 1, y - 1))
+
 
 defvjp(np.add, op.add_x, op.add_y)
 defvjp(np.subtract, op.sub_x, op.sub_y)
 defvjp(np.multiply, op.mul_x, op.mul_y)
-defvjp(np.divide, op.div_x, op.div_y)
-defvjp(np.power, op.pow_x, op.pow_y)
-defvjp(np.float_power, op.pow_x, op.pow_y)
+defvjp(np.divide, divide_x, op.div_y)
+defvjp(np.power, power_x, op.pow_y)
+defvjp(np.float_power, float_power_x, op.pow_y)
 defvjp(np.mod, op.mod_x, op.mod_y)
 defjvp(np.add, op.add_x_jvp, op.add_y_jvp)
 defjvp(np.subtract, op.sub_x_jvp, op.sub_y_jvp)
 defjvp(np.multiply, op.mul_x_jvp, op.mul_y_jvp)
-defjvp(np.divide, op.div_x_jvp, op.div_y_jvp)
-defjvp(np.power, op.pow_x_jvp, op.pow_y_jvp)
-defjvp(np.float_power, op.pow_x_jvp, op.pow_y_jvp)
+defjvp(np.divide, divide_x_jvp, op.div_y_jvp)
+defjvp(np.power, power_x_jvp, op.pow_y_jvp)
+defjvp(np.float_power, float_power_x_jvp, op.pow_y_jvp)
 defjvp(np.mod, op.mod_x_jvp, op.mod_y_jvp)
 
 
@@ -274,7 +303,7 @@ def fmod_x(g, ans, x, y):
 
 
 def fmod_y(g, ans, x, y):
-    return unbroadcast(-g * np.trunc(x / y), y)
+    return unbroadcast(-g * np.trunc(np.divide(x, y)), y)
 
 
 defvjp(np.fmod, fmod_x, fmod_y)
@@ -285,29 +314,30 @@ def fmod_x_jvp(t, ans, x, y):
 
 
 def fmod_y_jvp(t, ans, x, y):
-    return -t * np.trunc(x / y)
+    return -t * np.trunc(np.divide(x, y))
 
 
 defjvp(np.fmod, fmod_x_jvp, fmod_y_jvp)
 
 
 def arctan2_y(g, ans, y, x):
-    return unbroadcast(g * x / (x**2 + y**2), y)
+    """NaN at (0, 0), where it has no derivative (also for Python numbers: ``np.divide``)."""
+    return unbroadcast(np.divide(g * x, x * x + y * y), y)
 
 
 def arctan2_x(g, ans, y, x):
-    return unbroadcast(-g * y / (x**2 + y**2), x)
+    return unbroadcast(np.divide(-g * y, x * x + y * y), x)
 
 
 defvjp(np.arctan2, arctan2_y, arctan2_x)
 
 
 def arctan2_y_jvp(t, ans, y, x):
-    return t * x / (x**2 + y**2)
+    return np.divide(t * x, x * x + y * y)
 
 
 def arctan2_x_jvp(t, ans, y, x):
-    return -t * y / (x**2 + y**2)
+    return np.divide(-t * y, x * x + y * y)
 
 
 defjvp(np.arctan2, arctan2_y_jvp, arctan2_x_jvp)
@@ -466,6 +496,52 @@ def where_y_jvp(t, ans, condition, x, y):
 defjvp(np.where, DISCRETE, where_x_jvp, where_y_jvp)
 
 
+def heaviside_x2(g, ans, x1, x2):
+    """``np.heaviside(x1, x2)`` is ``x2`` where ``x1`` is 0 (a step elsewhere, in ``x1``)."""
+    return unbroadcast(g * (x1 == 0), x2)
+
+
+defvjp(np.heaviside, DISCRETE, heaviside_x2)
+
+
+def heaviside_x2_jvp(t, ans, x1, x2):
+    return broadcast_like(t * (x1 == 0), ans)
+
+
+defjvp(np.heaviside, DISCRETE, heaviside_x2_jvp)
+
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0b1":  # np.sign(z) is z / |z| for complex z
+
+    def sign(g, ans, x):
+        """``np.sign``: a step for real ``x`` (0); for complex ``z``, ``s = z / |z|`` has the
+        adjoint ``i Im(g s) conj(s) / |z|`` (0 at 0, as ``abs``)."""
+        return (
+            1j * np.imag(g * np.sign(x)) * np.conj(np.sign(x)) / np.where(x == 0, 1, np.abs(x))
+            if np.iscomplexobj(x)
+            else zeros_like(x)
+        )
+
+    def sign_jvp(t, ans, x):
+        """``ds = i Im(conj(s) t) s / |z|`` for complex ``z``; 0 for real ``x``."""
+        return (
+            1j * np.imag(np.conj(np.sign(x)) * t) * np.sign(x) / np.where(x == 0, 1, np.abs(x))
+            if np.iscomplexobj(x)
+            else tangent_zeros(ans)
+        )
+
+else:  # pragma: no cover - numpy 1.x: np.sign of a complex number is the sign of its real part
+
+    def sign(g, ans, x):
+        return zeros_like(x)
+
+    def sign_jvp(t, ans, x):
+        return tangent_zeros(ans)
+
+
+defvjp(np.sign, sign)
+defjvp(np.sign, sign_jvp)
+
+
 # --------------------------------------------------------------------------- the math module
 
 
@@ -482,7 +558,8 @@ def math_log_base(g, ans, x, base=math.e):
 
 
 def math_sqrt(g, ans, x):
-    return g * 0.5 / ans
+    """Infinite at 0 (``np.sqrt``'s derivative there: numpy and JAX give inf)."""
+    return g * 0.5 / ans if ans else g * math.copysign(math.inf, ans)
 
 
 def math_sin(g, ans, x):
@@ -510,15 +587,15 @@ def math_cosh(g, ans, x):
 
 
 def math_asin(g, ans, x):
-    return g / math.sqrt(1 - x**2)
+    return g / math.sqrt((1 - x) * (1 + x)) if abs(x) != 1 else g * math.inf
 
 
 def math_acos(g, ans, x):
-    return -g / math.sqrt(1 - x**2)
+    return -g / math.sqrt((1 - x) * (1 + x)) if abs(x) != 1 else -g * math.inf
 
 
 def math_atan(g, ans, x):
-    return g / (1 + x**2)
+    return g / (1 + x * x)
 
 
 def math_log1p(g, ans, x):
@@ -640,7 +717,9 @@ def math_fabs(g, ans, x):
 
 
 def math_pow_x(g, ans, x, y):
-    return g * y * x ** (y - 1)
+    """``y x^(y-1)``; where ``x`` is 0, what numpy gives (inf for ``0 < y < 1``) but 0 for
+    ``y == 0`` (JAX's and autograd's answer: ``x**0`` is the constant 1)."""
+    return g * y * x ** (y - 1) if x else g * op.power_at_zero(y)
 
 
 def math_pow_y(g, ans, x, y):
@@ -648,11 +727,12 @@ def math_pow_y(g, ans, x, y):
 
 
 def math_atan2_y(g, ans, y, x):
-    return g * x / (x**2 + y**2)
+    """NaN at (0, 0), where it has no derivative (as ``np.arctan2``'s)."""
+    return g * x / (x * x + y * y) if x or y else g * math.nan
 
 
 def math_atan2_x(g, ans, y, x):
-    return -g * y / (x**2 + y**2)
+    return -g * y / (x * x + y * y) if x or y else g * math.nan
 
 
 def math_hypot_x(g, ans, x, y):
@@ -664,11 +744,11 @@ def math_hypot_y(g, ans, x, y):
 
 
 def math_asinh(g, ans, x):
-    return g / math.sqrt(x**2 + 1)
+    return g / math.hypot(x, 1.0)
 
 
 def math_acosh(g, ans, x):
-    return g / math.sqrt(x**2 - 1)
+    return g / (math.sqrt(x - 1) * math.sqrt(x + 1)) if x != 1 else g * math.inf
 
 
 def math_atanh(g, ans, x):
@@ -676,11 +756,11 @@ def math_atanh(g, ans, x):
 
 
 def math_erf(g, ans, x):
-    return g * 2 / math.sqrt(math.pi) * math.exp(-(x**2))
+    return g * 2 / math.sqrt(math.pi) * math.exp(-x * x)
 
 
 def math_erfc(g, ans, x):
-    return -g * 2 / math.sqrt(math.pi) * math.exp(-(x**2))
+    return -g * 2 / math.sqrt(math.pi) * math.exp(-x * x)
 
 
 def math_degrees(g, ans, x):
@@ -696,7 +776,7 @@ def math_exp2(g, ans, x):
 
 
 def math_cbrt(g, ans, x):
-    return g / (3 * ans**2)
+    return g / (3 * ans * ans) if ans else g * math.inf
 
 
 for _f, _rule in [

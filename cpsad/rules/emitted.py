@@ -33,7 +33,7 @@ from cpsad.rules import linalg as la
 from cpsad.rules import operators as op
 from cpsad.rules import reductions as rd
 from cpsad.rules import shape as sh
-from cpsad.rules.core import broadcast_like, defjvp, defnondiff, defvjp
+from cpsad.rules.core import broadcast_like, defjvp, defnoderivative, defnondiff, defvjp
 from cpsad.runtime import (
     Sparse,
     acc,
@@ -46,6 +46,7 @@ from cpsad.runtime import (
     constant_keywords,
     entries_adjoint,
     getitem_adjoint,
+    index_step,
     item_adjoint,
     items_adjoint,
     like,
@@ -66,6 +67,8 @@ from cpsad.runtime import (
 defnondiff(
     check_in_place,
     zeros_like,
+    index_step,
+    op.power_at_zero,  # a step in the exponent
     like,
     constant_keywords,  # its values are not differentiated (it refuses those that could be)
     tangent_zeros,
@@ -975,6 +978,18 @@ def unique_vjp_c_jvp(t, ans, c, out, ar):
 
 
 defjvp(jn.unique_vjp, c=unique_vjp_c_jvp)
+
+# The histogram's rules, called by name: a second derivative through them is an error (their
+# parameters have no derivative here), not a number.
+for _fn in (
+    jn.histogram_a,
+    jn.histogram_weights,
+    jn.histogram_a_jvp,
+    jn.histogram_weights_jvp,
+    jn.histogram_bin_edges_a,
+    jn.histogram_bin_edges_a_jvp,
+):
+    defnoderivative(_fn, _fn)
 
 # =========================================================================== shapes
 

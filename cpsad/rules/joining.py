@@ -21,10 +21,18 @@ from cpsad.rules.core import (
     defjvp_method,
     defmethod,
     defnoderivative,
+    defnondiff,
     defsubscript,
     defvjp,
 )
-from cpsad.runtime import Sparse, as_adjoint, item_adjoint, unbroadcast, zeros_like
+from cpsad.runtime import (
+    Sparse,
+    as_adjoint,
+    item_adjoint,
+    tangent_zeros,
+    unbroadcast,
+    zeros_like,
+)
 
 # --------------------------------------------------------------------------- parts joined
 
@@ -39,29 +47,30 @@ def parts(g, x):
 
 
 def array(g, ans, object, dtype=None):
-    """``np.array([a, b, a * b])``: entry ``i`` of the adjoint belongs to part ``i``."""
-    return parts(g, object)
+    """``np.array([a, b, a * b])``: entry ``i`` of the adjoint belongs to part ``i``. Made of
+    integers or bools (``dtype=int``), a step: zero."""
+    return parts(g, object) if ans.dtype.kind in "fc" else zeros_like(object)
 
 
 defvjp(np.array, array)
 
 
 def array_jvp(t, ans, object, dtype=None):
-    return np.array(t, dtype=dtype)
+    return np.array(t, dtype=dtype) if ans.dtype.kind in "fc" else tangent_zeros(ans)
 
 
 defjvp(np.array, array_jvp)
 
 
 def asarray(g, ans, a, dtype=None):
-    return parts(g, a)
+    return parts(g, a) if np.result_type(ans).kind in "fc" else zeros_like(a)
 
 
 defvjp(np.asarray, asarray)
 
 
 def asarray_jvp(t, ans, a, dtype=None):
-    return np.asarray(t, dtype=dtype)
+    return np.asarray(t, dtype=dtype) if np.result_type(ans).kind in "fc" else tangent_zeros(ans)
 
 
 defjvp(np.asarray, asarray_jvp)
@@ -424,7 +433,9 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
     return np.reshape(total, shape).astype(np.result_type(g), copy=False)
 
 
-defvjp(np.pad, pad_vjp, DISCRETE)
+# constant_values: the padding is made of it, and it has no rule here -- a differentiable one
+# is an error (it was a silent zero), as a differentiable pad_width or mode
+defvjp(np.pad, pad_vjp, DISCRETE, constant_values=None)
 
 
 def pad_jvp(t, ans, array, pad_width, mode="constant", *, constant_values=0):
@@ -495,6 +506,53 @@ def linspace_stop_jvp(t, ans, start, stop, num=50, endpoint=True):
 
 
 defjvp(np.linspace, linspace_start_jvp, linspace_stop_jvp)
+
+# ``np.arange(start, stop, step)`` is ``start + i * step`` for ``i < len``: linear in ``start`` and
+# ``step``; its length, and so ``stop``, a step. ``np.arange(stop)`` alone counts from 0.
+
+
+def given(value) -> bool:
+    """Whether an optional argument was passed (``value is not None``, which a constant in its
+    place would make a comparison with a literal)."""
+    return value is not None
+
+
+defnondiff(given)
+
+
+def arange_start(g, ans, start, stop=None, step=None, dtype=None):
+    """``np.arange(n)`` alone counts from 0: its ``start`` is the stop, a step."""
+    return (
+        unbroadcast(np.sum(g), start)
+        if given(stop) and ans.dtype.kind == "f"
+        else zeros_like(start)
+    )
+
+
+def arange_step(g, ans, start, stop=None, step=None, dtype=None):
+    return (
+        unbroadcast(np.sum(g * np.arange(np.size(ans))), step)
+        if ans.dtype.kind == "f"
+        else zeros_like(step)
+    )
+
+
+defvjp(np.arange, arange_start, DISCRETE, arange_step)
+
+
+def arange_start_jvp(t, ans, start, stop=None, step=None, dtype=None):
+    return broadcast_like(t, ans) if given(stop) and ans.dtype.kind == "f" else tangent_zeros(ans)
+
+
+def arange_step_jvp(t, ans, start, stop=None, step=None, dtype=None):
+    return (
+        t * np.arange(np.size(ans), dtype=ans.dtype)
+        if ans.dtype.kind == "f"
+        else tangent_zeros(ans)
+    )
+
+
+defjvp(np.arange, arange_start_jvp, DISCRETE, arange_step_jvp)
 
 # --------------------------------------------------------------------------- gathering
 
@@ -612,3 +670,133 @@ def bincount_weights_jvp(t, ans, x, weights=None, minlength=0):
 
 
 defjvp(np.bincount, DISCRETE, bincount_weights_jvp)
+
+
+# --------------------------------------------------------------------------- histograms
+#
+# ``np.histogram(a, bins)`` counts in steps, but what it returns moves with ``a``: with ``bins`` a
+# number (or an estimator's name) and no ``range``, the edges are ``lo + (hi - lo) j / n`` from
+# ``lo, hi = a.min(), a.max()``, and ``density=True`` divides by the width ``(hi - lo) / n``; the
+# counts are sums of the weights. Edges given (``bins`` an array) or a ``range`` fix the edges:
+# then only the weights have a derivative. Ties at the minimum or maximum split its adjoint
+# evenly; all values equal (numpy's edges ``a - 0.5 ... a + 0.5``), each moves every edge.
+
+
+def histogram_spread(a, bins, range):
+    """Whether the edges move with ``a``: ``bins`` a number or an estimator, no ``range``."""
+    return np.ndim(bins) == 0 and range is None and np.size(a) > 0
+
+
+def histogram_places(a, edges):
+    """``(bin, inside)`` of each value of ``a``: its bin's index (the last bin holds its right
+    edge, as numpy counts) and whether it is counted at all."""
+    a = np.asarray(a)
+    n = np.size(edges) - 1
+    inside = (a >= edges[0]) & (a <= edges[-1])
+    where = np.clip(np.searchsorted(edges, a, side="right") - 1, 0, n - 1)
+    return where, inside
+
+
+def histogram_ends_adjoint(g_lo, g_hi, a):
+    """The adjoint of ``a`` from those of its minimum and maximum (ties split evenly)."""
+    a = np.asarray(a)
+    dtype = a.dtype if a.dtype.kind == "f" else np.float64
+    lo, hi = np.min(a), np.max(a)
+    if lo == hi:
+        return np.full(a.shape, (g_lo + g_hi) / a.size, dtype)
+    at_lo, at_hi = a == lo, a == hi
+    return (g_lo * at_lo / np.sum(at_lo) + g_hi * at_hi / np.sum(at_hi)).astype(dtype)
+
+
+def histogram_ends_tangent(t, a):
+    """The tangents of ``a``'s minimum and maximum (means over ties: the even split's transpose)."""
+    a, t = np.asarray(a), np.asarray(t)
+    lo, hi = np.min(a), np.max(a)
+    if lo == hi:
+        return np.mean(t), np.mean(t)
+    return np.mean(t[a == lo]), np.mean(t[a == hi])
+
+
+def histogram_a(g, ans, a, bins=10, range=None, density=None, weights=None):
+    """Through the edges: ``edges_j`` has the adjoint ``1 - j/n`` in ``lo`` and ``j/n`` in
+    ``hi``; a density ``c_i n / ((hi - lo) S)`` the adjoint ``density_i / (hi - lo)`` in ``lo``
+    and its negative in ``hi``."""
+    hist, edges = ans
+    if not histogram_spread(a, bins, range):
+        return np.zeros(np.shape(a), np.result_type(a, np.float32))
+    g_hist, g_edges = item_adjoint(g, 0, hist), item_adjoint(g, 1, edges)
+    share = np.arange(np.size(edges)) / (np.size(edges) - 1)
+    g_lo, g_hi = np.sum(g_edges * (1 - share)), np.sum(g_edges * share)
+    lo, hi = np.min(a), np.max(a)
+    if density and lo != hi:
+        c = np.sum(g_hist * hist) / (hi - lo)
+        g_lo, g_hi = g_lo + c, g_hi - c
+    return histogram_ends_adjoint(g_lo, g_hi, a)
+
+
+def histogram_weights(g, ans, a, bins=10, range=None, density=None, weights=None):
+    """Each weight counts in its value's bin; a density is ``c_i / (width_i S)``, ``S`` the sum
+    of the weights counted."""
+    hist, edges = ans
+    g_hist = np.asarray(item_adjoint(g, 0, hist))
+    where, inside = histogram_places(a, edges)
+    picked = g_hist[where]
+    if density:
+        total = np.sum(np.where(inside, weights, 0))
+        picked = picked / (np.diff(edges)[where] * total) - np.sum(g_hist * hist) / total
+    dtype = np.result_type(weights, np.float32)
+    return np.where(inside, picked, 0).astype(dtype, copy=False)
+
+
+defvjp(np.histogram, histogram_a, None, None, DISCRETE, histogram_weights)
+
+
+def histogram_a_jvp(t, ans, a, bins=10, range=None, density=None, weights=None):
+    hist, edges = ans
+    d_hist = np.zeros(np.shape(hist), np.result_type(edges, np.float32))
+    if not histogram_spread(a, bins, range):
+        return d_hist, np.zeros_like(edges)
+    d_lo, d_hi = histogram_ends_tangent(t, a)
+    share = np.arange(np.size(edges)) / (np.size(edges) - 1)
+    d_edges = ((1 - share) * d_lo + share * d_hi).astype(edges.dtype)
+    lo, hi = np.min(a), np.max(a)
+    if density and lo != hi:
+        d_hist = -hist * (d_hi - d_lo) / (hi - lo)
+    return d_hist, d_edges
+
+
+def histogram_weights_jvp(t, ans, a, bins=10, range=None, density=None, weights=None):
+    hist, edges = ans
+    where, inside = histogram_places(a, edges)
+    counted = np.where(inside, t, 0)
+    d_hist = np.bincount(np.ravel(where), np.ravel(counted), minlength=np.size(hist))
+    if density:
+        total = np.sum(np.where(inside, weights, 0))
+        d_hist = d_hist / (np.diff(edges) * total) - hist * np.sum(counted) / total
+    dtype = np.result_type(weights, np.float32)
+    return d_hist.astype(dtype, copy=False), np.zeros_like(edges)
+
+
+defjvp(np.histogram, histogram_a_jvp, None, None, DISCRETE, histogram_weights_jvp)
+
+
+def histogram_bin_edges_a(g, ans, a, bins=10, range=None, weights=None):
+    """``np.histogram``'s edges alone."""
+    if not histogram_spread(a, bins, range):
+        return np.zeros(np.shape(a), np.result_type(a, np.float32))
+    share = np.arange(np.size(ans)) / (np.size(ans) - 1)
+    return histogram_ends_adjoint(np.sum(g * (1 - share)), np.sum(g * share), a)
+
+
+defvjp(np.histogram_bin_edges, histogram_bin_edges_a, None, None, DISCRETE)
+
+
+def histogram_bin_edges_a_jvp(t, ans, a, bins=10, range=None, weights=None):
+    if not histogram_spread(a, bins, range):
+        return np.zeros_like(ans)
+    d_lo, d_hi = histogram_ends_tangent(t, a)
+    share = np.arange(np.size(ans)) / (np.size(ans) - 1)
+    return ((1 - share) * d_lo + share * d_hi).astype(ans.dtype)
+
+
+defjvp(np.histogram_bin_edges, histogram_bin_edges_a_jvp, None, None, DISCRETE)

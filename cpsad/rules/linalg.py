@@ -692,7 +692,7 @@ def _norm_gradient(g, ans, x, ord, axis, keepdims):
     return np.moveaxis(out, (-2, -1), (rows, cols)).astype(dtype, copy=False)
 
 
-defvjp(np.linalg.norm, norm_vjp)
+defvjp(np.linalg.norm, norm_vjp, ord=None)  # a differentiable p of a p-norm: an error, not 0
 
 
 def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):

@@ -3,8 +3,12 @@
 A call of one of these on a differentiable value is fine (``n = len(x)``, ``i = np.argmax(p)``);
 the result is simply inactive. Only functions whose results do not change with the values of
 their inputs, or change in steps, belong here: ``np.full(n, v)``, ``np.linspace(a, b)``,
-``np.bincount(i, weights=w)``, ``np.unique`` and ``sorted`` do depend on their inputs, and have
-rules (or, for ``sorted``, are an error on differentiable values) rather than a place here.
+``np.bincount(i, weights=w)``, ``np.unique``, ``np.histogram`` (its edges), ``np.arange(a, b,
+h)``, ``np.heaviside(0, v)``, ``np.sign`` of complex numbers, ``getattr(x, "T")`` and
+``np.random.normal(loc)`` do depend on their inputs, and have rules (or, for ``sorted`` and the
+samplers, are an error on differentiable values) rather than a place here. A silent zero is the
+worst wrong gradient: tests/test_fidelity_nondiff.py runs every entry on random inputs and
+checks that its outputs do not move, and needs a sample for each.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import math
 
 import numpy as np
 
-from cpsad.rules.core import defnondiff, defnondiff_attributes
+from cpsad.rules.core import defnoderivative, defnondiff, defnondiff_attributes
 from cpsad.runtime import keys_of
 
 defnondiff(
@@ -33,7 +37,6 @@ defnondiff(
     builtins.hash,
     builtins.callable,
     builtins.hasattr,
-    builtins.getattr,
     np.shape,
     np.ndim,
     np.size,
@@ -45,7 +48,6 @@ defnondiff(
     np.empty,
     np.eye,
     np.identity,
-    np.arange,
     np.argmax,
     np.argmin,
     np.argsort,
@@ -60,7 +62,6 @@ defnondiff(
     np.rint,
     np.trunc,
     np.fix,
-    np.sign,
     np.floor_divide,
     np.isfinite,
     np.isnan,
@@ -86,15 +87,12 @@ defnondiff(
     np.dtype,
     np.iinfo,
     np.finfo,
-    np.histogram,
     keys_of,
-    np.histogram_bin_edges,
     np.digitize,
     np.argpartition,
     np.lexsort,
     np.isin,
     np.array_equiv,
-    np.heaviside,  # a step: zero derivative wherever it has one
     np.isneginf,
     np.isposinf,
     np.isreal,
@@ -133,6 +131,28 @@ defnondiff(
     math.perm,
     math.gcd,
 )
+
+
+def _getattr(object, name, default=None):
+    """``getattr``'s parameters."""
+
+
+# getattr(x, "T") reads the attribute ``.T``, with its rule (Activity and ShiftReset read it as
+# the attribute); getattr of a name that is not a constant string, on a differentiable value,
+# is an error -- never a silent zero for a value that does change with the input.
+defnoderivative(getattr, _getattr)
+
+# np.random: functions of sizes, seeds and states alone, and samplers of integers (steps in their
+# parameters), have no derivative; every other sampler moves with its parameters (normal's loc and
+# scale, uniform's bounds), and permutation, choice and shuffle move values about: a
+# differentiable value passed to one of them is an error, not a zero.
+RANDOM_STEPS = {
+    "seed", "get_state", "set_state", "get_bit_generator", "set_bit_generator", "default_rng",
+    "bytes", "rand", "randn", "random", "random_sample", "ranf", "sample", "standard_normal",
+    "standard_cauchy", "standard_exponential", "randint", "random_integers", "binomial",
+    "geometric", "hypergeometric", "logseries", "multinomial", "negative_binomial", "poisson",
+    "zipf",
+}  # fmt: skip
 for _name in dir(np.random):
     _obj = getattr(np.random, _name)
     if (
@@ -141,7 +161,10 @@ for _name in dir(np.random):
         and not _name.startswith("_")
         and _name != "test"
     ):
-        defnondiff(_obj)
+        if _name in RANDOM_STEPS:
+            defnondiff(_obj)
+        else:
+            defnoderivative(_obj, _obj)
 
 defnondiff_attributes(
     "shape",

@@ -7,6 +7,8 @@ same functions serve ``np.add``, ``np.multiply``, ... (registered in elementwise
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from cpsad.deferred import Deferred
@@ -24,6 +26,7 @@ from cpsad.runtime import (
     add_tangent,
     as_sequence,
     getitem_adjoint,
+    index_step,
     inplace_add,
     inplace_div,
     inplace_mul,
@@ -151,6 +154,29 @@ def pow_y_jvp(t, ans, x, y):
 
 
 defjvp_operator("pow", pow_x_jvp, pow_y_jvp)
+
+
+def pow_number_x(g, ans, x, y):
+    """``x ** y`` of Python numbers (ShiftReset chooses it by the kinds): Python's arithmetic,
+    but at ``x == 0``, where ``0.0 ** -0.5`` raises, numpy's infinity for ``0 < y < 1`` and 0 for
+    ``y == 0`` (``x**0`` is the constant 1: JAX's and autograd's answer)."""
+    return g * y * x ** (y - 1) if x else g * power_at_zero(y)
+
+
+defoperator("pow_number", pow_number_x, pow_y)
+
+
+def pow_number_x_jvp(t, ans, x, y):
+    return t * y * x ** (y - 1) if x else t * power_at_zero(y)
+
+
+defjvp_operator("pow_number", pow_number_x_jvp, pow_y_jvp)
+
+
+def power_at_zero(y):
+    """``y x^(y-1)`` at ``x = 0``: 0 for ``y`` 0 or above 1, 1 for ``y`` 1, else infinite (numpy's
+    ``0.0 ** -0.5``, where Python's raises)."""
+    return 1.0 if y == 1 else 0.0 if y == 0 or y > 1 else math.inf
 
 
 def mod_x(g, ans, x, y):
@@ -332,6 +358,25 @@ def getitem_jvp(t, ans, x, index):
 
 
 defjvp_operator("getitem", getitem_jvp, DISCRETE)
+
+
+# ``x[i]`` where the index is differentiable and ``x`` may be an object of a class of yours:
+# the same rules, and the index's derivative -- zero for arrays, lists, tuples and dicts, an error
+# where ``__getitem__`` is Python code (``index_step``). ShiftReset chooses it by the kinds.
+
+
+def getitem_any_index(g, ans, x, index):
+    return index_step(x, index)
+
+
+defoperator("getitem_any", getitem, getitem_any_index)
+
+
+def getitem_any_index_jvp(t, ans, x, index):
+    return index_step(x, index, ans)
+
+
+defjvp_operator("getitem_any", getitem_jvp, getitem_any_index_jvp)
 
 
 def item(g, ans, key, x):

@@ -130,8 +130,9 @@ defvjp(np.max, max_vjp)
 defvjp(np.amax, max_vjp)
 defvjp(np.min, max_vjp)
 defvjp(np.amin, max_vjp)
-defvjp(np.var, var_vjp)
-defvjp(np.std, std_vjp)
+# ddof: the divisor n - ddof moves with it; a differentiable ddof is an error, not a zero
+defvjp(np.var, var_vjp, ddof=None)
+defvjp(np.std, std_vjp, ddof=None)
 
 # the same, as methods: x.sum(axis=0)
 defmethod("sum", sum_vjp)
@@ -139,8 +140,8 @@ defmethod("mean", mean_vjp)
 defmethod("prod", prod_vjp)
 defmethod("max", max_vjp)
 defmethod("min", max_vjp)
-defmethod("var", var_vjp)
-defmethod("std", std_vjp)
+defmethod("var", var_vjp, ddof=None)
+defmethod("std", std_vjp, ddof=None)
 
 
 def sum_jvp(t, ans, a, axis=None, *, keepdims=False):

@@ -17,7 +17,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
-from cpsad.runtime import unbroadcast
+from cpsad.runtime import unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- same elements, new shape
 
@@ -290,11 +290,17 @@ defjvp_method("copy", copy_jvp)
 
 
 def astype(g, ans, a, dtype, copy=True):
-    """Back to the receiver's float type (``x.astype(float)`` of float32 ``x``: float32)."""
+    """Back to the receiver's float type (``x.astype(float)`` of float32 ``x``: float32); a cast
+    to integers or bools is a step, its adjoint zero (it passed ``g`` through: 10 for
+    ``(10 * x).astype(int)``)."""
     return (
-        np.asarray(g).astype(a.dtype, copy=False)
-        if np.issubdtype(np.result_type(a), np.inexact)
-        else g
+        zeros_like(a)
+        if ans.dtype.kind not in "fc"
+        else (
+            np.asarray(g).astype(a.dtype, copy=False)
+            if np.issubdtype(np.result_type(a), np.inexact)
+            else g
+        )
     )
 
 

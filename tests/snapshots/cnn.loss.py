@@ -30,7 +30,7 @@ def loss_bp(k, params, X, labels):
         # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
         sub_bar = unbroadcast(logp_bar, sub)
         log_bar = unbroadcast(-logp_bar, log)
-        sum_1_bar = log_bar / sum_1
+        sum_1_bar = np.divide(log_bar, sum_1)
         exp_bar = expand(sum_1_bar, exp, axis=1, keepdims=True)
         sub_1_bar = exp_bar * exp
         logits_bar = unbroadcast(sub_1_bar, logits)

@@ -43,7 +43,7 @@ def loss_bp(k, params, tree, label):
         logits_bar = getitem_adjoint(logits_item_bar, logits, label)
         m_bar = unbroadcast(add_bar, m)
         log_bar = unbroadcast(add_bar, log)
-        sum_1_bar = log_bar / sum_1
+        sum_1_bar = np.divide(log_bar, sum_1)
         exp_bar = expand(sum_1_bar, exp)
         sub_bar = exp_bar * exp
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)
