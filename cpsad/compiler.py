@@ -48,7 +48,7 @@ from cpsad.runtime import (
     zero_tangents,
     zeros_like,
 )
-from transforms import pipeline
+from transforms import aliasing, pipeline
 from transforms.context import Default
 from transforms.errors import TransformError
 from transforms.naming import own_qualname
@@ -745,7 +745,10 @@ def _function(f, k, args, kwargs, data=0):
     bound = sig.bind(*args, **kwargs)
     data_params = list(sig.parameters)[:data]
     active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
-    spec = specialize(f, active, kinds_of(f.__code__, args, kwargs))
+    # whoever called through the value may read every argument after the call: an update of
+    # one in place would be seen there (aliasing's held parameters)
+    held = (aliasing.held_entry(bound.arguments),) if bound.arguments else ()
+    spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held)
     return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
 
 

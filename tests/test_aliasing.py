@@ -385,6 +385,18 @@ ACCEPTED = {
         """,
         (X,),
     ),
+    "a helper's update of a fresh argument nobody reads after": (
+        """
+        def bump(a):
+            a += 1.0
+            return a
+
+        def f(x):
+            y = bump(x * 2.0)
+            return np.sum(y * x)
+        """,
+        (X,),
+    ),
 }
 
 
@@ -749,6 +761,35 @@ REFUSED = {
         "x",
         TypeError,
     ),
+    "a helper changes its caller's array, which the caller reads after": (
+        """
+        def helper(a, c):
+            a *= c
+            return 0.5
+
+        def f(x):
+            r = helper(x, 0.5)
+            return np.mean(x) + r
+        """,
+        (X,),
+        "helper",
+        TypeError,
+    ),
+    "a helper's update returned, the argument read after too": (
+        """
+        def step(h, v):
+            h += v
+            return h
+
+        def f(x):
+            h = x * 1.0
+            g = step(h, x)
+            return np.sum(g * h)
+        """,
+        (X,),
+        "step",
+        TypeError,
+    ),
     "a list extended in place, held by another name": (
         """
         def f(x):
@@ -906,7 +947,15 @@ def test_the_views_numpy_can_return_are_listed():
         fn = getattr(np, name)
         if name.startswith("_") or not callable(fn) or isinstance(fn, (type, np.ufunc)):
             continue
-        if name in ("frombuffer", "memmap", "info", "from_dlpack", "nditer", "nested_iters"):
+        if name in (
+            "frombuffer",
+            "memmap",
+            "info",
+            "from_dlpack",
+            "nditer",
+            "nested_iters",
+            "test",
+        ):
             continue
         for arr in (a, b):
             try:

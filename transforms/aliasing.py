@@ -461,6 +461,7 @@ class _Analysis:
         self._track = False  # recording every value (``values_ever``)
         self.ever: dict = {}
         self.arg_kinds = {p: set(k) for p, k in (unit.arg_kinds or {}).items()}
+        self.held = held_parameters(unit.arg_kinds)
         self._escaping()
         self._free_vars()
         self.live_after: dict = {}  # id(statement) -> variables read after it
@@ -468,6 +469,7 @@ class _Analysis:
         self.closures: dict = {}  # site of a def -> its function's key
         self.invokes: dict = {}  # id(statement) -> functions used as values it may call
         self.given: dict = {}  # id(call statement) -> (function, the objects it was given)
+        self.user_calls: dict = {}  # id(call) -> (function, statement, call, argument values, state)
 
     # ---------------------------------------------------------------- names and variables
 
@@ -719,7 +721,31 @@ class _Analysis:
         for c in self.calls:
             c.live = self.live_after.get(id(c.stmt), set()) - self.defs(c.caller, c.stmt)
         self._relations()
+        self._held_arguments()
         return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
+
+    def _held_arguments(self) -> None:
+        """For each call of a user function: the arguments whose values someone may read after
+        it returns -- a variable read later, a caller of this function (``holders``), anyone
+        (TOP) -- in ``anno.HELD_ARGS``. The callee, transformed apart, counts them as its
+        caller's (an update of one in place would be seen there)."""
+        for f, s, call, args, state in self.user_calls.values():
+            live = self.live_after.get(id(s), set()) - self.defs(f.key, s)
+            reaches = [self.reach(self.var_value(f, state, n).objs, state) for n in live]
+            held = set()
+            slots = list(range(len(call.args))) + [k.arg for k in call.keywords]
+            for slot, val in zip(slots, args):
+                objs = self.reach(val.objs, state)
+                if not objs:
+                    continue
+                if TOP in objs or any(self.overlap(f, objs, r) for r in reaches):
+                    held.add(slot)
+                    continue
+                for e, hold in f.holders.items():
+                    if hold and self.overlap(f, objs, frozenset({(e[0], f.key, e[1])})):
+                        held.add(slot)
+                        break
+            anno.setanno(call, anno.HELD_ARGS, frozenset(held))
 
     def _invoked_reads(self, callees) -> None:
         """A call of a local function reads, too, what the function values it calls read."""
@@ -1037,6 +1063,8 @@ class _Analysis:
                 self.value(f, state, call.func.value if kind == "method" else call.func).objs, state
             )
         self.given[id(s)] = (f.key, given)
+        if kind == "user":  # (its last pass's: a fixpoint's)
+            self.user_calls[id(call)] = (f, s, call, args, state.copy())
         if kind == "method":
             receiver = self.value(f, state, call.func.value)
             attr = call.func.attr
@@ -1154,6 +1182,10 @@ class _Analysis:
                 f.related = {frozenset((a, b)) for a in objs for b in objs if a[1] != b[1]}
             if f.escapes:
                 f.holders = {(kind, v): {"?"} for v in f.entry_vars for kind in _ENTRY_KINDS}
+            elif f.key == "" and self.held:  # a caller reads these arguments after the call
+                f.holders = {
+                    (kind, v): {"?"} for v in f.params if v[1] in self.held for kind in _ENTRY_KINDS
+                }
         # only the functions with an update, and those that call them, need answers
         needed = {f.key for f, _, _, _ in self.updates}
         grew = True
@@ -1432,10 +1464,84 @@ def _stays_local(st) -> bool:
 
 def analyze(unit) -> dict:
     """``id(statement) -> Sharing | None`` for every update of ``unit.tree`` (see the module
-    docstring)."""
-    if not any(anno.hasanno(n, anno.AUG) for n in A.walk(unit.tree)):
+    docstring); each call of a user function that may change its arguments in place gets the
+    arguments its caller may read after it (``anno.HELD_ARGS``)."""
+    updates = any(anno.hasanno(n, anno.AUG) for n in A.walk(unit.tree))
+    mutating = [
+        n
+        for n in A.walk(unit.tree)
+        if isinstance(n, A.Call)
+        and anno.getanno(n.func, anno.CALLEE_KIND) == "user"
+        and may_change_arguments(anno.getanno(n.func, anno.CALLEE), unit.ctx)
+    ]
+    if not updates and not mutating:
         return {}
     return _Analysis(unit).run()
+
+
+HELD = "*held*"  # the key of the specialization (kinds) that names a callee's held parameters
+
+
+def held_parameters(arg_kinds) -> frozenset:
+    """The parameters whose values the caller may read after the call (``HELD`` in the
+    specialization a unit is made for: ``("held:p", ...)``)."""
+    return frozenset(h[5:] for h in (arg_kinds or {}).get(HELD, ()))
+
+
+def held_entry(params) -> tuple:
+    """The specialization's entry for ``params`` held by the caller (see ``held_parameters``)."""
+    return (HELD, tuple(sorted(f"held:{p}" for p in params)))
+
+
+_MUTATES: dict = {}  # function -> may it change an argument in place (a cache)
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear"}
+    | {"sort", "reverse", "fill", "resize", "itemset", "put", "setflags", "add", "discard"}
+)
+
+
+def may_change_arguments(fn, ctx) -> bool:
+    """May calling the user function ``fn`` change a value it was given in place? Judged from
+    its source: an augmented assignment, a store into an item or an attribute, a method that
+    changes its object, or a call of a function value or of a user function that may (a
+    cycle counts as may not: what it does is seen in its other statements)."""
+    if fn in _MUTATES:
+        return _MUTATES[fn]
+    _MUTATES[fn] = False  # while it is looked at: a recursive call
+    out = _mutates(fn, ctx)
+    _MUTATES[fn] = out
+    return out
+
+
+def _mutates(fn, ctx) -> bool:
+    import inspect
+    import textwrap
+
+    try:
+        tree = A.parse(textwrap.dedent(inspect.getsource(fn.__code__)))
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        return True
+    params = set()
+    for node in A.walk(tree):
+        if isinstance(node, (A.FunctionDef, A.Lambda)):
+            params |= set(A.arg_names(node.args))
+    for node in A.walk(tree):
+        if isinstance(node, A.AugAssign):
+            return True
+        if isinstance(node, (A.Subscript, A.Attribute)) and isinstance(node.ctx, A.Store):
+            return True
+        if isinstance(node, A.Call):
+            f = node.func
+            if isinstance(f, A.Attribute) and f.attr in MUTATING_METHODS:
+                return True
+            if isinstance(f, A.Name):
+                if f.id in params:
+                    return True  # a function value: anything
+                g = getattr(fn, "__globals__", {}).get(f.id)
+                if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
+                    if may_change_arguments(g, ctx):
+                        return True
+    return False
 
 
 def python_may_run_in_place(sharing: Sharing, stmt) -> bool:

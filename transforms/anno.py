@@ -27,6 +27,8 @@ AUG = "aug"  # normalize: the statement `y = y op v` an augmented assignment bec
 ALIASED_AUG = (
     "aliased_aug"  # normalize: ... and something else may read y's value after it (Sharing)
 )
+HELD_ARGS = "held_args"  # aliasing: of a call of a user function, the positions (or keywords)
+# of its arguments whose values the caller (or its callers) may still read after it returns
 ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is the update it guards
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo

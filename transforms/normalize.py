@@ -104,8 +104,7 @@ class Normalize:
         self.cells: set[str] = set()
         self.updates = 0
         self.function(unit.tree)
-        if self.updates:
-            self.check_in_place(aliasing.analyze(unit))
+        self.check_in_place(aliasing.analyze(unit))
 
     def check_in_place(self, sharing: dict) -> None:
         """Before each update whose value something else may read afterwards (``aliasing``), a

@@ -600,7 +600,8 @@ class ShiftReset:
                     known[p] = self.kinds.get(v.id, UNKNOWN)
                 elif isinstance(v, A.Constant) and type(v.value) in (int, float):
                     known[p] = frozenset({NUMBER})
-            bp = unit.inject_callee(fn, tuple(active_params), kinds_key(known))
+            kinds = kinds_key(known) + held_by_caller(value, bound.arguments)
+            bp = unit.inject_callee(fn, tuple(active_params), kinds)
         call = A.call(bp, [A.name(self.k), *value.args])
         call.keywords = value.keywords
         A.copy_location(call, value)
@@ -919,6 +920,19 @@ def without_calls(unit, e, fn):
             return node
 
     return Strip().visit(e)
+
+
+def held_by_caller(call, arguments: dict) -> tuple:
+    """The specialization's entry naming the parameters whose arguments the caller may read
+    after ``call`` (``aliasing``'s ``HELD_ARGS``: an update of one in place would be seen), or
+    nothing."""
+    held = anno.getanno(call, anno.HELD_ARGS)
+    if not held:
+        return ()
+    slots = {id(a): i for i, a in enumerate(call.args)}
+    slots.update({id(k.value): k.arg for k in call.keywords})
+    params = [p for p, v in arguments.items() if slots.get(id(v)) in held]
+    return (aliasing.held_entry(params),) if params else ()
 
 
 def transformed_local(unit, value):

@@ -31,6 +31,7 @@ from transforms.shift_reset import (
     _hole,
     check_effect,
     compound_index_names,
+    held_by_caller,
     in_place,
     python_in_place,
     rule_for,
@@ -367,7 +368,8 @@ class Tangent:
                 known[p] = self.kinds.get(v.id, UNKNOWN)
             elif isinstance(v, A.Constant) and type(v.value) in (int, float):
                 known[p] = frozenset({NUMBER})
-        name = self.unit.inject_callee(fn, tuple(active), kinds_key(known))
+        kinds = kinds_key(known) + held_by_caller(value, bound)
+        name = self.unit.inject_callee(fn, tuple(active), kinds)
         tangents = [self.param_tangent(sig, bound, p) for p in active]
         call = A.call(name, [*tangents, *value.args])
         call.keywords = value.keywords
