@@ -202,6 +202,7 @@ def run_pipeline(
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
     unit.nested = nested
+    unit.emitted = getattr(fn, "__code__", None) is not None and fn.__code__.co_filename in _BY_PATH
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
     stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
     return unit, stages

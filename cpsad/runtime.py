@@ -655,7 +655,8 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     an array is changed in place by that store, as in Python; of a list or a dict the entry
     replaced does not count, another entry holding the same value does (``[a] * 2``).
     """
-    if not hasattr(type(x), _IN_PLACE[op]) or isinstance(within, np.ndarray):
+    mutation = op not in _IN_PLACE  # `.append`, `[]=`: a change of x that cpsad makes too
+    if not mutation and (not hasattr(type(x), _IN_PLACE[op]) or isinstance(within, np.ndarray)):
         return
     holder = held
     for name, value in zip(names, values):
@@ -665,6 +666,13 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     if holder is None:
         return
     what = "an array" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+    if mutation:
+        raise TypeError(
+            f"line {line}: `{statement}` changes {what} that another name shares: {holder} "
+            f"holds it too and reads it after; cpsad cannot follow a derivative through the "
+            f"change there. Build a new value instead (`xs = xs + [v]`, `d = {{**d, k: v}}`), "
+            f"or give {holder} a copy"
+        )
     target, _, rhs = statement.partition(f" {op} ")
     raise TypeError(
         f"line {line}: `{statement}` would change in place {what} that another name shares: "

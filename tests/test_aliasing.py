@@ -1039,3 +1039,97 @@ def test_in_place_off_the_path_checks_arrays_the_caller_passed_twice():
     a = X.copy()
     with pytest.raises(TypeError, match="`x`"):
         cpsad.grad(f)(a, a)  # Python would change x too: another function of x
+
+
+# --------------------------------------------------------------------------- containers changed
+#
+# `xs.append(v)`, `d[k] = v` change a list or dict in place, in cpsad as in Python; the adjoints
+# of the entries a read makes through another name that holds the same container (a copy, a
+# container holding it, an object's attribute) do not reach `v` -- the gradient was half, or
+# zero. Such a change is refused when it runs where another name really holds the container;
+# the common one-name list built in a loop is not.
+
+CHANGED = {
+    "a copy of the list read after": (
+        """
+        def f(a):
+            ys = []
+            zs = ys
+            ys.append(a)
+            return zs[0] * a
+        """,
+        "zs",
+    ),
+    "a dict holding the list": (
+        """
+        def f(a):
+            ys = []
+            d = {"k": ys}
+            ys.append(a)
+            return d["k"][0] * a
+        """,
+        "d",
+    ),
+    "a list in a list, changed through its entry": (
+        """
+        def f(a):
+            xs = [[], []]
+            xs[0].append(a)
+            return xs[0][0] * a
+        """,
+        "xs",
+    ),
+    "a dict entry updated, the dict's copy read": (
+        """
+        def f(x):
+            d = {"a": x * 1.0}
+            e = d
+            d["a"] = d["a"] + x
+            return e["a"] * x
+        """,
+        "e",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_a_container_changed_where_another_name_holds_it_is_refused(name):
+    src, holder = CHANGED[name]
+    f, _ = program(src)
+    with pytest.raises(TypeError, match="another name shares") as info:
+        cpsad.value_and_grad(f)(0.7)
+    assert f"`{holder}`" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        """
+        def f(x):
+            ys = []
+            for i in range(3):
+                ys.append(x * i)
+            zs = ys
+            return zs[2] * ys[1]
+        """,
+        """
+        def f(x):
+            fs = []
+            for i in range(2):
+                fs.append(lambda u: u * i)
+            s = x
+            return fs[1](s) + x
+        """,
+        """
+        def f(x):
+            d = {}
+            d["a"] = x * 2.0
+            e = {"a": d["a"]}
+            e["a"] = x
+            return d["a"] * e["a"]
+        """,
+    ],
+)
+def test_a_container_changed_that_nobody_else_holds_is_differentiated(src):
+    f, _ = program(src)
+    check_grads(f, 0.7)

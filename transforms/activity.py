@@ -206,12 +206,14 @@ class Activity:
                     elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
                         # x[i] = v: x now depends on v (and still on its old self)
                         edges.append((vars_([t.value.id]), vars_(_names([s.value, t.value]))))
+                        edges += self.shared(s, vars_, [t.value.id, *_names([s.value])])
                 elif isinstance(s, A.Expr) and isinstance(s.value, A.Call):
                     call = s.value
                     f = call.func
                     if anno.getanno(f, anno.CALLEE_KIND) == "method" and f.attr in MUTATORS:
                         if isinstance(f.value, A.Name):
                             edges.append((vars_([f.value.id]), vars_(_names(call.args))))
+                            edges += self.shared(s, vars_, [f.value.id, *_names(call.args)])
                     if anno.getanno(f, anno.CALLEE_KIND) == "dynamic" and isinstance(f, A.Name):
                         sinks |= set(vars_([f.id]))  # called for its effect: it may change state
                     edges += self.local_call(call, [], scopes, key)
@@ -333,6 +335,16 @@ class Activity:
             unit.locals[key].effects = value
             if value:
                 unit.locals[key].transformed = True
+
+    @staticmethod
+    def shared(s, vars_, names) -> list:
+        """A change in place of a container others may hold (aliasing's ``SHARED_MUTATION``):
+        they depend on it and on what it was given -- so a derivative that reads one of them
+        makes the change active, where the check that none holds it runs."""
+        found = anno.getanno(s, anno.SHARED_MUTATION)
+        if found is None or not found.names:
+            return []
+        return [(vars_(found.names), vars_(names))]
 
     @staticmethod
     def callers_of_transformed(unit, scopes) -> None:

@@ -103,6 +103,10 @@ class Update:
     line: int
     container: str | None = None
     name: str | None = None  # the user's variable, where it is rebound after ``target``
+    # a change of ``operand``'s value in place that cpsad makes too (``xs.append(v)``,
+    # ``d[k] = v``: ``op`` is ".append", "[]="): whoever else reads the value after it sees
+    # the change, which the adjoints of ``operand``'s entries do not reach
+    mutation: bool = False
 
     @property
     def text(self) -> str:
@@ -469,7 +473,9 @@ class _Analysis:
         self.closures: dict = {}  # site of a def -> its function's key
         self.invokes: dict = {}  # id(statement) -> functions used as values it may call
         self.given: dict = {}  # id(call statement) -> (function, the objects it was given)
-        self.user_calls: dict = {}  # id(call) -> (function, statement, call, argument values, state)
+        self.user_calls: dict = (
+            {}
+        )  # id(call) -> (function, statement, call, argument values, state)
 
     # ---------------------------------------------------------------- names and variables
 
@@ -929,6 +935,9 @@ class _Analysis:
 
     def _statement(self, f, s, state) -> None:
         key = f.key
+        m = mutation(s) if not getattr(self.unit, "emitted", False) else None
+        if m is not None:
+            self.updates.append((f, s, m, state.copy()))
         if isinstance(s, A.Assign):
             u = anno.getanno(s, anno.AUG)
             if u is not None:
@@ -1249,6 +1258,8 @@ class _Analysis:
                 self.may_hold_twice(o) for o in self.var_value(f, state, c).objs
             ):
                 names.append(u.container)
+        if u.mutation:
+            return self._mutation_sharing(f, s, objs, skip, state)
         if TOP in objs:
             held.append(
                 "a variable a nested function changes"
@@ -1271,6 +1282,8 @@ class _Analysis:
             if not hold or not self.overlap(f, objs, frozenset({(e[0], key, e[1])})):
                 continue
             for h in sorted(hold, key=repr):
+                if h in skip:
+                    continue  # the variable itself, read by a caller: it sees what it holds
                 if h == "?":
                     held.append(f"whoever calls `{f.fdef.name}`")
                 elif self.visible(key, h) and self.readable(f, state, h):
@@ -1285,10 +1298,58 @@ class _Analysis:
             return None
         must = sorted(n for n in names if (key, n) in state.same.get(operand, frozenset()))
         sharing = Sharing(names=names, held="; ".join(dict.fromkeys(held)) or None, must=must)
+        if u.mutation:
+            return sharing if names or held else None
         self._confinement(f, s, objs, sharing)
         if not names and not held and not sharing.confined:
             return None  # the rebinding: nothing else reads it, a derivative may
         return sharing
+
+    def _mutation_sharing(self, f: _Func, s, objs, skip, state):
+        """Who else may read the container a change in place (``xs.append(v)``) changes, by
+        direct evidence -- a variable whose value is or contains the very object, here or, for
+        an object the function was given, at a call of it -- so that what may be anything (a
+        cell, TOP) makes no suspect of everything: the check compares values when it runs, and
+        refuses only where one really holds it."""
+        key = f.key
+        objs = frozenset(o for o in objs if o is not TOP)
+        names, held = [], []
+        for n in sorted(self.live_after.get(id(s), ()) - skip, key=repr):
+            if objs & self.reach(self.var_value(f, state, n).objs, state):
+                if self.visible(key, n) and self.readable(f, state, n):
+                    names.append(n[1])
+                else:
+                    held.append(f"`{n[1]}`")
+        # an object it was given: its callers' variables that hold it and read it after
+        todo = [(f, objs)]
+        seen = set()
+        while todo:
+            g, given = todo.pop()
+            entries = [o for o in given if o[0] in _ENTRY_KINDS and o[1] == g.key]
+            if not entries or g.key in seen:
+                continue
+            seen.add(g.key)
+            if g.escapes or (g.key == "" and any(o[2][1] in self.held for o in entries)):
+                held.append(f"whoever calls `{g.fdef.name}`")
+                continue
+            for c in self.calls:
+                if c.callee != g.key:
+                    continue
+                h = self.funcs[c.caller]
+                image = frozenset().union(
+                    *(self.entry_image(h, c, (o[0], o[2])) for o in entries)
+                ) - {TOP}
+                for n in sorted(c.live - skip, key=repr):
+                    if image & self.reach(self.var_value(h, c.state, n).objs, c.state):
+                        if self.visible(key, n) and self.readable(f, state, n):
+                            names.append(n[1])
+                        else:
+                            held.append(f"`{n[1]}` of the function that calls `{g.fdef.name}`")
+                todo.append((h, image))
+        if not names and not held:
+            return None
+        names = list(dict.fromkeys(names))
+        return Sharing(names=names, held="; ".join(dict.fromkeys(held)) or None, must=[])
 
     def values_ever(self, f):
         """(variable -> every value it holds anywhere in ``f``, the heap of all its points):
@@ -1407,6 +1468,28 @@ class _Analysis:
         sharing.related = sorted(v[1] for v in related)
 
 
+def mutation(s) -> Update | None:
+    """``xs.append(v)`` (a method that changes its object) or ``d[k] = v`` / ``o.a = v`` on a
+    name: the change in place, as an ``Update`` (``mutation``), or None."""
+    if isinstance(s, A.Expr) and isinstance(s.value, A.Call):
+        f = s.value.func
+        if (
+            isinstance(f, A.Attribute)
+            and isinstance(f.value, A.Name)
+            and f.attr in MUTATING_METHODS
+            and anno.getanno(f, anno.CALLEE_KIND) == "method"
+        ):
+            name = f.value.id
+            return Update(name, name, "." + f.attr, f.attr, s, s.lineno, mutation=True)
+    if isinstance(s, A.Assign) and not anno.hasanno(s, anno.AUG):
+        t = s.targets[0]
+        if isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
+            op = "[]=" if isinstance(t, A.Subscript) else ".="
+            name = t.value.id
+            return Update(name, name, op, "__setitem__", s, s.lineno, mutation=True)
+    return None
+
+
 def _objs_of(elts) -> set:
     out: set = set()
     for v in elts or ():
@@ -1466,7 +1549,13 @@ def analyze(unit) -> dict:
     """``id(statement) -> Sharing | None`` for every update of ``unit.tree`` (see the module
     docstring); each call of a user function that may change its arguments in place gets the
     arguments its caller may read after it (``anno.HELD_ARGS``)."""
-    updates = any(anno.hasanno(n, anno.AUG) for n in A.walk(unit.tree))
+    # (the changes of containers in place in emitted code are the user's, checked when it
+    # was emitted: its continuations, functions used as values, would make them all suspects)
+    changes = not getattr(unit, "emitted", False)
+    updates = any(
+        anno.hasanno(n, anno.AUG) or (changes and isinstance(n, A.stmt) and mutation(n) is not None)
+        for n in A.walk(unit.tree)
+    )
     mutating = [
         n
         for n in A.walk(unit.tree)

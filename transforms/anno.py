@@ -27,6 +27,8 @@ AUG = "aug"  # normalize: the statement `y = y op v` an augmented assignment bec
 ALIASED_AUG = (
     "aliased_aug"  # normalize: ... and something else may read y's value after it (Sharing)
 )
+SHARED_MUTATION = "shared_mutation"  # normalize: `xs.append(v)` / `d[k] = v` whose container
+# someone else may read after (an aliasing.Sharing): shift/reset checks it where it is active
 HELD_ARGS = "held_args"  # aliasing: of a call of a user function, the positions (or keywords)
 # of its arguments whose values the caller (or its callers) may still read after it returns
 ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is the update it guards

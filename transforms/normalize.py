@@ -111,8 +111,6 @@ class Normalize:
         run-time check: Python would change the value in place, cpsad rebinds the name."""
         if not any(sharing.values()):
             return
-        fn = self.unit.ctx.runtime("check_in_place")
-        name = self.unit.inject(fn, "check_in_place")
 
         def visit(block):
             out = []
@@ -122,30 +120,16 @@ class Normalize:
                 elif isinstance(s, A.FunctionDef):
                     s.body = visit(s.body)
                 found = sharing.get(id(s))
-                if found is not None:
+                if found is not None and anno.hasanno(s, anno.AUG):
                     if found.names or found.held or found.related:
-                        out.append(self.guard(s, found, fn, name))
+                        out.append(in_place_guard(self.unit, s, anno.getanno(s, anno.AUG), found))
                     anno.setanno(s, anno.ALIASED_AUG, found)
+                elif found is not None:  # a change in place of a container: checked where
+                    anno.setanno(s, anno.SHARED_MUTATION, found)  # a derivative needs it
                 out.append(s)
             return out
 
         self.unit.tree.body = visit(self.unit.tree.body)
-
-    def guard(self, s, found, fn, name):
-        u = anno.getanno(s, anno.AUG)
-        func = A.name(name)
-        anno.setanno(func, anno.CALLEE, fn)
-        anno.setanno(func, anno.CALLEE_KIND, "nondiff")
-        args = [A.name(u.operand), A.const(u.op), A.const(u.text), A.const(u.line)]
-        args += [A.const(found.held), A.const(tuple(found.names))]
-        args += [A.name(n) for n in found.names]
-        keywords = (
-            [] if u.container is None else [A.keyword(arg="within", value=A.name(u.container))]
-        )
-        stmt = A.expr_stmt(A.Call(func=func, args=args, keywords=keywords))
-        A.copy_location(stmt, s)
-        anno.setanno(stmt, anno.ALIAS_GUARD, s)
-        return stmt
 
     def function(self, fdef) -> None:
         """Normalize a function's body in place; it ends in ``return`` on every path.
@@ -560,3 +544,23 @@ def _fold_constant(e):
         v = e.operand.value
         return A.copy_location(A.const(-v if isinstance(e.op, A.USub) else v), e)
     return None
+
+
+def in_place_guard(unit, s, u, found):
+    """``check_in_place(...)`` before the statement ``s`` of the update ``u`` (an
+    ``aliasing.Update``): the names that may hold the value, compared with it when it runs."""
+    fn = unit.ctx.runtime("check_in_place")
+    func = A.name(unit.inject(fn, "check_in_place"))
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, "nondiff")
+    text = u.text
+    if u.mutation and unit.source is not None:  # the user's line, not its A-normal form
+        text = unit.source.line(u.line).strip() or text
+    args = [A.name(u.operand), A.const(u.op), A.const(text), A.const(u.line)]
+    args += [A.const(found.held), A.const(tuple(found.names))]
+    args += [A.name(n) for n in found.names]
+    keywords = [] if u.container is None else [A.keyword(arg="within", value=A.name(u.container))]
+    stmt = A.expr_stmt(A.Call(func=func, args=args, keywords=keywords))
+    A.copy_location(stmt, s)
+    anno.setanno(stmt, anno.ALIAS_GUARD, s)
+    return stmt

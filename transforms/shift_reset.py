@@ -32,6 +32,7 @@ from transforms.activity import RET, attribute_read, flow_operands
 from transforms.context import Default, Rule
 from transforms.kinds import is_scalar
 from transforms.naming import own_name
+from transforms.normalize import in_place_guard
 from transforms.templates import instantiate, parameters
 from transforms.unit import NUMBER, NUMERIC, OTHER, SEQUENCE, UNKNOWN, Unit, kinds_key
 
@@ -96,6 +97,7 @@ class ShiftReset:
             elif isinstance(s, A.Assign) and in_place(self.unit, s, out, self.kinds):
                 out.append(self.python_in_place(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
+                out += self.mutation_guard(s)
                 out.append(self.shift(s))
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
                 out.append(self.local_call_statement(s, s.targets[0]))
@@ -106,6 +108,7 @@ class ShiftReset:
                 body, info = self.dynamic_shift(s, name, s.value)
                 out.append(self.make_shift(s, body, info))
             elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
+                out += self.mutation_guard(s)
                 out.append(self.container_growth(s))
             elif isinstance(s, (A.Expr, A.Assign)):
                 self.check_effect(s)
@@ -113,6 +116,16 @@ class ShiftReset:
             else:
                 out.append(s)
         return out
+
+    def mutation_guard(self, s) -> list:
+        """Before a differentiated change of a container in place (``xs.append(v)``, ``d[k] =
+        v``) that another name may see (aliasing's ``SHARED_MUTATION``): the check that none
+        does when it runs -- the adjoints of what it reads there would not reach ``v``."""
+        found = anno.getanno(s, anno.SHARED_MUTATION)
+        u = aliasing.mutation(s)
+        if found is None or u is None:
+            return []
+        return [in_place_guard(self.unit, s, u, found)]
 
     def local_function(self, fdef):
         """A function defined inside: its body gets shifts when it has a backpropagator."""

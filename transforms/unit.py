@@ -92,6 +92,7 @@ class Unit:
     cont_name: str = "k"
     is_entry: bool = False  # transformed for grad/vjp itself (its shift stage shows the reset)
     nested: bool = False  # code that will be transformed again (a higher or nested derivative)
+    emitted: bool = False  # the function is emitted code (a derivative, transformed again)
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to
     )
