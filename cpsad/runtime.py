@@ -716,41 +716,6 @@ def _holds(value, x, within, seen: set) -> bool:
     return False
 
 
-def _unshared(x, op: str):
-    if isinstance(x, np.ndarray):
-        raise TypeError(
-            f"`{op}=` would change in place an array that another name shares (it was copied, "
-            f"sliced, stored or passed along): cpsad cannot follow a gradient through that. Write "
-            f"`y = y {op} v` to make a new array"
-        )
-
-
-def inplace_add(x, y):
-    """``x += y`` where ``x`` may share its value: a new number, or an error for an array."""
-    _unshared(x, "+")
-    return x + y
-
-
-def inplace_sub(x, y):
-    _unshared(x, "-")
-    return x - y
-
-
-def inplace_mul(x, y):
-    _unshared(x, "*")
-    return x * y
-
-
-def inplace_div(x, y):
-    _unshared(x, "/")
-    return x / y
-
-
-def inplace_pow(x, y):
-    _unshared(x, "**")
-    return x**y
-
-
 # --------------------------------------------------------------------------- functions as values
 
 

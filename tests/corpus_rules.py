@@ -20,11 +20,6 @@ from cpsad.rules import core
 from cpsad.rules import joining as jn
 from cpsad.runtime import (
     as_sequence,
-    inplace_add,
-    inplace_div,
-    inplace_mul,
-    inplace_pow,
-    inplace_sub,
 )
 
 # ----------------------------------------------------------------------------- primitives
@@ -1886,44 +1881,15 @@ def unpack_one_of_two(x):
 end_to_end(unpack_one_of_two, u(2, 3))  # the row with no adjoint gets zeros
 
 # ============================================================================= the runtime's helpers
-# (what a `for` loop and `x += y` on a name become)
+# (what a `for` loop becomes)
 
 
 def as_sequence_(x):
     return as_sequence(x)
 
 
-def inplace_add_(x, y):
-    return inplace_add(x, y)
-
-
-def inplace_sub_(x, y):
-    return inplace_sub(x, y)
-
-
-def inplace_mul_(x, y):
-    return inplace_mul(x, y)
-
-
-def inplace_div_(x, y):
-    return inplace_div(x, y)
-
-
-def inplace_pow_(x, y):
-    return inplace_pow(x, y)
-
-
 case(as_sequence_, as_sequence, [0.3, u(2)], autograd=NO_CONTAINER_OUT)
 case(as_sequence_, as_sequence, u(3), autograd="as_sequence makes a list of autograd's boxes")
-for f, p in [
-    (inplace_add_, inplace_add),
-    (inplace_sub_, inplace_sub),
-    (inplace_mul_, inplace_mul),
-    (inplace_div_, inplace_div),
-    (inplace_pow_, inplace_pow),
-]:
-    case(f, p, 0.7, u(3, lo=0.5, hi=1.5), wrt=(0, 1))  # a number, an array: x += y makes new
-    case(f, p, 1.3, 0.6, wrt=(0, 1))
 
 # functions rules call (they are called again when emitted code is differentiated)
 
@@ -1992,7 +1958,6 @@ case(angle_, np.angle, away(2, 3), autograd=NO_ANGLE)  # of real numbers, a step
 case(conjugate_, np.conjugate, Z, float64=CX)
 case(absolute, np.absolute, Z, float64=CX)
 case(abs_builtin, abs, 0.3 - 0.8j, autograd="autograd's abs of a complex box is a float()")
-
 
 
 def sign_(x):

@@ -27,11 +27,6 @@ from cpsad.runtime import (
     as_sequence,
     getitem_adjoint,
     index_step,
-    inplace_add,
-    inplace_div,
-    inplace_mul,
-    inplace_pow,
-    inplace_sub,
     item_adjoint,
     reads_shape_of,
     repeat_adjoint,
@@ -438,15 +433,3 @@ def sequence_jvp(t, ans, x):
 
 
 defjvp(as_sequence, sequence_jvp)
-
-# x += y where x may share its array: the same rules as x + y (the runtime refuses arrays)
-defvjp(inplace_add, add_x, add_y)
-defvjp(inplace_sub, sub_x, sub_y)
-defvjp(inplace_mul, mul_x, mul_y)
-defvjp(inplace_div, div_x, div_y)
-defvjp(inplace_pow, pow_x, pow_y)
-defjvp(inplace_add, add_x_jvp, add_y_jvp)
-defjvp(inplace_sub, sub_x_jvp, sub_y_jvp)
-defjvp(inplace_mul, mul_x_jvp, mul_y_jvp)
-defjvp(inplace_div, div_x_jvp, div_y_jvp)
-defjvp(inplace_pow, pow_x_jvp, pow_y_jvp)
