@@ -688,7 +688,7 @@ _TooHard = getattr(np, "exceptions", np).TooHardError
 
 def _holds(value, x, within, seen: set) -> bool:
     """Does ``value`` hold ``x`` -- be it, share its memory, or contain such a value?"""
-    if value is within:  # the container being updated: its entry is replaced, not changed --
+    if within is not None and value is within:  # the container updated: its entry replaced --
         if id(value) in seen:  # the others are, where one holds the same value
             return False
         seen.add(id(value))

@@ -447,6 +447,30 @@ def inner_for_else_continues_outer(x):
     return s
 
 
+# -- fuzz findings, reduced ---------------------------------------------------------------------
+
+
+# TypeError in the in-place check (None taken for the container updated)
+def in_place_check_beside_a_late_bound_lambda(z):
+    acc1 = np.zeros(3)
+    for _ in range(1):
+        acc1 += 1
+    fs7 = []
+    for i8 in range(1):
+        fs7.append(lambda u9: i8)
+    return np.sum(acc1) + z
+
+
+# `-None` in the backward pass: a closure reset a cell's adjoint after a continuation had set it
+def cell_reset_by_a_loop_after_its_continuation(w):
+    s4 = -w
+    for _ in range(1):
+        s4 = 1.0
+    else:
+        g6 = lambda u7: s4
+    return np.sum(s4 * w)
+
+
 CASES = [
     (closure_through_apply, (0.7,)),
     (lambda_through_apply, (0.7,)),
@@ -499,6 +523,8 @@ CASES = [
     (while_else_returns, (0.3,)),
     (while_else_returns, (0.9,)),
     (inner_for_else_continues_outer, (0.7,)),
+    (in_place_check_beside_a_late_bound_lambda, (0.5,)),
+    (cell_reset_by_a_loop_after_its_continuation, (np.array([0.3, 0.2]),)),
     (lists_joined, (0.7, 1.3)),
     (lists_joined_and_read, (0.7, 1.3)),
     (list_repeated_then_joined, (0.7, 1.3)),

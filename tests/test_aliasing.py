@@ -790,6 +790,19 @@ REFUSED = {
         "step",
         TypeError,
     ),
+    "a helper changes a keyword argument in place, its result unused": (
+        """
+        def helper(a, b, c):
+            b += b
+
+        def f(x):
+            r = helper(a=3, b=x, c=0.5)
+            return np.sum(x)
+        """,
+        (X,),
+        "helper",
+        TypeError,
+    ),
     "a list extended in place, held by another name": (
         """
         def f(x):

@@ -210,8 +210,15 @@ class LowerCPS:
         cells = anno.getanno(fdef, anno.CELLS, set())
         scope = Scope(parent, [k, *params], cells)
         body = []
+        leading = set()  # `c = None` the function starts with already (Desugar's, for a loop)
+        for st in fdef.body:
+            if not (isinstance(st, A.Assign) and isinstance(st.targets[0], A.Name)):
+                break
+            if not (isinstance(st.value, A.Constant) and st.value.value is None):
+                break
+            leading.add(st.targets[0].id)
         for c in sorted(cells):  # bound here, so every closure below shares the one variable
-            if c not in params:
+            if c not in params and c not in leading:
                 body.append(_bookkeeping(self.loc(A.assign(c, A.const(None)), fdef)))
         # every active parameter has an adjoint (a closure may add to it), not only those returned
         body += self.inits(

@@ -107,6 +107,13 @@ class ShiftReset:
                 name = self.unit.namer.fresh("unused")
                 body, info = self.dynamic_shift(s, name, s.value)
                 out.append(self.make_shift(s, body, info))
+            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(s.value, self.active):
+                # its result unused, a helper that may change a differentiated argument the
+                # caller reads after: transformed, so that its own check sees the change
+                t = s.targets[0] if isinstance(s, A.Assign) else None
+                name = t.id if isinstance(t, A.Name) else self.unit.namer.fresh("unused")
+                body, info = self.call_shift(s, name, s.value)
+                out.append(self.make_shift(s, body, info))
             elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
                 out += self.mutation_guard(s)
                 out.append(self.container_growth(s))
@@ -933,6 +940,18 @@ def without_calls(unit, e, fn):
             return node
 
     return Strip().visit(e)
+
+
+def may_change_active(value, active) -> bool:
+    """Is ``value`` a call of a user function that may change in place an active argument the
+    caller reads afterwards (aliasing's ``HELD_ARGS``)?"""
+    if not (isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "user"):
+        return False
+    held = anno.getanno(value, anno.HELD_ARGS)
+    if not held:
+        return False
+    slots = list(enumerate(value.args)) + [(k.arg, k.value) for k in value.keywords]
+    return any(slot in held and isinstance(a, A.Name) and a.id in active for slot, a in slots)
 
 
 def held_by_caller(call, arguments: dict) -> tuple:

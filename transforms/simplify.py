@@ -361,6 +361,8 @@ class Simplify:
             # Closures this statement runs (and the closures they run) can set adjoints they
             # borrow. A continuation nested here runs exactly once -- called here, or passed to a
             # backpropagator, which calls it once -- so what it always sets is set after.
+            reset = set()  # a cell's adjoint, which a closure may set back to None (a write
+            # of the cell starts its adjoint again), whatever else a continuation sets
             for name in S.names(s) & closures:
                 g = nested.get(name)
                 definite = (
@@ -373,6 +375,10 @@ class Simplify:
                         state[w] = SET
                     elif state.get(w, MAYBE) == NONE:
                         state[w] = MAYBE
+                    if w not in definite and self._shared(w):
+                        reset.add(w)
+            for w in reset:
+                state[w] = MAYBE
             if isinstance(s, A.Assign):
                 t = s.targets[0]
                 if isinstance(t, A.Name):

@@ -33,6 +33,7 @@ from transforms.shift_reset import (
     compound_index_names,
     held_by_caller,
     in_place,
+    may_change_active,
     python_in_place,
     rule_for,
     signature_of,
@@ -141,6 +142,12 @@ class Tangent:
                 out.append(self.loc(A.expr_stmt(self.call_local(s.value)), s))
             elif isinstance(s, A.Expr) and self.dynamic_effect(s.value):
                 out.append(self.loc(A.expr_stmt(self.call_dynamic(s.value)), s))
+            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(s.value, self.active):
+                # (see shift/reset: the helper's own check sees the change)
+                out.append(self.loc(A.expr_stmt(self.call_user(s.value)), s))
+                if isinstance(s, A.Assign):  # the value, as Python computed it
+                    value = A.Subscript(value=out[-1].value, slice=A.const(0), ctx=A.Load())
+                    out[-1] = self.loc(A.Assign(targets=s.targets, value=value), s)
             elif isinstance(s, A.Expr) and self.growth(s) is not None:
                 out += self.growth(s)
             else:
