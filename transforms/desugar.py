@@ -584,19 +584,25 @@ def _exposed(stmts, assigned: set) -> set[str]:
 
 
 def _late_bound(body) -> set[str]:
-    """Names of a function's scope (``body``) that a function made inside one of its loops
-    reads: each such closure sees the variable's value when it runs, not when it was made."""
-    out: set[str] = set()
+    """Names of a function's scope (``body``) that one of its loops binds and a function made
+    in that scope reads: there is one variable, and each such closure sees its value when it
+    runs -- in a later iteration (``fs.append(lambda t: t * i)``), or in this one when a closure
+    made before the loop is called in it (``g = lambda: s`` ... ``s = g() * 2``) -- not a value
+    the loop carries."""
+    bound: set[str] = set()
     for loop in _own_loops(body):
-        bound = set(_assigned(loop.body + loop.orelse))
+        bound |= set(_assigned(loop.body + loop.orelse))
         if isinstance(loop, A.For):
             bound |= set(_assigned([A.assign(loop.target, A.const(None))]))
-        for n in A.walk(loop):
-            if isinstance(n, A.FunctionDef):
-                out |= bound & free_names(n)
-            elif isinstance(n, A.Lambda):
-                out |= bound & (_loads(n.body) - set(A.arg_names(n.args)))
-    return out
+    if not bound:
+        return set()
+    read: set[str] = set()
+    for n in A.walk(A.Module(body=list(body), type_ignores=[])):
+        if isinstance(n, A.FunctionDef):
+            read |= free_names(n)
+        elif isinstance(n, A.Lambda):
+            read |= _loads(n.body) - set(A.arg_names(n.args))
+    return bound & read
 
 
 def _own_loops(stmts):
