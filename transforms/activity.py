@@ -19,7 +19,7 @@ object's ``__getitem__`` may compute with it: ShiftReset checks it when it runs)
 
 from __future__ import annotations
 
-from transforms import anno
+from transforms import aliasing, anno
 from transforms import astlib as A
 from transforms.context import Default
 from transforms.normalize import MUTATORS
@@ -196,6 +196,7 @@ class Activity:
                 return [v for v in (scopes.resolve(key, n) for n in names) if v is not None]
 
             for s in statements(fdef.body):
+                sinks |= set(vars_(_held_changed(s, ctx)))
                 if isinstance(s, A.Assign):
                     t = s.targets[0]
                     value = s.value
@@ -455,6 +456,21 @@ def _calls_active_value(s, scopes, key, active) -> bool:
             if v is not None and v in active and scopes.defs.get(v) is not None:
                 return True
     return False
+
+
+def _held_changed(s, ctx) -> list[str]:
+    """The arguments of a user function's call that it may change in place and that someone
+    reads after it (aliasing's ``HELD_ARGS``): what the change does is seen (``helper(x[:])``
+    changes ``x``), so each is needed as if the result read it -- active where it depends on an
+    input, and the call then runs transformed, where its own check refuses the change."""
+    call = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+    if not (isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "user"):
+        return []
+    held = anno.getanno(call, anno.HELD_ARGS)
+    if not held or not aliasing.may_change_arguments(anno.getanno(call.func, anno.CALLEE), ctx):
+        return []
+    slots = list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords]
+    return [a.id for slot, a in slots if slot in held and isinstance(a, A.Name)]
 
 
 def called_local(scopes, value):

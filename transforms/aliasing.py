@@ -1095,9 +1095,24 @@ class _Analysis:
         # a user's function, a function value: it may return what it was given, and store any
         # of its arguments into another
         if kind == "dynamic":
-            reach_args = reach_args | self.reach(self.value(f, state, call.func).objs, state)
+            fobjs = self.reach(self.value(f, state, call.func).objs, state)
+            reach_args = reach_args | fobjs | self.closure_reads(f, state, fobjs)
         state.add_heap(reach_args, reach_args)
         return Val(site | reach_args)
+
+    def closure_reads(self, f, state, fobjs) -> frozenset:
+        """What the closures among ``fobjs`` may return or store: the values of the variables
+        they read (``g = lambda: acc`` ... ``v = fs[0](v)`` makes ``v`` the very ``acc``) --
+        of every variable a function used as a value reads where the function is not known."""
+        keys = {self.closures[o] for o in fobjs if o in self.closures}
+        free = set().union(*(self.free[k] for k in keys)) if keys else set()
+        if any(o is TOP or o[0] in _ENTRY_KINDS for o in fobjs):
+            free |= self.escaped
+        objs = frozenset()
+        for v in free:
+            if v[0] == f.key or self.visible(f.key, v):
+                objs |= self.reach(self.var_value(f, state, v).objs, state)
+        return objs
 
     def local_call(self, f, s, call, g, state) -> Val:
         callee = self.funcs[g]
