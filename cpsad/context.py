@@ -51,6 +51,10 @@ class Context:
             # refused on one that closes over differentiated values; calling the function it
             # made goes through the dispatch.)
             return "dynamic"
+        if isinstance(obj, runtime.Closure):
+            # a function of emitted code, as a value (a closure made by a plain call held it):
+            # calling it runs its backpropagator through the dispatch
+            return "dynamic"
         if isinstance(obj, types.FunctionType):
             mod = (getattr(obj, "__module__", None) or "").split(".")[0]
             if mod not in OPAQUE_PACKAGES:
