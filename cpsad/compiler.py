@@ -456,38 +456,67 @@ def _all_guards(spec: Spec) -> list:
 
 def call_bp(f, k, *args, **kwargs):
     """Call ``f(*args, **kwargs)`` in continuation-passing style; the adjoints of ``args``."""
+    return _dispatch(f, k, args, kwargs)[0]
+
+
+def call_bp_keywords(f, k, *args, **kwargs):
+    """``call_bp`` where a keyword argument is differentiated (``fn(x, scale=s)``, a decorator's
+    ``fn(*args, **kwargs)``): ``(one adjoint per positional argument, {keyword: adjoint})``."""
+    positional, keywords = _dispatch(f, k, args, kwargs)
+    if keywords is None:
+        for name, v in kwargs.items():
+            if _inexact(v):
+                name_f = getattr(f, "__qualname__", None) or type(f).__name__
+                raise TypeError(
+                    f"cpsad: the keyword argument `{name}` of a call of `{name_f}` through a "
+                    "function value is a float there, and that call has no derivative with "
+                    "respect to its keywords -- pass it by position"
+                )
+        keywords = {name: zeros_like(v) for name, v in kwargs.items()}
+    return positional, keywords
+
+
+def _dispatch(f, k, args, kwargs):
+    """What ``f`` is, found out when it runs: ``(adjoints of args, of kwargs)``; the second None
+    where the call has no derivative with respect to its keywords (a rule: its keywords are
+    options; an operator of cpsad's)."""
     k = _present(k)
     derivative = getattr(f, "__cpsad_derivative__", None)
     if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
-        return _derivative_bp(f, derivative, k, args, kwargs)
+        return _derivative_bp(f, derivative, k, args, kwargs), None
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         params = list(inspect.signature(f.bp).parameters.values())[1:]
-        return _positional(params, [p.name for p in params], f.bp(k, *args, **kwargs), args)
+        out = f.bp(k, *args, **kwargs)
+        return _by_argument(params, [p.name for p in params], out, args, kwargs)
     rule = core.lookup(f)
     if rule is not None:
-        return _primitive(rule, f, k, args, kwargs)
+        return _primitive(rule, f, k, args, kwargs), None
     if core.is_nondiff(f) or f in (int, bool, str):
         k(f(*args, **kwargs))
-        return tuple(zeros_like(a) for a in args)
+        return tuple(zeros_like(a) for a in args), {n: zeros_like(v) for n, v in kwargs.items()}
     op = getattr(f, "__cpsad_operator__", None)
     if op == "jvp":  # cpsad.jvp(h, primals, tangents): reverse mode over h's tangent function
-        return _jvp_bp(k, *args, **kwargs)
+        return _jvp_bp(k, *args, **kwargs), None
     if op == "vjp":  # cpsad.vjp(h, *args): its value, and a pullback that adds to args' adjoints
-        return _vjp_bp(k, *args, **kwargs)
+        return _vjp_bp(k, *args, **kwargs), None
     if isinstance(f, Pullback):
-        return f.call_bp(k, *args, **kwargs)
+        return f.call_bp(k, *args, **kwargs), None
     if op is not None:  # cpsad.grad(h) itself, as a value
         k(_operator(f, args, kwargs))
-        return tuple(zeros_like(a) for a in args)
+        return tuple(zeros_like(a) for a in args), None
     method = user_method(CONTEXT, f)
     if method is not None:  # a bound method, or an object with __call__: the object goes first
         receiver = getattr(f, "__self__", f)
-        return _function(method, k, (receiver, *args), kwargs, data=1)[1:]
+        positional, keywords = _function(method, k, (receiver, *args), kwargs, data=1)
+        return positional[1:], keywords
     if isinstance(f, functools.partial):  # its arguments first: constants
         n = len(f.args)
-        return call_bp(f.func, k, *f.args, *args, **{**f.keywords, **kwargs})[n:]
+        positional, keywords = _dispatch(f.func, k, (*f.args, *args), {**f.keywords, **kwargs})
+        if keywords is not None:
+            keywords = {name: keywords[name] for name in kwargs}
+        return positional[n:], keywords
     if isinstance(f, LRU_CACHE):  # what the function returns
-        return call_bp(f.__wrapped__, k, *args, **kwargs)
+        return _dispatch(f.__wrapped__, k, args, kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
     name = getattr(f, "__qualname__", None) or repr(f)
@@ -530,7 +559,7 @@ def _derivative_bp(f, derivative, k, args, kwargs):
     def k_gradient(adj):
         return gradient_adjoint(k(gradient_of(adj, like)), adj, like)
 
-    return _function(fn, _present(k_gradient), full, kwargs, data=seeds)[seeds:]
+    return _function(fn, _present(k_gradient), full, kwargs, data=seeds)[0][seeds:]
 
 
 def _jvp_bp(k, h, primals, tangents, **kwargs):
@@ -546,7 +575,7 @@ def _jvp_bp(k, h, primals, tangents, **kwargs):
         tangent_bar = gradient_adjoint(item_adjoint(out_bar, 1, out[1]), tangent, value)
         return Sparse({0: item_adjoint(out_bar, 0, value), 1: tangent_bar})
 
-    adjoints = _function(fn, _present(k_pair), full, kwargs)
+    adjoints, _ = _function(fn, _present(k_pair), full, kwargs)
     n = len(where)
     tangents_bar = Sparse()
     for (p, idx), i in where:
@@ -665,7 +694,7 @@ class Pullback:
             bar = gradient_adjoint(k(grads), adjoints, like)
             return item_adjoint(bar, 0, raw) if len(active) == 1 else bar
 
-        out = _function(bp, _present(k_gradients), (Closure(seed_bp), *full), kwargs, data=1)
+        out, _ = _function(bp, _present(k_gradients), (Closure(seed_bp), *full), kwargs, data=1)
         for i, a in enumerate(out[1 + offset :]):
             self.args_bar[i] = acc(self.args_bar[i], a)
         bar = got.get("cotangent_bar")
@@ -741,7 +770,7 @@ def _present(k):
 
 def _function(f, k, args, kwargs, data=0):
     """A Python function, differentiated with respect to every argument passed but the first
-    ``data`` (the object of a method)."""
+    ``data`` (the object of a method): ``(adjoints of args, of kwargs)``."""
     sig = inspect.signature(f, follow_wrapped=False)
     bound = sig.bind(*args, **kwargs)
     data_params = list(sig.parameters)[:data]
@@ -750,18 +779,22 @@ def _function(f, k, args, kwargs, data=0):
     # one in place would be seen there (aliasing's held parameters)
     held = (aliasing.held_entry(bound.arguments),) if bound.arguments else ()
     spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held)
-    return _positional(list(sig.parameters.values()), active, spec.bp(k, *args, **kwargs), args)
+    out = spec.bp(k, *args, **kwargs)
+    return _by_argument(list(sig.parameters.values()), active, out, args, kwargs)
 
 
-def _positional(params, names, out, args):
+def _by_argument(params, names, out, args, kwargs):
     """Adjoints of the parameters ``names`` (as a backpropagator returns them) -> one per
-    positional argument, ``*args`` spread out."""
+    positional argument (``*args`` spread out) and one per keyword argument (``**kwargs``
+    spread out)."""
     # (a backpropagator of no parameters returns nothing: ``out`` is None)
     adjoints = dict(zip(names, (out,) if len(names) == 1 else out or ()))
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p.name for p in params if p.kind in kinds]
-    star = next((p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL), None)
-    result = []
+    P = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    named = {p.name for p in params if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+    star = next((p.name for p in params if p.kind == P.VAR_POSITIONAL), None)
+    stars = next((p.name for p in params if p.kind == P.VAR_KEYWORD), None)
+    by_position = []
     for i, a in enumerate(args):
         if i < len(positional):
             adj = adjoints.get(positional[i])
@@ -769,8 +802,17 @@ def _positional(params, names, out, args):
             adj = item_adjoint(adjoints[star], i - len(positional), a)
         else:
             adj = None
-        result.append(zeros_like(a) if adj is None else adj)
-    return tuple(result)
+        by_position.append(zeros_like(a) if adj is None else adj)
+    by_keyword = {}
+    for name, v in kwargs.items():
+        if name in named:
+            adj = adjoints.get(name)
+        elif stars is not None and adjoints.get(stars) is not None:
+            adj = item_adjoint(adjoints[stars], name, v)
+        else:
+            adj = None
+        by_keyword[name] = zeros_like(v) if adj is None else adj
+    return tuple(by_position), by_keyword
 
 
 def _primitive(rule, f, k, args, kwargs):
@@ -809,27 +851,51 @@ def _inexact(a) -> bool:
 
 def call_jvp(f, tangents, *args, **kwargs):
     """Call ``f(*args, **kwargs)`` carrying the arguments' tangents; ``(result, its tangent)``."""
-    value, tangent = _call_jvp(f, tangents, *args, **kwargs)
+    value, tangent = _call_jvp(f, tangents, None, args, kwargs)
     return value, tangent_or_zeros(tangent, value)  # never absent: the caller's rules read it
 
 
-def _call_jvp(f, tangents, *args, **kwargs):
+def call_jvp_keywords(f, tangents, keyword_tangents, *args, **kwargs):
+    """``call_jvp`` where a keyword argument carries a tangent: ``keyword_tangents`` maps
+    keywords to tangents (None: the argument has none)."""
+    value, tangent = _call_jvp(f, tangents, keyword_tangents or None, args, kwargs)
+    return value, tangent_or_zeros(tangent, value)
+
+
+def _no_keyword_tangents(f, keyword_tangents) -> None:
+    """A call that follows no tangent of a keyword argument (a rule's keywords are options)."""
+    for name, t in (keyword_tangents or {}).items():
+        if t is not None:
+            shown = getattr(f, "__qualname__", None) or type(f).__name__
+            raise TypeError(
+                f"cpsad: the keyword argument `{name}` of a call of `{shown}` through a "
+                "function value depends on the differentiated values, and that call has no "
+                "derivative with respect to its keywords -- pass it by position"
+            )
+
+
+def _call_jvp(f, tangents, kw_tangents, args, kwargs):
     if isinstance(f, Closure) and f.jvp is not None:
         params = list(inspect.signature(f.jvp).parameters.values())[len(f.active) :]
-        by_param = _tangents_by_param(params, tangents, args, kwargs)
+        by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
         zeros = zero_tangents(f, args, kwargs)  # for the parameters given no tangent
         dots = [by_param.get(p, z) for p, z in zip(f.active, zeros)]
         return f.jvp(*dots, *args, **kwargs)
     rule = core.lookup(f)
     if rule is not None:
+        _no_keyword_tangents(f, kw_tangents)
         return _primitive_jvp(rule, f, tangents, args, kwargs)
     if core.is_nondiff(f) or f in (int, bool, str):
         ans = f(*args, **kwargs)
         return ans, tangent_zeros(ans)
     method = user_method(CONTEXT, f)
     if method is not None:  # the object is data: it has no tangent
-        return call_jvp(method, (None, *tangents), getattr(f, "__self__", f), *args, **kwargs)
+        receiver = getattr(f, "__self__", f)
+        return _call_jvp(method, (None, *tangents), kw_tangents, (receiver, *args), kwargs)
     derivative = getattr(f, "__cpsad_derivative__", None)
+    op = getattr(f, "__cpsad_operator__", None)
+    if derivative is not None or op is not None or isinstance(f, Pullback):
+        _no_keyword_tangents(f, kw_tangents)
     if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
         if derivative[0] not in ("grad", "value_and_grad"):
             from cpsad import api  # the API builds on this module
@@ -846,7 +912,6 @@ def _call_jvp(f, tangents, *args, **kwargs):
         seeds = len(full) - len(args)
         value, tangent = call_jvp(fn, (None,) * seeds + tuple(tangents), *full, **kwargs)
         return gradient_of(value, like), gradient_of(tangent, like)
-    op = getattr(f, "__cpsad_operator__", None)
     if op == "jvp":  # forward mode over h's tangent function
         return _jvp_jvp(tangents, *args, **kwargs)
     if op == "vjp":
@@ -858,12 +923,13 @@ def _call_jvp(f, tangents, *args, **kwargs):
     if isinstance(f, functools.partial):  # its arguments first: constants, without tangents
         n = len(f.args)
         tangents = (None,) * n + tuple(tangents)
-        return _call_jvp(f.func, tangents, *f.args, *args, **{**f.keywords, **kwargs})
+        kwargs = {**f.keywords, **kwargs}
+        return _call_jvp(f.func, tangents, kw_tangents, (*f.args, *args), kwargs)
     if isinstance(f, LRU_CACHE):
-        return _call_jvp(f.__wrapped__, tangents, *args, **kwargs)
+        return _call_jvp(f.__wrapped__, tangents, kw_tangents, args, kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         params = list(inspect.signature(f, follow_wrapped=False).parameters.values())
-        by_param = _tangents_by_param(params, tangents, args, kwargs)
+        by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
         active = tuple(p.name for p in params if by_param.get(p.name) is not None)
         spec = specialize(f, active, kinds_of(f.__code__, args, kwargs), "forward")
         return spec.bp(*[by_param[p] for p in active], *args, **kwargs)
@@ -889,12 +955,13 @@ def _derivative_function(f, args, kwargs):
     return fn, full, tuple(args[i] for i in argnums)
 
 
-def _tangents_by_param(params, tangents, args, kwargs) -> dict:
+def _tangents_by_param(params, tangents, args, kwargs, kw_tangents=None) -> dict:
     """``{parameter: tangent}`` from one tangent per positional argument (``*args`` collected
-    into a tuple, zeros where an item has none); parameters without a tangent are left out."""
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p.name for p in params if p.kind in kinds]
-    star = next((p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL), None)
+    into a tuple, zeros where an item has none) and one per keyword argument in ``kw_tangents``
+    (``**kwargs`` collected into a dict); parameters without a tangent are left out."""
+    P = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind == P.VAR_POSITIONAL), None)
     out = {}
     for name, t in zip(positional, tangents):
         if t is not None:
@@ -903,6 +970,15 @@ def _tangents_by_param(params, tangents, args, kwargs) -> dict:
         rest = list(zip(tangents, args))[len(positional) :]
         if any(t is not None for t, _ in rest):
             out[star] = tuple(tangent_or_zeros(t, a) for t, a in rest)
+    if kw_tangents:
+        named = {p.name for p in params if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+        stars = next((p.name for p in params if p.kind == P.VAR_KEYWORD), None)
+        for name, t in kw_tangents.items():
+            if t is not None and name in named:
+                out[name] = t
+        extra = {n: v for n, v in kwargs.items() if n not in named}
+        if stars is not None and any(kw_tangents.get(n) is not None for n in extra):
+            out[stars] = {n: tangent_or_zeros(kw_tangents.get(n), v) for n, v in extra.items()}
     return out
 
 
@@ -936,6 +1012,8 @@ CONTEXT = Context(
     helpers={
         "call_bp": call_bp,
         "call_jvp": call_jvp,
+        "call_bp_keywords": call_bp_keywords,
+        "call_jvp_keywords": call_jvp_keywords,
         "backpropagator_of": backpropagator_of,
         "gradient_of": gradient_of,
     }

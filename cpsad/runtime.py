@@ -719,17 +719,10 @@ def _holds(value, x, within, seen: set) -> bool:
 # --------------------------------------------------------------------------- functions as values
 
 
-def constant_keywords(kwargs: dict) -> dict:
-    """``**kwargs`` passed on through a call of a function value: their adjoints have nowhere to
-    go, so none of them may be a value the call differentiates (a float, an array)."""
-    for name, v in kwargs.items():
-        if not isinstance(v, bool) and isinstance(v, (float, complex, np.ndarray, np.inexact)):
-            raise TypeError(
-                f"cpsad: the keyword argument `{name}` passed on with `**` to a function value "
-                "is a number or an array: its derivative is not supported there -- pass it by "
-                "position"
-            )
-    return kwargs
+def keywords_adjoint(by_keyword: dict, kwargs: dict):
+    """The adjoint of ``kwargs`` passed on with ``**kwargs`` through a function value: its keys'
+    adjoints, from those of the call's keywords (``call_bp_keywords``)."""
+    return Sparse({name: by_keyword[name] for name in kwargs})
 
 
 class _Stop(BaseException):

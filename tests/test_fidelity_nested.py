@@ -417,6 +417,61 @@ def test_keywords_through_a_forwarding_wrapper():
     assert g(x, 2.0, scale=0.5) == pytest.approx(0.5 * g(x, 2.0), rel=1e-12)
 
 
+def keyword_differentiated(x):
+    return forwarded_scaled(x, y=np.sin(x), scale=x)  # each keyword depends on x
+
+
+def keyword_only_through_wrapper(x):
+    return forwarded_scaled(x=x, y=2.0)
+
+
+def _options(x, **opts):
+    return x * opts["s"] + opts.get("t", 0.0) ** 2
+
+
+def keyword_to_function_value(x):
+    fn = _options
+    return fn(x, s=x, t=2.0 * x)
+
+
+def keywords_spread(x):
+    d = {"s": np.cos(x), "t": x}
+    fn = _options
+    return fn(2.0, **d)
+
+
+def keyword_array(w):
+    return np.sum(forwarded_scaled(w, y=w, scale=np.tanh(w)))
+
+
+KEYWORDS = [
+    keyword_differentiated,
+    keyword_only_through_wrapper,
+    keyword_to_function_value,
+    keywords_spread,
+]
+
+
+@pytest.mark.parametrize("f", KEYWORDS, ids=[f.__name__ for f in KEYWORDS])
+def test_differentiated_keywords_through_function_values(f):
+    """A keyword argument that depends on the input, passed through a function value (a
+    decorator's `fn(*args, **kwargs)`, `fn(x, s=x)`, `fn(2.0, **d)`): its derivative comes back
+    by name, in both modes (the dispatch once dropped the rest of the program for it, then
+    refused it)."""
+    x = 0.7
+    value, g = cpsad.value_and_grad(f)(x)
+    close(value, f(x), rtol=1e-12)
+    close(g, fd(f, x))
+    close(g, autograd.grad(f)(x), rtol=1e-9)
+    close(cpsad.jvp(f, (x,), (1.0,))[1], g, rtol=1e-12)
+
+
+def test_a_differentiated_keyword_array():
+    w = np.array([0.3, -0.8, 1.1])
+    check_grads(keyword_array, w)
+    close(cpsad.grad(keyword_array)(w), autograd.grad(keyword_array)(w), rtol=1e-9)
+
+
 def test_a_forwarding_wrapper_at_second_order_is_refused():
     """Its derivative is taken with respect to items of *args, which a second derivative does
     not do yet: a clear error, never the undecorated function's."""

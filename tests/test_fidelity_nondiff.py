@@ -206,7 +206,6 @@ SAMPLES: list[tuple] = [
     (em.norm_axes, (M, None, None), {}),
     (em.norm_exponent, (M, 3, 1), {}),
     (runtime.check_in_place, (M, "+=", "y += v", 1, None, ("z",), X), {}),  # None
-    (runtime.constant_keywords, ({"axis": 1, "name": "w"},), {}),  # refuses floats
     (functools.wraps, (np.sum,), {}),
     (functools.update_wrapper, (lambda v: v, np.sum), {}),
 ]

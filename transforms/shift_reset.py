@@ -200,20 +200,13 @@ class ShiftReset:
         argument; what ``f`` closes over gets its adjoint inside ``f``'s own backpropagator.
         """
         unit = self.unit
-        for kw in value.keywords:
-            if kw.arg is None and isinstance(kw.value, A.Name) and kw.value.id in self.active:
-                # `**kwargs` forwarded (a decorator's wrapper): fine while it holds nothing to
-                # differentiate, which is known only when it runs
-                check = unit.inject(self.ctx.runtime("constant_keywords"), "constant_keywords")
-                kw.value = A.call(check, [kw.value])
-            elif isinstance(kw.value, A.Name) and kw.value.id in self.active:
-                raise unit.error(
-                    "a differentiable keyword argument in a call of a function value is not "
-                    "supported",
-                    kw.value,
-                    "pass it by position",
-                )
-        dispatch = unit.inject(self.ctx.runtime("call_bp"), "call_bp")
+        # a differentiated keyword argument (``fn(x, scale=s)``, a decorator's ``**kwargs``
+        # passed on): the dispatch returns the keywords' adjoints too
+        keywords = any(
+            isinstance(kw.value, A.Name) and self.has_adjoint(kw.value.id) for kw in value.keywords
+        )
+        name = "call_bp_keywords" if keywords else "call_bp"
+        dispatch = unit.inject(self.ctx.runtime(name), name)
         call = A.call(dispatch, [value.func, A.name(self.k), *value.args])
         call.keywords = value.keywords
         A.copy_location(call, value)
@@ -224,8 +217,8 @@ class ShiftReset:
             for i, a in enumerate(value.args)
             if isinstance(a, A.Name) and a.id in self.active and a.id not in self.functions
         ]
-        if any(isinstance(a, A.Starred) for a in value.args):
-            return self.spread_shift(call, value, info)
+        if keywords or any(isinstance(a, A.Starred) for a in value.args):
+            return self.spread_shift(call, value, info, keywords)
         if not flows:
             return [A.expr_stmt(call)], info
         namer = unit.namer
@@ -246,12 +239,37 @@ class ShiftReset:
         function closes over gets its adjoints inside its backpropagator)."""
         return name in self.active and name not in self.functions
 
-    def spread_shift(self, call, value, info):
+    def spread_shift(self, call, value, info, keywords=False):
         """``f(a, *xs)`` through the dispatch: one adjoint per argument, ``xs``'s from its
-        place on (``entries_adjoint``). An argument after ``*xs`` has no fixed place."""
+        place on (``entries_adjoint``). An argument after ``*xs`` has no fixed place. With
+        ``keywords`` (``call_bp_keywords``), the keywords' adjoints by name, ``**kw``'s
+        those of its keys (``keywords_adjoint``)."""
         unit = self.unit
         got = unit.namer.fresh("adjoints")
         body = [A.assign(got, call)]
+        by_keyword = None
+        if keywords:
+            by_keyword = A.Subscript(value=A.name(got), slice=A.const(1), ctx=A.Load())
+            for kw in value.keywords:
+                if not (isinstance(kw.value, A.Name) and self.has_adjoint(kw.value.id)):
+                    continue
+                if kw.arg is None:
+                    fn = unit.inject(self.ctx.runtime("keywords_adjoint"), "keywords_adjoint")
+                    part = A.call(fn, [A.deepcopy(by_keyword), A.name(kw.value.id)])
+                else:
+                    part = A.Subscript(
+                        value=A.deepcopy(by_keyword), slice=A.const(kw.arg), ctx=A.Load()
+                    )
+                target = A.store(unit.namer.adjoint(kw.value.id))
+                body.append(A.AugAssign(target=target, op=A.Add(), value=part))
+            got_positional = unit.namer.fresh("adjoints")
+            body.insert(
+                1,
+                A.assign(
+                    got_positional, A.Subscript(value=A.name(got), slice=A.const(0), ctx=A.Load())
+                ),
+            )
+            got = got_positional
         starred = False
         for i, a in enumerate(value.args):
             node = a.value if isinstance(a, A.Starred) else a
@@ -984,12 +1002,18 @@ def refuse_dispatch(unit, value) -> None:
     if not isinstance(value, A.Call):
         return
     callee = anno.getanno(value.func, anno.CALLEE)
-    if callee is not None and callee in (
-        ctx.runtime("call_bp"),
-        ctx.runtime("call_jvp"),
-        ctx.runtime("Closure"),
-    ):
+    if callee is not None and callee in (*dispatchers(ctx), ctx.runtime("Closure")):
         raise through_a_value(unit, value)
+
+
+def dispatchers(ctx) -> tuple:
+    """The runtime's dispatch of calls of function values (emitted code calls them)."""
+    return (
+        ctx.runtime("call_bp"),
+        ctx.runtime("call_bp_keywords"),
+        ctx.runtime("call_jvp"),
+        ctx.runtime("call_jvp_keywords"),
+    )
 
 
 def _spread(call) -> bool:
@@ -1030,10 +1054,7 @@ def check_effect(unit, active, s) -> None:
     the runtime dispatch of emitted code transformed again (its continuation is the rest of the
     program, whatever values it is given)."""
     call = s.value
-    if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE) in (
-        unit.ctx.runtime("call_bp"),
-        unit.ctx.runtime("call_jvp"),
-    ):
+    if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE) in dispatchers(unit.ctx):
         raise through_a_value(unit, call)
     if not isinstance(s, A.Expr):
         return

@@ -536,14 +536,24 @@ class Simplify:
         return self._pure(s.value)
 
     def _pure(self, e) -> bool:
-        """Calls only primitives, non-differentiable functions, rules and runtime helpers."""
+        """Calls only primitives, non-differentiable functions, rules and runtime helpers --
+        none given a function it may call (``call_bp(g, after_g_L5, ...)`` runs the rest of
+        the program in its continuation, whatever it returns)."""
         helpers = set(self.unit.injected) - set(self.unit.callees)
+        if not hasattr(self, "_functions"):
+            self._functions = {
+                n.name for n in A.walk(self.unit.tree) if isinstance(n, A.FunctionDef)
+            }
+            self._functions.add(self.unit.cont_name)
         for n in A.walk(e):
             if isinstance(n, A.Call):
                 if anno.getanno(n.func, anno.CALLEE_KIND) in ("primitive", "nondiff"):
                     continue
                 path = A.dotted(n.func)
                 if path is None or path.split(".")[0] not in helpers:
+                    return False
+                given = n.args + [k.value for k in n.keywords]
+                if any(isinstance(a, A.Name) and a.id in self._functions for a in given):
                     return False
         return True
 

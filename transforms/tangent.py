@@ -420,18 +420,6 @@ class Tangent:
         """``f(a, b)`` with ``f`` a value: ``call_jvp(f, (a_dot, b_dot), a, b)``; ``f(a, *xs)``:
         ``call_jvp(f, (a_dot, *xs_dot), a, *xs)``, zeros for the entries of an ``xs`` that has
         no tangent."""
-        for kw in value.keywords:
-            if kw.arg is None and isinstance(kw.value, A.Name) and kw.value.id in self.active:
-                # `**kwargs` passed on: see shift/reset's dynamic_shift
-                check = self.runtime("constant_keywords")
-                kw.value = A.call(check, [kw.value])
-            elif isinstance(kw.value, A.Name) and kw.value.id in self.active:
-                raise self.unit.error(
-                    "a differentiable keyword argument in a call of a function value is not "
-                    "supported",
-                    kw.value,
-                    "pass it by position",
-                )
         dots = []
         for a in value.args:
             if isinstance(a, A.Starred):
@@ -439,7 +427,20 @@ class Tangent:
             else:
                 dots.append(self.tan(a) or A.const(None))
         tangents = A.tuple_(dots)
-        call = A.call(self.runtime("call_jvp"), [value.func, tangents, *value.args])
+        # a keyword argument with a tangent (``fn(x, scale=s)``, a decorator's ``**kwargs``
+        # passed on): the tangents of the keywords, by name
+        keys, values = [], []
+        for kw in value.keywords:
+            t = self.tan(kw.value)
+            if t is not None:
+                keys.append(None if kw.arg is None else A.const(kw.arg))
+                values.append(t)
+        if keys:
+            by_keyword = A.Dict(keys=keys, values=values)
+            fn = self.runtime("call_jvp_keywords")
+            call = A.call(fn, [value.func, tangents, by_keyword, *value.args])
+        else:
+            call = A.call(self.runtime("call_jvp"), [value.func, tangents, *value.args])
         call.keywords = value.keywords
         return A.copy_location(call, value)
 

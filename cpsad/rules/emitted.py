@@ -43,7 +43,6 @@ from cpsad.runtime import (
     add_tangent,
     as_adjoint,
     check_in_place,
-    constant_keywords,
     entries_adjoint,
     getitem_adjoint,
     index_step,
@@ -70,7 +69,6 @@ defnondiff(
     index_step,
     op.power_at_zero,  # a step in the exponent
     like,
-    constant_keywords,  # its values are not differentiated (it refuses those that could be)
     tangent_zeros,
     jn.first_occurrences,
     scalar_seed,
