@@ -90,6 +90,34 @@ ACCEPTED = {
         """,
         (X,),
     ),
+    "accumulate beside closures of a loop's counter (a cell of fresh numbers)": (
+        """
+        def f(x):
+            acc = np.zeros(3)
+            for i in range(3):
+                acc += x * i
+            fs = [lambda t: t * (j + 1) for j in range(3)]
+            return np.sum(acc * acc) + fs[1](x[0])
+        """,
+        (X,),
+    ),
+    "accumulate beside a nested function's running sum (arithmetic only)": (
+        """
+        def f(x):
+            total = 0.0
+            acc = x * 1.0
+
+            def bump(v):
+                nonlocal total
+                total = total + v * 2.0
+
+            bump(x[0])
+            acc += x
+            bump(x[1])
+            return np.sum(acc * acc) + total
+        """,
+        (X,),
+    ),
     "every operator on an array in a loop": (
         """
         def f(x):
@@ -801,6 +829,43 @@ REFUSED = {
         """,
         (X,),
         "helper",
+        TypeError,
+    ),
+    "a nested function's variable that holds the array (nonlocal c; c = acc)": (
+        """
+        def f(x):
+            acc = x * 1.0
+            c = None
+
+            def keep():
+                nonlocal c
+                c = acc
+
+            keep()
+            acc += x
+            return np.sum(c * c)
+        """,
+        (X,),
+        "c",
+        TypeError,
+    ),
+    "the same, the update in a loop": (
+        """
+        def f(x):
+            acc = x * 1.0
+            c = None
+
+            def keep():
+                nonlocal c
+                c = acc
+
+            keep()
+            for i in range(2):
+                acc += x
+            return np.sum(c * c)
+        """,
+        (X,),
+        "c",
         TypeError,
     ),
     "a list extended in place, held by another name": (

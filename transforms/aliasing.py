@@ -458,6 +458,7 @@ class _Analysis:
             params = [(key, p) for p in A.arg_names(fdef.args)]
             self.funcs[key] = _Func(key, fdef, params)
         self.cells = self._cells()
+        self.fresh_cells = self._fresh_cells()
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
         self.duplicates: set = set()  # containers that may hold an object twice
@@ -498,6 +499,70 @@ class _Analysis:
                 if isinstance(node, A.Nonlocal) and parent is not None:
                     out |= {self.var(parent, n) for n in node.names}
         return out
+
+    def _fresh_cells(self) -> set:
+        """The cells that only ever hold values made fresh where they are assigned -- numbers,
+        results of arithmetic and comparisons of such values, a loop's counter -- which no
+        other variable holds: a change in place of some other value cannot be seen through
+        them. (A variable is such when every assignment of it is, a parameter when every call
+        of its function by name passes such a value; to a greatest fixpoint.)"""
+        if not self.cells:
+            return set()
+        defs: dict = {}  # variable -> [(function key, expression or None: unknown)]
+
+        def add(v, key, e):
+            defs.setdefault(v, []).append((key, e))
+
+        for key, f in self.funcs.items():
+            if key == "" or f.escapes:
+                for p in f.params:
+                    add(p, key, None)
+            for st in statements(f.fdef.body):
+                if isinstance(st, A.Assign):
+                    t = st.targets[0]
+                    if isinstance(t, A.Name):
+                        add(self.var(key, t.id), key, st.value)
+                    else:
+                        for n in A.walk(t):
+                            if isinstance(n, A.Name):
+                                add(self.var(key, n.id), key, None)
+                elif isinstance(st, A.FunctionDef):
+                    add(self.var(key, st.name), key, None)
+                for n in self._statement_nodes(st):
+                    g = self.local_callee(key, n)
+                    if g is None:
+                        continue
+                    names = A.arg_names(self.funcs[g].fdef.args)
+                    given = dict(zip(names, n.args))
+                    given.update({k.arg: k.value for k in n.keywords if k.arg is not None})
+                    spread = any(isinstance(a, A.Starred) for a in n.args) or any(
+                        k.arg is None for k in n.keywords
+                    )
+                    for p in names:
+                        add((g, p), key, None if spread else given.get(p))
+
+        def fresh(key, e, safe) -> bool:
+            if e is None:
+                return False
+            if isinstance(e, A.Constant):
+                return True
+            if isinstance(e, A.Name):
+                return self.var(key, e.id) in safe
+            if isinstance(e, A.BinOp):
+                return fresh(key, e.left, safe) and fresh(key, e.right, safe)
+            if isinstance(e, A.UnaryOp):
+                return fresh(key, e.operand, safe)
+            return isinstance(e, A.Compare)
+
+        safe = set(defs)
+        changed = True
+        while changed:
+            changed = False
+            for v in list(safe):
+                if not all(fresh(key, e, safe) for key, e in defs[v]):
+                    safe.discard(v)
+                    changed = True
+        return self.cells & safe
 
     def irrelevant_global(self, var) -> bool:
         """A global that holds no value an update could change: a module, a function, a class,
@@ -590,9 +655,36 @@ class _Analysis:
         for f in self.funcs.values():
             if f.escapes:
                 self.escaped |= free[f.key]
+        runs = self._runs_values()
         for key, f in self.funcs.items():
-            seen = {v for v in self.escaped if v[0] != key and self.visible(key, v)}
+            seen = set()
+            if key in runs:
+                seen = {v for v in self.escaped if v[0] != key and self.visible(key, v)}
             f.entry_vars = set(f.params) | free[key] | seen
+
+    def _runs_values(self) -> set:
+        """The functions that may run a function used as a value: they call something that is
+        not a primitive, nor a local function by name -- or a local function that may. (One
+        that does not -- a loop's function of arithmetic -- reads no escaped closure's
+        variables.)"""
+        direct = {
+            key
+            for key, f in self.funcs.items()
+            if any(
+                isinstance(n, A.Call)
+                and anno.getanno(n.func, anno.CALLEE_KIND) not in ("primitive", "nondiff", "local")
+                for n in self._own_nodes(f.fdef)
+            )
+        }
+        calls = {key: set(self._function_refs(key)[0]) for key in self.funcs}
+        grew = True
+        while grew:
+            grew = False
+            for key in self.funcs:
+                if key not in direct and calls[key] & direct:
+                    direct.add(key)
+                    grew = True
+        return direct
 
     # ---------------------------------------------------------------- liveness
 
@@ -888,13 +980,13 @@ class _Analysis:
         key = f.key
         state = _State(bound=frozenset(f.params))
         for p in f.params:
-            if f.escapes:
-                state.env[p] = Val(frozenset({TOP}))
-            else:
-                e, c = _entry(key, p), _contents(key, p)
-                state.env[p] = Val(frozenset({e}))
-                state.heap[e] = frozenset({c})
-                state.heap[c] = frozenset({c})
+            # (a function used as a value, called by anyone with anything: its entry objects
+            # all may share, and its callers hold them -- ``_relations`` -- as the entry
+            # function's; a call of it by name maps them to what it is given)
+            e, c = _entry(key, p), _contents(key, p)
+            state.env[p] = Val(frozenset({e}))
+            state.heap[e] = frozenset({c})
+            state.heap[c] = frozenset({c})
         self._ret, self._heap_out = EMPTY, {}
         self._block(f, f.fdef.body, state)
         # what a caller can see of it: from the result and from what it was given
@@ -1241,7 +1333,14 @@ class _Analysis:
                                 g.related.add(pair)
                                 changed = True
                 for o in objs:
-                    found = {n for n, r in live.items() if self.overlap(h, image[o], r)}
+                    # (a cell holds TOP: one of fresh values counts only for a value that is
+                    # TOP too, as in ``_decide``)
+                    found = {
+                        n
+                        for n, r in live.items()
+                        if (n not in self.fresh_cells or TOP in image[o])
+                        and self.overlap(h, image[o], r)
+                    }
                     for e, hold in h.holders.items():
                         if hold and self.overlap(h, image[o], frozenset({(e[0], h.key, e[1])})):
                             found |= hold
@@ -1282,8 +1381,8 @@ class _Analysis:
                 else f"whoever calls `{f.fdef.name}` (it is used as a value)"
             )
         for n in sorted(self.live_after.get(id(s), ()) - skip, key=repr):
-            if n in self.cells and TOP not in objs:
-                continue  # (a cell holds TOP: counted below only when the value is TOP too)
+            if n in self.fresh_cells and TOP not in objs:
+                continue  # (it holds TOP: but only values made fresh, none this one may be)
             other = self.reach(self.var_value(f, state, n).objs, state)
             if not self.overlap(f, objs, other):
                 continue
