@@ -458,7 +458,7 @@ class _Analysis:
             params = [(key, p) for p in A.arg_names(fdef.args)]
             self.funcs[key] = _Func(key, fdef, params)
         self.cells = self._cells()
-        self.fresh_cells = self._fresh_cells()
+        self.number_cells = self._number_cells()
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
         self.duplicates: set = set()  # containers that may hold an object twice
@@ -500,12 +500,12 @@ class _Analysis:
                     out |= {self.var(parent, n) for n in node.names}
         return out
 
-    def _fresh_cells(self) -> set:
-        """The cells that only ever hold values made fresh where they are assigned -- numbers,
-        results of arithmetic and comparisons of such values, a loop's counter -- which no
-        other variable holds: a change in place of some other value cannot be seen through
-        them. (A variable is such when every assignment of it is, a parameter when every call
-        of its function by name passes such a value; to a greatest fixpoint.)"""
+    def _number_cells(self) -> set:
+        """The cells that only ever hold numbers -- constants, arithmetic and comparisons of
+        numbers, ``len``, a loop's counter -- immutable, so that no update in place can be
+        seen through them. (A variable holds numbers when every assignment of it gives one, a
+        parameter when every call of its function by name passes one; to a greatest
+        fixpoint.)"""
         if not self.cells:
             return set()
         defs: dict = {}  # variable -> [(function key, expression or None: unknown)]
@@ -545,14 +545,20 @@ class _Analysis:
             if e is None:
                 return False
             if isinstance(e, A.Constant):
-                return True
+                return type(e.value) in (int, float, bool, complex) or e.value is None
             if isinstance(e, A.Name):
                 return self.var(key, e.id) in safe
             if isinstance(e, A.BinOp):
                 return fresh(key, e.left, safe) and fresh(key, e.right, safe)
             if isinstance(e, A.UnaryOp):
                 return fresh(key, e.operand, safe)
-            return isinstance(e, A.Compare)
+            if isinstance(e, A.Compare):
+                return all(fresh(key, x, safe) for x in [e.left, *e.comparators])
+            if isinstance(e, A.Call) and not e.keywords:
+                fn = anno.getanno(e.func, anno.CALLEE)
+                if fn is len or getattr(fn, "__module__", None) == "math":
+                    return fn is len or all(fresh(key, a, safe) for a in e.args)
+            return False
 
         safe = set(defs)
         changed = True
@@ -874,7 +880,8 @@ class _Analysis:
 
     def var_value(self, f, state, v) -> Val:
         if v in self.cells:
-            return Val(frozenset({TOP}))
+            # one of numbers only (``_number_cells``) holds nothing an update could change
+            return EMPTY if v in self.number_cells else Val(frozenset({TOP}))
         if v[0] == f.key:
             return state.env.get(v, EMPTY)
         if self.irrelevant_global(v):
@@ -1333,14 +1340,7 @@ class _Analysis:
                                 g.related.add(pair)
                                 changed = True
                 for o in objs:
-                    # (a cell holds TOP: one of fresh values counts only for a value that is
-                    # TOP too, as in ``_decide``)
-                    found = {
-                        n
-                        for n, r in live.items()
-                        if (n not in self.fresh_cells or TOP in image[o])
-                        and self.overlap(h, image[o], r)
-                    }
+                    found = {n for n, r in live.items() if self.overlap(h, image[o], r)}
                     for e, hold in h.holders.items():
                         if hold and self.overlap(h, image[o], frozenset({(e[0], h.key, e[1])})):
                             found |= hold
@@ -1381,8 +1381,6 @@ class _Analysis:
                 else f"whoever calls `{f.fdef.name}` (it is used as a value)"
             )
         for n in sorted(self.live_after.get(id(s), ()) - skip, key=repr):
-            if n in self.fresh_cells and TOP not in objs:
-                continue  # (it holds TOP: but only values made fresh, none this one may be)
             other = self.reach(self.var_value(f, state, n).objs, state)
             if not self.overlap(f, objs, other):
                 continue

@@ -585,24 +585,38 @@ def _exposed(stmts, assigned: set) -> set[str]:
 
 def _late_bound(body) -> set[str]:
     """Names of a function's scope (``body``) that one of its loops binds and a function made
-    in that scope reads: there is one variable, and each such closure sees its value when it
-    runs -- in a later iteration (``fs.append(lambda t: t * i)``), or in this one when a closure
-    made before the loop is called in it (``g = lambda: s`` ... ``s = g() * 2``) -- not a value
-    the loop carries."""
-    bound: set[str] = set()
-    for loop in _own_loops(body):
-        bound |= set(_assigned(loop.body + loop.orelse))
-        if isinstance(loop, A.For):
-            bound |= set(_assigned([A.assign(loop.target, A.const(None))]))
-    if not bound:
-        return set()
-    read: set[str] = set()
+    in that scope reads while the loop runs: there is one variable, and each such closure sees
+    its value when it runs -- in a later iteration (``fs.append(lambda t: t * i)``), or in this
+    one when a closure made before the loop is called in it (``g = lambda: s`` ... ``s = g() *
+    2``) -- not a value the loop carries. A function made after the loop (and after any loop
+    around it) reads the value the loop left, which it carries out."""
+    readers = []  # (line, names read) of each function made in the scope
     for n in A.walk(A.Module(body=list(body), type_ignores=[])):
         if isinstance(n, A.FunctionDef):
-            read |= free_names(n)
+            readers.append((n.lineno, free_names(n)))
         elif isinstance(n, A.Lambda):
-            read |= _loads(n.body) - set(A.arg_names(n.args))
-    return bound & read
+            readers.append((n.lineno, _loads(n.body) - set(A.arg_names(n.args))))
+    out: set[str] = set()
+    if not readers:
+        return out
+    for outer in _top_loops(body):
+        last = max(getattr(n, "lineno", 0) for n in A.walk(outer))
+        read = set().union(*(names for line, names in readers if line <= last))
+        for loop in [outer, *_own_loops(outer.body + outer.orelse)]:
+            bound = set(_assigned(loop.body + loop.orelse))
+            if isinstance(loop, A.For):
+                bound |= set(_assigned([A.assign(loop.target, A.const(None))]))
+            out |= bound & read
+    return out
+
+
+def _top_loops(stmts):
+    """The loops among ``stmts`` and inside their branches that no other loop encloses."""
+    for st in stmts:
+        if isinstance(st, (A.For, A.While)):
+            yield st
+        elif isinstance(st, A.If):
+            yield from _top_loops(st.body + st.orelse)
 
 
 def _own_loops(stmts):

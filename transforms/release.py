@@ -109,7 +109,9 @@ class Release:
             for t in _targets(s):
                 for n in A.walk(t):
                     own.add(id(n))
-                    if isinstance(n, A.Name):
+                    # (``d["c"] = v`` binds nothing: ``d`` may be a variable of the function
+                    # around this one, which a ``del`` here would make local)
+                    if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
                         first.setdefault(n.id, i)
             inner: list = []
             for n in _scope_nodes(s, inner):
