@@ -541,34 +541,34 @@ class _Analysis:
                     for p in names:
                         add((g, p), key, None if spread else given.get(p))
 
-        def fresh(key, e, safe) -> bool:
+        def number(key, e, numbers) -> bool:
             if e is None:
                 return False
             if isinstance(e, A.Constant):
                 return type(e.value) in (int, float, bool, complex) or e.value is None
             if isinstance(e, A.Name):
-                return self.var(key, e.id) in safe
+                return self.var(key, e.id) in numbers
             if isinstance(e, A.BinOp):
-                return fresh(key, e.left, safe) and fresh(key, e.right, safe)
+                return number(key, e.left, numbers) and number(key, e.right, numbers)
             if isinstance(e, A.UnaryOp):
-                return fresh(key, e.operand, safe)
+                return number(key, e.operand, numbers)
             if isinstance(e, A.Compare):
-                return all(fresh(key, x, safe) for x in [e.left, *e.comparators])
+                return all(number(key, x, numbers) for x in [e.left, *e.comparators])
             if isinstance(e, A.Call) and not e.keywords:
                 fn = anno.getanno(e.func, anno.CALLEE)
                 if fn is len or getattr(fn, "__module__", None) == "math":
-                    return fn is len or all(fresh(key, a, safe) for a in e.args)
+                    return fn is len or all(number(key, a, numbers) for a in e.args)
             return False
 
-        safe = set(defs)
+        numbers = set(defs)
         changed = True
         while changed:
             changed = False
-            for v in list(safe):
-                if not all(fresh(key, e, safe) for key, e in defs[v]):
-                    safe.discard(v)
+            for v in list(numbers):
+                if not all(number(key, e, numbers) for key, e in defs[v]):
+                    numbers.discard(v)
                     changed = True
-        return self.cells & safe
+        return self.cells & numbers
 
     def irrelevant_global(self, var) -> bool:
         """A global that holds no value an update could change: a module, a function, a class,

@@ -98,6 +98,9 @@ class Simplify:
         self.unit = unit
         self.namer = unit.namer
         self.escaped: set[str] = set()  # what closures used as values read (see dead_stores)
+        # the names of functions (continuations among them): a helper given one may call it
+        self.functions = {n.name for n in A.walk(unit.tree) if isinstance(n, A.FunctionDef)}
+        self.functions.add(unit.cont_name)
         ctx = unit.ctx
         self.acc = unit.inject(ctx.runtime("acc"), "acc")
         self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
@@ -540,11 +543,6 @@ class Simplify:
         none given a function it may call (``call_bp(g, after_g_L5, ...)`` runs the rest of
         the program in its continuation, whatever it returns)."""
         helpers = set(self.unit.injected) - set(self.unit.callees)
-        if not hasattr(self, "_functions"):
-            self._functions = {
-                n.name for n in A.walk(self.unit.tree) if isinstance(n, A.FunctionDef)
-            }
-            self._functions.add(self.unit.cont_name)
         for n in A.walk(e):
             if isinstance(n, A.Call):
                 if anno.getanno(n.func, anno.CALLEE_KIND) in ("primitive", "nondiff"):
@@ -553,7 +551,7 @@ class Simplify:
                 if path is None or path.split(".")[0] not in helpers:
                     return False
                 given = n.args + [k.value for k in n.keywords]
-                if any(isinstance(a, A.Name) and a.id in self._functions for a in given):
+                if any(isinstance(a, A.Name) and a.id in self.functions for a in given):
                     return False
         return True
 
