@@ -280,6 +280,17 @@ def _fresh_callee(fn, call) -> bool:
         return False
 
 
+# numpy functions whose fresh result (``_fresh_callee``) is an array, never a list or a tuple
+_NEW_ARRAYS = frozenset(
+    getattr(numpy, n)
+    for n in (
+        "zeros ones full eye identity zeros_like ones_like full_like empty empty_like array "
+        "arange linspace dot vdot inner outer matmul tensordot einsum kron sum mean prod std var "
+        "cumsum cumprod stack vstack hstack concatenate where clip trace sort"
+    ).split()
+)
+
+
 # --------------------------------------------------------------------------- abstract values
 
 TOP = ("top",)
@@ -305,6 +316,13 @@ def _join(a: Val, b: Val) -> Val:
     if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts):
         elts = tuple(_join(x, y) for x, y in zip(a.elts, b.elts))
     return Val(a.objs | b.objs, elts)
+
+
+def _site_of(o):
+    """The site that made the object (through the calls that returned it)."""
+    while o is not TOP and o[0] == "call":
+        o = o[2]
+    return o
 
 
 def _entry(key, var):
@@ -459,6 +477,11 @@ class _Analysis:
             self.funcs[key] = _Func(key, fdef, params)
         self.cells = self._cells()
         self.number_cells = self._number_cells()
+        # what each other cell may hold, from every assignment of it anywhere (a fixpoint over
+        # the whole analysis, ``run``): arrays and numbers made fresh (``plain`` sites), or TOP
+        self.cell_values: dict = {}
+        self.plain: set = set()  # sites that make a new array or number, never a container
+        self.cell_sites: set = set()  # the sites of what cells hold (``overlap``)
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
         self.duplicates: set = set()  # containers that may hold an object twice
@@ -791,9 +814,33 @@ class _Analysis:
             callees[key] = set(calls)
             for g in set(calls) | set(values):
                 callers[g].add(key)
+        order = sorted(self.funcs, key=lambda k: -_depth(self.scopes, k))  # inner ones first
+        # every function again while what the cells hold grows: a function read a cell before
+        # another one assigned it
+        for _ in range(100):
+            cells = dict(self.cell_values)
+            self.plain = set()  # (judged again with what the cells hold now)
+            self._summaries(order, callees, callers)
+            if self.cell_values == cells:
+                break
+        else:  # pragma: no cover - a finite lattice
+            raise AssertionError("aliasing: no fixpoint for the cells")
+        self.calls = [c for k in order for c in self.funcs[k].records[0]]
+        self.updates = [u for k in order for u in self.funcs[k].records[1]]
+        self._invoked()
+        self._invoked_reads(callees)
+        for f in self.funcs.values():  # (reads through function values: known now)
+            self._liveness(f)
+        for c in self.calls:
+            c.live = self.live_after.get(id(c.stmt), set()) - self.defs(c.caller, c.stmt)
+        self._relations()
+        self._held_arguments()
+        return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
+
+    def _summaries(self, order, callees, callers) -> None:
+        """Each function's summary to a fixpoint, callees first (see ``run``)."""
         version = dict.fromkeys(self.funcs, 0)
         seen: dict = {}
-        order = sorted(self.funcs, key=lambda k: -_depth(self.scopes, k))  # inner ones first
         todo = list(order)
         for _ in range(100 * len(order)):
             if not todo:
@@ -816,17 +863,6 @@ class _Analysis:
                     todo.append(c)
         else:  # pragma: no cover - a finite lattice
             raise AssertionError("aliasing: no fixpoint")
-        self.calls = [c for k in order for c in self.funcs[k].records[0]]
-        self.updates = [u for k in order for u in self.funcs[k].records[1]]
-        self._invoked()
-        self._invoked_reads(callees)
-        for f in self.funcs.values():  # (reads through function values: known now)
-            self._liveness(f)
-        for c in self.calls:
-            c.live = self.live_after.get(id(c.stmt), set()) - self.defs(c.caller, c.stmt)
-        self._relations()
-        self._held_arguments()
-        return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
 
     def _held_arguments(self) -> None:
         """For each call of a user function: the arguments whose values someone may read after
@@ -880,8 +916,21 @@ class _Analysis:
 
     def var_value(self, f, state, v) -> Val:
         if v in self.cells:
-            # one of numbers only (``_number_cells``) holds nothing an update could change
-            return EMPTY if v in self.number_cells else Val(frozenset({TOP}))
+            # one of numbers only (``_number_cells``) holds nothing an update could change;
+            # another what any assignment of it gave it -- and, read by a nested function, its
+            # value at the function's entry, which the callers' relations speak of
+            if v in self.number_cells:
+                return EMPTY
+            held = self.cell_values.get(v, frozenset())
+            if TOP in held or (v[0] in self.funcs and v in self.funcs[v[0]].params):
+                return Val(frozenset({TOP}))
+            if v[0] != f.key:
+                held = held | {_entry(f.key, v)}
+                e, c = _entry(f.key, v), _contents(f.key, v)
+                if e not in state.heap:
+                    state.heap[e] = frozenset({c})
+                    state.heap[c] = frozenset({c})
+            return Val(frozenset(held))
         if v[0] == f.key:
             return state.env.get(v, EMPTY)
         if self.irrelevant_global(v):
@@ -954,14 +1003,29 @@ class _Analysis:
         if o[0] == "call":
             return o[2] in self.duplicates or o[2][0] != "site"
         if o[0] in _ENTRY_KINDS:
+            if self.plain_cell(o[2]):
+                return False
             return self.may_be_sequence(o) or o[0] == "contents"
         return False
+
+    def plain_entry(self, o) -> bool:
+        """A cell's value at a nested function's entry, where it holds only new arrays."""
+        return o is not TOP and o[0] == "entry" and self.plain_cell(o[2])
+
+    def plain_cell(self, var) -> bool:
+        """A cell that holds only new arrays and numbers (what ``cell_write`` saw so far)."""
+        if var not in self.cells or var in self.number_cells:
+            return var in self.number_cells
+        held = self.cell_values.get(var, frozenset())
+        return TOP not in held and not (var[0] in self.funcs and var in self.funcs[var[0]].params)
 
     def may_be_sequence(self, o) -> bool:
         """May the object ``o`` be a list or a tuple (whose sum with another holds elements)?
         Not one made by arithmetic on arrays or numbers, nor a parameter of the entry function
         known (from its argument) to be an array or a number."""
         kind = o[0]
+        if kind in _ENTRY_KINDS and self.plain_cell(o[2]):
+            return False
         if kind == "site":
             return o in self.sequences
         if kind == "call":
@@ -1069,6 +1133,9 @@ class _Analysis:
     def bind(self, f, state, target, val: Val, value=None) -> None:
         key = f.key
         if isinstance(target, A.Name):
+            owner = self.var(key, target.id)
+            if owner in self.cells and owner not in self.number_cells:
+                self.cell_write(owner, val)
             v = (key, target.id)
             state.env[v] = val
             state.bound = state.bound | {v}
@@ -1095,6 +1162,23 @@ class _Analysis:
             if isinstance(e, A.Name):
                 self.bind(f, state, e, part)
 
+    def cell_write(self, cell, val: Val) -> None:
+        """``cell = value`` somewhere: what the cell may hold grows (TOP unless every object is
+        a new array or number, which means the same wherever it is read)."""
+        objs = set(val.objs) | _objs_of(val.elts)
+        # (the cell's own value, read at a nested function's entry: what it holds already)
+        objs = {o for o in objs if not (o is not TOP and o[0] in _ENTRY_KINDS and o[2] == cell)}
+        if not all(self.is_plain(o) for o in objs):
+            objs = {TOP}
+        old = self.cell_values.get(cell, frozenset())
+        if not objs <= old:
+            self.cell_values[cell] = old | objs
+            self.cell_sites |= {_site_of(o) for o in objs}
+
+    def is_plain(self, o) -> bool:
+        """A new array or number made at a site (or returned from one by a call)."""
+        return _site_of(o) in self.plain
+
     def expression(self, f, s, e, state) -> Val:
         """The value of a normalized right-hand side (and its effects on the heap)."""
         key = f.key
@@ -1102,18 +1186,29 @@ class _Analysis:
             return self.value(f, state, e)
         if isinstance(e, A.BinOp):
             site = self.site(key, s)
-            if isinstance(e.op, (A.Add, A.Mult)):  # lists and tuples joined or repeated
-                held = frozenset()
-                for operand in (e.left, e.right):
-                    val = self.value(f, state, operand)
+            held = frozenset()
+            vals = [self.value(f, state, x) for x in (e.left, e.right)]
+            # (an array or a number joins no list: `a + lst` is an array or an error)
+            joins = isinstance(e.op, A.Mult) or not any(
+                v.objs and all(self.is_plain(o) or self.plain_entry(o) for o in v.objs)
+                for v in vals
+            )
+            if isinstance(e.op, (A.Add, A.Mult)) and joins:  # lists and tuples joined, repeated
+                for val in vals:
                     if any(self.may_be_sequence(o) for o in val.objs):
                         held |= self.contents(val, state)
                 if held:
                     state.add_heap({site}, held)
                     self.sequences.add(site)
                     self.duplicates.add(site)  # [a] * 2 holds a twice
+            if not held and not isinstance(e.op, A.BitOr):  # (`d1 | d2`: a dict of d1's values)
+                self.plain.add(site)
             return Val(frozenset({site}))
-        if isinstance(e, (A.UnaryOp, A.Compare, A.JoinedStr)):
+        if isinstance(e, (A.UnaryOp, A.Compare)):
+            site = self.site(key, s)
+            self.plain.add(site)
+            return Val(frozenset({site}))
+        if isinstance(e, A.JoinedStr):
             return Val(frozenset({self.site(key, s)}))
         if isinstance(e, A.Attribute):
             if e.attr in IMMUTABLE_ATTRIBUTES:
@@ -1188,6 +1283,8 @@ class _Analysis:
         if kind in ("primitive", "nondiff"):
             fn = anno.getanno(call.func, anno.CALLEE)
             if _fresh_callee(fn, call):
+                if isinstance(fn, numpy.ufunc) or fn in _NEW_ARRAYS:
+                    self.plain |= site
                 return Val(site)
             state.add_heap(site, reach_args)
             return Val(site | reach_args)
@@ -1275,6 +1372,12 @@ class _Analysis:
             return True
         if a & b:
             return True
+        if self.cell_sites:
+            # what a cell holds is one object wherever it is read: a caller sees it as what a
+            # call returned (``("call", k, site)``), the function that made it as the site
+            sa = {_site_of(o) for o in a} & self.cell_sites
+            if sa and sa & {_site_of(o) for o in b}:
+                return True
         if not f.related:
             return False
         ea = [o[::2] for o in a if o[0] in _ENTRY_KINDS and o[1] == f.key]
