@@ -931,7 +931,10 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
         params = list(inspect.signature(f, follow_wrapped=False).parameters.values())
         by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
         active = tuple(p.name for p in params if by_param.get(p.name) is not None)
-        spec = specialize(f, active, kinds_of(f.__code__, args, kwargs), "forward")
+        # (whoever called through the value may read every argument after: see ``_function``)
+        bound = inspect.signature(f, follow_wrapped=False).bind(*args, **kwargs).arguments
+        held = (aliasing.held_entry(bound),) if bound else ()
+        spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held, "forward")
         return spec.bp(*[by_param[p] for p in active], *args, **kwargs)
     name = getattr(f, "__qualname__", None) or repr(f)
     raise TypeError(

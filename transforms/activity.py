@@ -272,6 +272,11 @@ class Activity:
                 info = unit.locals[key]
                 params = A.arg_names(fdef.args)
                 info.active = tuple(p for p in params if (key, p) in active or info.escapes)
+                view = unit.active_by_scope[key]
+                info.returns_active = any(
+                    isinstance(n, A.Return) and isinstance(n.value, A.Name) and n.value.id in view
+                    for n in own_nodes(fdef)
+                )
                 info.transformed = (
                     (key, RET) in active
                     or _has_active_effects(fdef)
@@ -368,6 +373,11 @@ class Activity:
                     c in unit.locals and unit.locals[c].transformed for c in callees
                 ):
                     info.transformed = changed = True
+                # the function that defines a transformed one is transformed too: only a
+                # backpropagator defines backpropagators (a loop's function defining `g22`)
+                parent = scopes.parent[key]
+                if info.transformed and parent and not unit.locals[parent].transformed:
+                    unit.locals[parent].transformed = changed = True
 
     @staticmethod
     def local_call(value, targets, scopes, key) -> list:

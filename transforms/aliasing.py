@@ -871,6 +871,15 @@ class _Analysis:
         caller's (an update of one in place would be seen there)."""
         for f, s, call, args, state in self.user_calls.values():
             live = self.live_after.get(id(s), set()) - self.defs(f.key, s)
+            # and a variable another statement reads: read before the call, its value may be
+            # what the backward pass reads (``v @ A``'s adjoint reads ``v``)
+            live = live | {
+                v
+                for st in statements(f.fdef.body)
+                if st is not s
+                for v in self.value_reads(f.key, [st])
+                if v[0] == f.key or self.visible(f.key, v)
+            }
             reaches = [self.reach(self.var_value(f, state, n).objs, state) for n in live]
             held = set()
             slots = list(range(len(call.args))) + [k.arg for k in call.keywords]

@@ -544,6 +544,15 @@ class _Printer(_astor.SourceGenerator):
     def visit_JoinedStr(self, node):
         self.write(_ast.unparse(_PrintableNumbers().visit(_copy.deepcopy(node))))
 
+    def visit_withitem(self, node):
+        # `with (a,):` is a parenthesized list of one context manager (Python 3.9+): a tuple
+        # there takes a second pair
+        if isinstance(node.context_expr, _ast.Tuple) and node.optional_vars is None:
+            self.write("(", node.context_expr, ")")
+        else:
+            self.write(node.context_expr)
+        self.conditional_write(" as ", node.optional_vars)
+
     def visit_Dict(self, node):
         _set_precedence(_Precedence.Comma, *[v for k, v in zip(node.keys, node.values) if k])
         with self.delimit("{}"):

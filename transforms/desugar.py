@@ -606,7 +606,12 @@ def _late_bound(body) -> set[str]:
             bound = set(_assigned(loop.body + loop.orelse))
             if isinstance(loop, A.For):
                 bound |= set(_assigned([A.assign(loop.target, A.const(None))]))
-            out |= bound & read
+            # (a function the loop defines, read by itself -- recursion -- or another: the
+            # call of a local function by name, which Resolve binds where it is defined)
+            defined = {
+                st.name for st in _own(loop.body + loop.orelse) if isinstance(st, A.FunctionDef)
+            }
+            out |= (bound - defined) & read
     return out
 
 

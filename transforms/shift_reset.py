@@ -644,8 +644,13 @@ class ShiftReset:
         call.keywords = value.keywords
         A.copy_location(call, value)
         if local is not None:
+            # (its backpropagator adds what its continuation returns to the adjoint of what it
+            # returns wherever that is active inside it -- a read even when the result reaches
+            # nothing here: `def g12(u): return y`, `g12(0.5)`)
             key = anno.getanno(value.func, anno.CALLEE)
-            result_read = (key, RET) in getattr(unit, "active_vars", set())
+            result_read = (key, RET) in getattr(unit, "active_vars", set()) or (
+                local.transformed and local.returns_active
+            )
         else:
             result_read = bool(active_params)
         info = ShiftInfo([target], [], "call", label=label, k=self.k, result_read=result_read)

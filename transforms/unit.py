@@ -71,6 +71,9 @@ class LocalFunction:
     bp_name: str = ""
     escapes: bool = False  # used as a value, not only called
     effects: bool = False  # changes active values of enclosing functions (nonlocal, list.append)
+    returns_active: bool = (
+        False  # returns a value active inside it (its continuation's result is read)
+    )
 
 
 @dataclass
