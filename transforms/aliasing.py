@@ -1302,6 +1302,8 @@ class _Analysis:
         if kind == "dynamic":
             fobjs = self.reach(self.value(f, state, call.func).objs, state)
             reach_args = reach_args | fobjs | self.closure_reads(f, state, fobjs)
+        elif any(o in self.closures for o in reach_args):  # given a closure: it may return
+            reach_args = reach_args | self.closure_reads(f, state, reach_args)  # what that reads
         state.add_heap(reach_args, reach_args)
         return Val(site | reach_args)
 

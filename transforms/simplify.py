@@ -901,7 +901,19 @@ def _unused_between(block, b: str, copy, a: str) -> bool:
     if start is None:
         return False
     between = block[start + 1 : block.index(copy)]
-    return all(a not in A.names_in(s) for s in between)
+    if any(a in A.names_in(s) for s in between):
+        return False
+    # and after it, ``b`` is not read once ``a`` is assigned again (``s4 = s3; s4 += 1.0;
+    # s7 = s3`` wants the old value)
+    rebound = False
+    for s in block[block.index(copy) + 1 :]:
+        if rebound and b in A.names_in(s):
+            return False
+        if any(
+            isinstance(n, A.Name) and n.id == a and isinstance(n.ctx, A.Store) for n in A.walk(s)
+        ):
+            rebound = True
+    return True
 
 
 def _read_before(stmt, use) -> set[str]:
