@@ -610,6 +610,13 @@ def _late_bound(body) -> set[str]:
             # call of a local function by name, which Resolve binds where it is defined)
             defined = {
                 st.name for st in _own(loop.body + loop.orelse) if isinstance(st, A.FunctionDef)
+            } | {  # `g = lambda ...` is `def g` (``expressions``)
+                st.targets[0].id
+                for st in _own(loop.body + loop.orelse)
+                if isinstance(st, A.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], A.Name)
+                and isinstance(st.value, A.Lambda)
             }
             out |= (bound - defined) & read
     return out
