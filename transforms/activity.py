@@ -280,6 +280,9 @@ class Activity:
                 info.transformed = (
                     (key, RET) in active
                     or _has_active_effects(fdef)
+                    # a call of a helper that may change an active argument in place, which
+                    # someone reads after: transformed, so that the helper's own check runs
+                    or any(n in view for s in statements(fdef.body) for n in _held_changed(s, ctx))
                     # a value whose calls may change active state (it calls a function value)
                     or (info.escapes and (scopes.parent[key], fdef.name) in active)
                 )

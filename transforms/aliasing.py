@@ -1424,7 +1424,10 @@ class _Analysis:
                     (kind, v): {"?"} for v in f.params if v[1] in self.held for kind in _ENTRY_KINDS
                 }
         # only the functions with an update, and those that call them, need answers
+        # (and those with a call of a user function that may change its arguments: its held
+        # arguments read who holds them)
         needed = {f.key for f, _, _, _ in self.updates}
+        needed |= {f.key for f, _, _, _, _ in self.user_calls.values()}
         grew = True
         while grew:
             grew = False
