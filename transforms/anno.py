@@ -36,7 +36,8 @@ ACTIVE = "active"  # activity: the statement computes an active value (needs an 
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation
 BOOKKEEPING = "bookkeeping"  # cps: an adjoint's initialization, a function's epilogue, a join call
-GUARD = "guard"  # cps, shift/reset: an acc(x_bar, e) or `x_bar if x_bar is not None else zeros`
+GUARD = "guard"  # cps, shift/reset: an acc(x_bar, e), `x_bar if x_bar is not None else zeros`,
+# or the `if x_bar is not None:` around the rules of the value x_bar is the adjoint of
 # this transformation made (simplify specializes those, not the ones in code it transforms)
 
 

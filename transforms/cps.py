@@ -81,6 +81,27 @@ class Scope:
         return self.parent is not None and self.parent.owner(name) is not None
 
 
+def _guard_of(value):
+    """``y_bar`` of the guard ``y_bar if y_bar is not None else zeros_like(y)``, else None."""
+    if not (isinstance(value, A.IfExp) and anno.getanno(value, anno.GUARD)):
+        return None
+    t = value.test
+    if (
+        isinstance(t, A.Compare)
+        and isinstance(t.left, A.Name)
+        and isinstance(t.ops[0], A.IsNot)
+        and A.is_name(value.body, t.left.id)
+    ):
+        return t.left.id
+    return None
+
+
+def _passes_on(stmt, bar: str) -> bool:
+    """Is ``stmt`` ``x_bar = acc(x_bar, bar)`` (a copy's adjoint, absent where ``bar`` is)?"""
+    v = stmt.value if isinstance(stmt, A.Assign) else None
+    return isinstance(v, A.Call) and len(v.args) == 2 and A.is_name(v.args[1], bar)
+
+
 def has_cps(stmt) -> bool:
     """Does the statement contain a shift or a return (so control must be continued)?"""
     for n in A.walk(stmt):
@@ -472,20 +493,30 @@ class LowerCPS:
         result = self.epilogue([b for b in info.binds if b in self.active], s, renamed=renamed)
         # `bars = k(values)` for the active values, `k(values)` where none is
         assert bool(result) == isinstance(k_stmt, A.Assign), "a primitive's k call and its binds"
+        skip = None  # the adjoint whose absence skips the rules (see ``around``)
         if result:
             target, value = k_stmt.targets[0], result[0].value
             if isinstance(target, A.Tuple) and isinstance(value, A.Tuple):
                 # one by one: each reads only its own adjoint, and Simplify follows single copies
                 for t, v in zip(target.elts, value.elts):
                     here.append(self.loc(A.assign(A.store(t.id), v), s))
+            elif isinstance(target, A.Name) and _guard_of(value) == target.id:
+                skip = target.id
             else:
                 here.append(self.loc(A.assign(target, value), s))
-        return self.around(s, body, info, scope, here, k_stmt)
+        return self.around(s, body, info, scope, here, k_stmt, skip)
 
-    def around(self, s, body, info, scope: Scope, cont, k_stmt) -> list:
+    def around(self, s, body, info, scope: Scope, cont, k_stmt, skip=None) -> list:
         """The shift's own statements with its continuation -- ``cont``, a definition, or the
-        rest of the block in place of ``k_stmt`` -- where ``k`` is first called."""
+        rest of the block in place of ``k_stmt`` -- where ``k`` is first called.
+
+        ``skip``: the adjoint of the value the rest of the block handed back, which may be
+        absent. The adjoint code after the continuation then runs under ``if y_bar is not
+        None:`` -- a zero adjoint contributes nothing, and the rules are not run on a zero that
+        would have to be made first (where the forward value overflowed, ``0 * inf`` would
+        make a NaN out of nothing). Simplify keeps the ``if`` only where it depends on the path."""
         out = []
+        after = None  # the statements after the continuation, where they go under ``skip``
         placed = False
         for stmt in body:
             if (
@@ -512,6 +543,13 @@ class LowerCPS:
             if stmt is k_stmt:
                 out += cont
                 placed = True
+                if skip is not None:
+                    test = A.Compare(
+                        left=A.name(skip), ops=[A.IsNot()], comparators=[A.const(None)]
+                    )
+                    guard = anno.setanno(self.loc(A.if_(test, []), s), anno.GUARD, True)
+                    out.append(guard)
+                    after, out = out, guard.body
                 continue
             if k_stmt is not None:  # k is called there, and only there
                 out.append(self.loc(stmt, s))
@@ -523,6 +561,10 @@ class LowerCPS:
                 out += cont
                 placed = True
             out.append(self.loc(stmt, s))
+        if after is not None:  # ``out`` is the body of the guard, the last of ``after``
+            if all(_passes_on(stmt, skip) for stmt in out):
+                after[-1:] = out  # no rule to skip: ``x_bar = acc(x_bar, y_bar)`` adds nothing
+            return after
         return out
 
     # ------------------------------------------------------------------ if

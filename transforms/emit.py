@@ -46,8 +46,8 @@ class Renderer:
         self.add(header, indent, fdef.lineno)
         self.block(fdef.body, indent + 1, function_body=True)
 
-    def block(self, stmts, indent: int, function_body: bool = False) -> None:
-        last_comment = None
+    def block(self, stmts, indent: int, function_body: bool = False, line=None) -> None:
+        last_comment = line  # (the line of the statement the block is part of, where its own)
         for i, s in enumerate(stmts):
             line = getattr(s, "lineno", None)
             if isinstance(s, A.FunctionDef):
@@ -81,7 +81,8 @@ class Renderer:
 
     def if_(self, s, indent: int, keyword: str = "if") -> None:
         self.add(("el" if keyword == "elif" else "") + A.header_source(s), indent, s.lineno)
-        self.block(s.body, indent + 1)
+        # a skip guard's body is the rest of its line's adjoint code: no second comment
+        self.block(s.body, indent + 1, line=s.lineno if anno.getanno(s, anno.GUARD) else None)
         if len(s.orelse) == 1 and isinstance(s.orelse[0], A.If):
             self.if_(s.orelse[0], indent, "elif")
         elif s.orelse:

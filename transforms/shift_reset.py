@@ -309,11 +309,10 @@ class ShiftReset:
         c_bar = namer.adjoint(c)
         body = [A.assign(c, v), A.expr_stmt(A.call(self.k, []))]
         if isinstance(v, A.Name) and self.has_adjoint(v.id):
-            zeros = self.unit.inject(self.ctx.runtime("zeros_like"), "zeros_like")
-            test = A.Compare(left=A.name(c_bar), ops=[A.IsNot()], comparators=[A.const(None)])
-            value = A.IfExp(test=test, body=A.name(c_bar), orelse=A.call(zeros, [A.name(v.id)]))
-            anno.setanno(value, anno.GUARD, True)
-            body.append(A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=value))
+            # an absent adjoint stays absent: the rules of what made ``v`` are skipped
+            body.append(
+                A.AugAssign(target=A.store(namer.adjoint(v.id)), op=A.Add(), value=A.name(c_bar))
+            )
         fresh = 0.0 if self.kinds.get(c, UNKNOWN) == {NUMBER} else None  # as cps starts it
         body.append(A.assign(c_bar, A.const(fresh)))
         return self.make_shift(s, body, ShiftInfo([], [], "primitive", c, self.k))

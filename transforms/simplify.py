@@ -86,6 +86,24 @@ def _is_none(node) -> bool:
     return isinstance(node, A.Constant) and node.value is None
 
 
+def _skip_guard(s):
+    """``y_bar`` of ``if y_bar is not None:`` that cps put around a shift's rules, else None."""
+    if not (isinstance(s, A.If) and anno.getanno(s, anno.GUARD)):
+        return None
+    t = s.test
+    return t.left.id if isinstance(t, A.Compare) and isinstance(t.left, A.Name) else None
+
+
+def _is_acc(node, acc: str) -> bool:
+    """``acc(x_bar, e)`` as this transformation made it (a guard)."""
+    return (
+        isinstance(node, A.Call)
+        and A.is_name(node.func, acc)
+        and len(node.args) == 2
+        and bool(anno.getanno(node, anno.GUARD))
+    )
+
+
 def _is_zero(node) -> bool:
     return isinstance(node, A.Constant) and type(node.value) is float and node.value == 0.0
 
@@ -351,11 +369,26 @@ class Simplify:
         _, writes = self.effects
         nested = {g.name: g for g in self.facts[id(f)].nested}
         closures = set(writes)
-        for s in block:
+        i = 0
+        while i < len(block):
+            s = block[i]
+            i += 1
             if isinstance(s, A.FunctionDef):
                 continue
+            skip = _skip_guard(s)
+            if skip is not None and state.get(skip, MAYBE) != MAYBE:
+                # ``if y_bar is not None:`` (cps) where it is known: its body, or nothing
+                if rewrite:
+                    i -= 1
+                    block[i : i + 1] = s.body if state[skip] != NONE else []
+                elif state[skip] != NONE:
+                    state = self._flow(f, s.body, state, rewrite)
+                continue
             if isinstance(s, A.If):
-                a = self._flow(f, s.body, dict(state), rewrite)
+                inner = dict(state)
+                if skip is not None:
+                    inner[skip] = SET
+                a = self._flow(f, s.body, inner, rewrite)
                 b = self._flow(f, s.orelse, dict(state), rewrite)
                 state = _join(a, b)
                 continue
@@ -385,12 +418,29 @@ class Simplify:
             if isinstance(s, A.Assign):
                 t = s.targets[0]
                 if isinstance(t, A.Name):
-                    state[t.id] = NONE if _is_none(s.value) else ZERO if _is_zero(s.value) else SET
+                    state[t.id] = self._state_of(s.value, state)
                 else:
                     for n in A.walk(t):
                         if isinstance(n, A.Name):
                             state[n.id] = SET
         return state
+
+    def _state_of(self, value, state) -> str:
+        """What is known of an adjoint assigned ``value``: a copy of another adjoint is what
+        that one is, ``acc`` of two absent ones absent, of a present one present; any other
+        value this transformation made is present (a rule's, a continuation's, a guard's)."""
+        if _is_none(value):
+            return NONE
+        if _is_zero(value):
+            return ZERO
+        if isinstance(value, A.Name) and self.namer.primal(value.id) is not None:
+            return state.get(value.id, MAYBE)
+        if _is_acc(value, self.acc):
+            known = [self._state_of(a, state) for a in value.args]
+            if SET in known or ZERO in known:
+                return SET
+            return NONE if known == [NONE, NONE] else MAYBE
+        return SET
 
     # ------------------------------------------------------------------ 3. copies and dead stores
 
@@ -1037,9 +1087,10 @@ class _Rewrite(A.NodeTransformer):
             x, e = node.args
             if isinstance(x, A.Name):
                 st = self.state.get(x.id, MAYBE)
-                if st in (NONE, ZERO):
+                present = self.s._state_of(e, self.state) in (SET, ZERO)
+                if st == NONE or (st == ZERO and present):
                     return e
-                if st == SET:
+                if st == SET and present:
                     return A.copy_location(A.binop(A.name(x.id), A.Add(), e), node)
         return node
 

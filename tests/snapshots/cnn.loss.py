@@ -265,6 +265,7 @@ from cpsad.runtime import acc, getitem_adjoint, item_adjoint, unbroadcast, zeros
 
 
 def conv2d_bp(k_1, x, w, b):
+    x_bar = None
     w_bar = None
     b_bar = None
     # n, c, h, wd = x.shape
@@ -368,6 +369,6 @@ def conv2d_bp(k_1, x, w, b):
     # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
     listcomp_L36_bp(after_listcomp_L36, k)
     # xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
-    xp_bar = xp_bar if xp_bar is not None else zeros_like(xp)
-    x_bar = pad_vjp(xp_bar, xp, x, tup_4)
-    return x_bar, w_bar, b_bar
+    if xp_bar is not None:
+        x_bar = pad_vjp(xp_bar, xp, x, tup_4)
+    return x_bar if x_bar is not None else zeros_like(x), w_bar, b_bar

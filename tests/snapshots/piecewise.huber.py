@@ -27,7 +27,8 @@ def huber_bp(k, r, delta=1.0):
         loss_bar = k(loss)
         sub_bar = unbroadcast(loss_bar * delta, sub)
         a_bar = unbroadcast(sub_bar, a)
+    del a
     # a = abs(r)
-    a_bar = a_bar if a_bar is not None else zeros_like(a)
-    r_bar = acc(r_bar, a_bar.real * np.sign(r.conjugate()))
-    return r_bar
+    if a_bar is not None:
+        r_bar = acc(r_bar, a_bar.real * np.sign(r.conjugate()))
+    return r_bar if r_bar is not None else zeros_like(r)

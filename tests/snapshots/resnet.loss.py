@@ -64,14 +64,7 @@ def loss_bp(k, params, X, labels):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import (
-    acc,
-    as_sequence,
-    getitem_adjoint,
-    items_adjoint,
-    unbroadcast,
-    zeros_like,
-)
+from cpsad.runtime import acc, as_sequence, getitem_adjoint, items_adjoint, unbroadcast
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to w, b
 # maxpool_bp: the backpropagator of cnn.maxpool with respect to x
@@ -140,12 +133,12 @@ def predict_bp(k, params, X):
 
                     # for block in stage:
                     h_bar = loop_L44_bp(after_loop_L44_1, 0, h)
-                    seq_bar = seq_bar if seq_bar is not None else zeros_like(seq)
                     stage_bar = seq_bar
                     # for stage in params["stages"]:
-                    seq_1_bar = acc(
-                        seq_1_bar, getitem_adjoint(stage_bar, seq_1, index_1)
-                    )
+                    if stage_bar is not None:
+                        seq_1_bar = acc(
+                            seq_1_bar, getitem_adjoint(stage_bar, seq_1, index_1)
+                        )
                 else:
                     # for stage in params["stages"]:
                     h_bar = k(h)
@@ -172,11 +165,11 @@ def predict_bp(k, params, X):
 
             # for stage in params["stages"]:
             h_bar = loop_L43_bp(after_loop_L43_1, 0, h)
-            seq_1_bar = seq_1_bar if seq_1_bar is not None else zeros_like(seq_1)
             params_stages_bar = seq_1_bar
-            params_bar = params_bar + getitem_adjoint(
-                params_stages_bar, params, "stages"
-            )
+            if params_stages_bar is not None:
+                params_bar = params_bar + getitem_adjoint(
+                    params_stages_bar, params, "stages"
+                )
             return h_bar
 
         # h = relu(conv2d(X.reshape(-1, 1, 8, 8), params["stem_w"], params["stem_b"]))
@@ -378,6 +371,7 @@ from cpsad.runtime import acc, getitem_adjoint, item_adjoint, unbroadcast, zeros
 
 
 def conv2d_bp(k_1, x, w, b):
+    x_bar = None
     w_bar = None
     b_bar = None
     # n, c, h, wd = x.shape
@@ -481,6 +475,6 @@ def conv2d_bp(k_1, x, w, b):
     # views = [xp[:, :, i : i + h, j : j + wd] for i in range(k) for j in range(k)]
     listcomp_L36_bp(after_listcomp_L36, k)
     # xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
-    xp_bar = xp_bar if xp_bar is not None else zeros_like(xp)
-    x_bar = pad_vjp(xp_bar, xp, x, tup_4)
-    return x_bar, w_bar, b_bar
+    if xp_bar is not None:
+        x_bar = pad_vjp(xp_bar, xp, x, tup_4)
+    return x_bar if x_bar is not None else zeros_like(x), w_bar, b_bar
