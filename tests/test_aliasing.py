@@ -425,6 +425,45 @@ ACCEPTED = {
         """,
         (X,),
     ),
+    # TOP (what an unknown call returns, a cell assigned what only a nested function knows) is
+    # none of the arrays that only this function's own variables ever held: fuzz seed 156
+    "an accumulator beside a cell of unknown values, held after the loop": (
+        """
+        def helper(fn, v):
+            return 1.0
+
+        def f(x):
+            s9 = 1.0
+            k10 = 0
+            while k10 < 1:
+                k10 += 1
+                g11 = lambda u12: x
+                x = s9
+            s22 = helper(0.5, -0.5)
+            acc = np.zeros(3)
+            for i in range(2):
+                acc -= x
+            s9 *= s22
+            return np.sum(acc) * s9
+        """,
+        (0.3,),
+    ),
+    "an accumulator beside what a user's function returned": (
+        """
+        STORE = [np.ones(3)]
+
+        def fetch():
+            return STORE[-1]
+
+        def f(x):
+            acc = np.zeros(3)
+            s = fetch() * 1.0 if len(STORE) > 5 else x
+            for i in range(2):
+                acc += x
+            return np.sum(s * acc)
+        """,
+        (X,),
+    ),
 }
 
 
@@ -878,6 +917,45 @@ REFUSED = {
         """,
         (1.5,),
         "other",
+        TypeError,
+    ),
+    "an array a user's function kept in a global, fetched back by another": (
+        """
+        STORE = []
+
+        def stash(a):
+            STORE.append(a)
+            return 0.0
+
+        def fetch():
+            return STORE[-1]
+
+        def f(x):
+            acc = x * 1.0
+            stash(acc)
+            s = fetch()
+            for i in range(2):
+                acc += x
+            return np.sum(s * acc)
+        """,
+        (X,),
+        "s",
+        TypeError,
+    ),
+    "an array a user's function returned (the very argument), updated in a loop": (
+        """
+        def ident(a):
+            return a
+
+        def f(x):
+            acc = x * 1.0
+            s = ident(acc)
+            for i in range(2):
+                acc += x
+            return np.sum(s * acc)
+        """,
+        (X,),
+        "s",
         TypeError,
     ),
 }

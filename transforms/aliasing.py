@@ -27,9 +27,12 @@ How: a flow-sensitive may-alias (points-to) analysis over the normalized functio
 * A value is a set of abstract objects: one a statement of this activation made (``site``), one a
   call of a local function made (``call``), the value a parameter or an enclosing function's
   variable holds during the activation (``entry``) and everything reachable from it
-  (``contents``), or ``TOP`` (anything). Containers, views and calls that may return their
-  arguments make values that reach their operands' objects; arithmetic and numpy's
-  functions that return new arrays make new ones (``VIEWS`` lists those that may not).
+  (``contents``), ``ESCAPED`` (whatever code the analysis cannot see may hold: what a user's
+  function or a function value returns may be anything it was ever given or keeps in a global)
+  or ``TOP`` (anything). Containers, views and calls that may return their arguments make values
+  that reach their operands' objects; arithmetic and numpy's functions that return new arrays
+  make new ones (``VIEWS`` lists those that may not). Neither ``TOP`` nor ``ESCAPED`` is an
+  object that only this function's own variables ever held (``confined``).
 * Desugar made loops recursion, so within one activation each statement runs at most once: what
   a statement makes is one object, distinct from everything that existed when the function was
   entered. That keeps ``acc += t`` apart from what earlier iterations stored: those came in
@@ -294,6 +297,8 @@ _NEW_ARRAYS = frozenset(
 # --------------------------------------------------------------------------- abstract values
 
 TOP = ("top",)
+ESCAPED = ("escaped",)  # what code this analysis cannot see may hold (see the docstring)
+_UNKNOWN = frozenset({TOP, ESCAPED})
 _ENTRY_KINDS = ("entry", "contents")
 
 
@@ -323,6 +328,14 @@ def _site_of(o):
     while o is not TOP and o[0] == "call":
         o = o[2]
     return o
+
+
+_FULL_REDUCTIONS = tuple(
+    getattr(numpy, n)
+    for n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var", "median")
+    if hasattr(numpy, n)
+) + (numpy.linalg.norm,)
+_NUMBER_KINDS = frozenset({"number", "npscalar"})  # immutable: an update rebinds
 
 
 def _entry(key, var):
@@ -475,12 +488,16 @@ class _Analysis:
         for key, fdef in self.scopes.functions():
             params = [(key, p) for p in A.arg_names(fdef.args)]
             self.funcs[key] = _Func(key, fdef, params)
+        self.arg_kinds = {p: set(k) for p, k in (unit.arg_kinds or {}).items()}
+        self.held = held_parameters(unit.arg_kinds)
+        self._escaping()  # (before the number cells: an escaping function's parameters are any)
         self.cells = self._cells()
         self.number_cells = self._number_cells()
         # what each other cell may hold, from every assignment of it anywhere (a fixpoint over
         # the whole analysis, ``run``): arrays and numbers made fresh (``plain`` sites), or TOP
         self.cell_values: dict = {}
         self.plain: set = set()  # sites that make a new array or number, never a container
+        self.fresh: set = set()  # sites that make a new object (arithmetic, a display, ...)
         self.cell_sites: set = set()  # the sites of what cells hold (``overlap``)
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
@@ -488,9 +505,7 @@ class _Analysis:
         self._stored = None  # (container, new value) of the last ``x[i] op= v``
         self._track = False  # recording every value (``values_ever``)
         self.ever: dict = {}
-        self.arg_kinds = {p: set(k) for p, k in (unit.arg_kinds or {}).items()}
-        self.held = held_parameters(unit.arg_kinds)
-        self._escaping()
+        self._confined_memo: dict = {}  # (function, object) -> ``confined``'s answer
         self._free_vars()
         self.live_after: dict = {}  # id(statement) -> variables read after it
         self.next: dict = {}  # id(statement) -> the statement after it in its block
@@ -539,7 +554,9 @@ class _Analysis:
         for key, f in self.funcs.items():
             if key == "" or f.escapes:
                 for p in f.params:
-                    add(p, key, None)
+                    # the entry function's argument of a number's kind (the specialization's)
+                    given = self.arg_kinds.get(p[1]) if key == "" and not f.escapes else None
+                    add(p, key, A.const(0.0) if given and given <= _NUMBER_KINDS else None)
             for st in statements(f.fdef.body):
                 if isinstance(st, A.Assign):
                     t = st.targets[0]
@@ -579,8 +596,15 @@ class _Analysis:
                 return all(number(key, x, numbers) for x in [e.left, *e.comparators])
             if isinstance(e, A.Call) and not e.keywords:
                 fn = anno.getanno(e.func, anno.CALLEE)
-                if fn is len or getattr(fn, "__module__", None) == "math":
+                # (a ufunc of numbers makes a numpy scalar: immutable too)
+                if (
+                    fn is len
+                    or getattr(fn, "__module__", None) == "math"
+                    or isinstance(fn, numpy.ufunc)
+                ):
                     return fn is len or all(number(key, a, numbers) for a in e.args)
+                if len(e.args) == 1 and any(fn is r for r in _FULL_REDUCTIONS):
+                    return True  # a reduction of everything: a numpy scalar, of anything
             return False
 
         numbers = set(defs)
@@ -931,9 +955,12 @@ class _Analysis:
             if v in self.number_cells:
                 return EMPTY
             held = self.cell_values.get(v, frozenset())
-            if TOP in held or (v[0] in self.funcs and v in self.funcs[v[0]].params):
+            if TOP in held:
                 return Val(frozenset({TOP}))
-            if v[0] != f.key:
+            if v[0] == f.key and v in f.params:
+                # a parameter: also what it was given (its entry object, never one made here)
+                held = held | {_entry(f.key, v)}
+            elif v[0] != f.key:
                 held = held | {_entry(f.key, v)}
                 e, c = _entry(f.key, v), _contents(f.key, v)
                 if e not in state.heap:
@@ -945,10 +972,13 @@ class _Analysis:
         if self.irrelevant_global(v):
             return EMPTY
         e, c = _entry(f.key, v), _contents(f.key, v)
+        outside = v[0] is None  # a global, a variable of the user's enclosing function
         if e not in state.heap:
             state.heap[e] = frozenset({c})
-            state.heap[c] = frozenset({c})
-        return Val(frozenset({e}))
+            # (what code the analysis cannot see stored there: a user's function may keep
+            # what it was given in a global, and the next read of it return that)
+            state.heap[c] = frozenset({c, ESCAPED}) if outside else frozenset({c})
+        return Val(frozenset({e, ESCAPED}) if outside else frozenset({e}))
 
     def _invoked(self) -> None:
         """Which functions used as values each call may call (``invokes``): those whose
@@ -963,7 +993,7 @@ class _Analysis:
                 site = o[2] if o[0] == "call" else o
                 if site in self.closures:
                     out.add(self.closures[site])
-                elif o is TOP or (o[0] in _ENTRY_KINDS and self.funcs[key].escapes):
+                elif o in _UNKNOWN or (o[0] in _ENTRY_KINDS and self.funcs[key].escapes):
                     out |= escaping
                 elif o[0] in _ENTRY_KINDS:
                     out |= entry.get((key, o[0], o[2]), set())
@@ -999,7 +1029,7 @@ class _Analysis:
             frozenset().union(*(state.heap.get(o, frozenset()) for o in holders)), state
         )
         if new & held or (
-            any(o[0] in _ENTRY_KINDS or o is TOP for o in new)
+            any(o[0] in _ENTRY_KINDS or o in _UNKNOWN for o in new)
             and any(o[0] in _ENTRY_KINDS for o in held)
         ):
             self.duplicates |= {o for o in holders if o is not TOP}
@@ -1007,7 +1037,7 @@ class _Analysis:
 
     def may_hold_twice(self, o) -> bool:
         """May the container ``o`` hold one object in two entries?"""
-        if o is TOP or o in self.duplicates:
+        if o in _UNKNOWN or o in self.duplicates:
             return True
         if o[0] == "call":
             return o[2] in self.duplicates or o[2][0] != "site"
@@ -1195,6 +1225,7 @@ class _Analysis:
             return self.value(f, state, e)
         if isinstance(e, A.BinOp):
             site = self.site(key, s)
+            self.fresh.add(site)
             held = frozenset()
             vals = [self.value(f, state, x) for x in (e.left, e.right)]
             # (an array or a number joins no list: `a + lst` is an array or an error)
@@ -1216,6 +1247,7 @@ class _Analysis:
         if isinstance(e, (A.UnaryOp, A.Compare)):
             site = self.site(key, s)
             self.plain.add(site)
+            self.fresh.add(site)
             return Val(frozenset({site}))
         if isinstance(e, A.JoinedStr):
             return Val(frozenset({self.site(key, s)}))
@@ -1237,6 +1269,7 @@ class _Analysis:
         if isinstance(e, (A.Tuple, A.List, A.Set)):
             site = self.site(key, s)
             self.sequences.add(site)
+            self.fresh.add(site)
             vals = [self.value(f, state, x) for x in e.elts]
             for v in vals:
                 self.add_entries(state, {site}, v.objs)
@@ -1245,6 +1278,7 @@ class _Analysis:
             return Val(frozenset({site}), elts)
         if isinstance(e, A.Dict):
             site = self.site(key, s)
+            self.fresh.add(site)
             for k, v in zip(e.keys, e.values):
                 val = self.value(f, state, v)
                 if k is None:
@@ -1294,6 +1328,7 @@ class _Analysis:
             if _fresh_callee(fn, call):
                 if isinstance(fn, numpy.ufunc) or fn in _NEW_ARRAYS:
                     self.plain |= site
+                self.fresh |= site
                 return Val(site)
             state.add_heap(site, reach_args)
             return Val(site | reach_args)
@@ -1305,7 +1340,7 @@ class _Analysis:
         elif any(o in self.closures for o in reach_args):  # given a closure: it may return
             reach_args = reach_args | self.closure_reads(f, state, reach_args)  # what that reads
         state.add_heap(reach_args, reach_args)
-        return Val(site | reach_args)
+        return Val(site | reach_args | {ESCAPED})
 
     def closure_reads(self, f, state, fobjs) -> frozenset:
         """What the closures among ``fobjs`` may return or store: the values of the variables
@@ -1313,7 +1348,7 @@ class _Analysis:
         of every variable a function used as a value reads where the function is not known."""
         keys = {self.closures[o] for o in fobjs if o in self.closures}
         free = set().union(*(self.free[k] for k in keys)) if keys else set()
-        if any(o is TOP or o[0] in _ENTRY_KINDS for o in fobjs):
+        if any(o is TOP or o is ESCAPED or o[0] in _ENTRY_KINDS for o in fobjs):
             free |= self.escaped
         objs = frozenset()
         for v in free:
@@ -1359,7 +1394,7 @@ class _Analysis:
                 return frozenset({("call", k, o)})
             if kind == "call":
                 return frozenset({("call", k, o[2])})
-            return frozenset({TOP})
+            return frozenset({o})  # TOP, ESCAPED
 
         def mapped(val: Val) -> Val:
             objs = frozenset().union(*(image(o) for o in val.objs)) if val.objs else frozenset()
@@ -1379,8 +1414,17 @@ class _Analysis:
         """May a value made of the objects ``a`` share memory with one made of ``b`` (in ``f``)?"""
         if not a or not b:
             return False
-        if TOP in a or TOP in b:
-            return True
+        if a & _UNKNOWN or b & _UNKNOWN:
+            if a & _UNKNOWN and b & _UNKNOWN:
+                return True
+            top, other = (a, b) if a & _UNKNOWN else (b, a)
+            # anything, or what unknown code may hold: never an object that no such code can
+            # reach (``confined``)
+            if not all(self.confined(f, o) for o in other):
+                return True
+            a, b = top - _UNKNOWN, other
+            if not a:
+                return False
         if a & b:
             return True
         if self.cell_sites:
@@ -1394,6 +1438,85 @@ class _Analysis:
         ea = [o[::2] for o in a if o[0] in _ENTRY_KINDS and o[1] == f.key]
         eb = [o[::2] for o in b if o[0] in _ENTRY_KINDS and o[1] == f.key]
         return any(frozenset((x, y)) in f.related for x in ea for y in eb if x != y)
+
+    def confined(self, f: _Func, o, assumed=None) -> bool:
+        """Is ``o`` an object that no code this analysis cannot see can reach during this
+        activation of ``f``: a new array or number made here, or a parameter's value where every
+        call of ``f`` (a local function called by name only) gives it such an object -- and
+        every variable that may hold it (or a view of it) is used only in arithmetic,
+        primitives' calls, copies, branches' tests, returns and calls of local functions that
+        keep their parameter confined the same way: never passed to a user function or a
+        function value, stored into a container or a cell, or read by a nested function? Such
+        an object is none of what an unknown call returns (``TOP``): that code could only have
+        got it from here. (An activation's returns come after it.)"""
+        if o in _UNKNOWN:
+            return False
+        key = (f.key, o)
+        known = self._confined_memo.get(key)
+        if known is not None:
+            return known
+        assumed = set() if assumed is None else assumed
+        if key in assumed:  # (a recursive call: a greatest fixpoint)
+            return True
+        assumed.add(key)
+        answer = self._confined(f, o, assumed)
+        assumed.discard(key)
+        if not answer or not assumed:  # (a True under assumptions is not final)
+            self._confined_memo[key] = answer
+        return answer
+
+    def _confined(self, f: _Func, o, assumed: set) -> bool:
+        if o[1] != f.key:
+            return False
+        if o[0] == "site":
+            if o not in self.fresh:
+                return False
+        elif o[0] == "entry" and o[2] in f.params and f.key and not f.escapes:
+            for c in self.calls:
+                if c.callee != f.key:
+                    continue
+                h = self.funcs[c.caller]
+                image = self.entry_image(h, c, ("entry", o[2]))
+                if not image or not all(self.confined(h, x, assumed) for x in image):
+                    return False
+        else:
+            return False
+        ever, heap = self.values_ever(f)
+        holders = {v for v, val in ever.items() if o in _reach(val.objs, heap)}
+        if o[0] == "entry":
+            holders.add(o[2])
+        return self._confined_in(f, holders, assumed)
+
+    def _confined_in(self, f: _Func, holders: set, assumed: set) -> bool:
+        if any(v[0] != f.key or v in self.cells for v in holders):
+            return False
+        for g, other in self.funcs.items():  # read by a nested function (a closure)
+            if g != f.key and holders & set(other.entry_vars):
+                return False
+        names = {v[1] for v in holders}
+        for st in statements(f.fdef.body):
+            used = {n.id for n in self._statement_nodes(st) if isinstance(n, A.Name)}
+            if not used & names:
+                continue
+            if isinstance(st, A.FunctionDef):
+                return False  # read by a nested function (or its defaults)
+            if _stays_local(st) or isinstance(st, A.Return):
+                continue
+            call = st.value if isinstance(st, (A.Assign, A.Expr)) else None
+            g = self.local_callee(f.key, call)
+            if g is None or self.funcs[g].escapes or call.keywords:
+                return False
+            if isinstance(st, A.Assign) and not isinstance(st.targets[0], (A.Name, A.Tuple)):
+                return False
+            params = self.funcs[g].params
+            for i, arg in enumerate(call.args):
+                if not (isinstance(arg, A.Name) and arg.id in names):
+                    continue
+                if i >= len(params) or isinstance(arg, A.Starred):
+                    return False
+                if not self.confined(self.funcs[g], _entry(g, params[i]), assumed):
+                    return False
+        return True
 
     def entry_image(self, h: _Func, c: _Call, o) -> frozenset:
         """What the callee's entry object ``o`` (``(kind, var)``) is, in the caller: the
@@ -1652,7 +1775,7 @@ class _Analysis:
         none may compute an active value), and the parameters and globals that may hold it
         only if the caller passed one array twice (``related``: checked at run time)."""
         key = f.key
-        if TOP in objs or sharing.held:
+        if objs & _UNKNOWN or sharing.held:
             return
         for o in objs:
             if not (o[1] == key and (o[0] == "site" or (key == "" and o[0] in _ENTRY_KINDS))):
