@@ -33,7 +33,7 @@ os.environ.setdefault("CPSAD_CACHE_DIR", tempfile.mkdtemp(prefix="cpsad-profile-
 from benchmarks import frameworks, pin_one_cpu  # noqa: E402  (after the cache folder is chosen)
 from benchmarks.run import by_name  # noqa: E402
 from cpsad import compiler  # noqa: E402
-from cpsad.api import _params_for  # noqa: E402
+from cpsad.calls import params_for  # noqa: E402
 
 
 def median_time(call, n: int) -> float:
@@ -105,7 +105,7 @@ def main(argv=None) -> None:
     hand = frameworks.make(frameworks.HAND, w, problem).call
     api = frameworks.make(frameworks.CPSAD, w, problem).call
     api()
-    active, _ = _params_for(w.loss.__code__, problem.argnums, len(problem.args))
+    active, _ = params_for(w.loss.__code__, problem.argnums, len(problem.args))
     spec = compiler.specialize(w.loss, active)
     specs = compiler.call_graph(spec)
 

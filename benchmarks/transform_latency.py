@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "examples")]
 
 from cpsad import compiler  # noqa: E402
-from cpsad.api import _params_for  # noqa: E402
+from cpsad.calls import params_for  # noqa: E402
 from tests import corpus_core  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def targets():
     out = []
     for f, args, argnums in corpus_core.CASES:
         nums = (argnums,) if isinstance(argnums, int) else argnums
-        active, _ = _params_for(f.__code__, nums, len(args))
+        active, _ = params_for(f.__code__, nums, len(args))
         out.append((f, active))
     for mod in (mlp, piecewise, recursion):
         for name, wrt in mod.BACKPROPAGATORS.items():

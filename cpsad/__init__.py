@@ -6,6 +6,7 @@ backpropagator ``f_bp(k, *args)`` -- readable Python that runs the forward pass,
 the program ``k``, and runs the backward pass when ``k`` returns.
 """
 
+from cpsad import dispatch  # noqa: F401  (gives the compiler its runtime dispatch)
 from cpsad.api import Transformed, grad, jvp, show, transform, value_and_grad, vjp
 from cpsad.higher import hessian, hvp, jacobian
 from cpsad.rules import defjvp, defvjp

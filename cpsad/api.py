@@ -8,131 +8,34 @@ cotangent for ``vjp`` -- and gets back the adjoints of the differentiated argume
 from __future__ import annotations
 
 import functools
-import inspect
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from cpsad import compiler
+from cpsad.calls import (
+    argnums_tuple,
+    as_tangent,
+    function_of,
+    params_for,
+    specialize,
+    target,
+)
 from cpsad.pytree import check_plain, densify, leaves, promote
-from cpsad.runtime import Closure, as_adjoint, deep_recursion, scalar_seed
-
-_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _target(f: Callable) -> Callable:
-    """The Python function to transform for ``f``; checked once per object.
-
-    A decorated function is the function the decorator returned -- the wrapper, which is what
-    runs -- never the one ``functools.wraps`` says it wraps (``__wrapped__``): a wrapper that
-    doubles its function's value has twice its gradient. A ``functools.lru_cache`` object is
-    followed to its function (the cache returns what the function returns)."""
-    try:
-        return _TARGETS[f]
-    except (KeyError, TypeError):
-        pass
-    fn = _python_function(f)
-    try:
-        _TARGETS[f] = fn
-    except TypeError:
-        pass
-    return fn
-
-
-def _python_function(f: Callable) -> Callable:
-    if inspect.ismethod(f):
-        raise TypeError(
-            "cpsad differentiates plain functions; for a method, differentiate "
-            "`type(obj).method` and pass the object as the first argument"
-        )
-    if isinstance(f, compiler.LRU_CACHE) and inspect.isfunction(getattr(f, "__wrapped__", None)):
-        return _python_function(f.__wrapped__)
-    if isinstance(f, functools.partial):
-        raise TypeError(
-            "cpsad.transform and cpsad.show take the function itself, not a functools.partial "
-            "of it (grad, value_and_grad, vjp and jvp take partials)"
-        )
-    if isinstance(f, Closure):  # a function defined inside one being differentiated
-        raise compiler.closure_derivative(f)
-    if not inspect.isfunction(f):
-        raise TypeError(f"cpsad can only differentiate Python functions, not {type(f).__name__}")
-    return f
-
-
-def _bound(f, args: tuple, nums: tuple, kwargs: dict):
-    """``f(*args, **kwargs)`` as a call of a Python function: a ``functools.partial`` adds its
-    arguments in front (constants: ``nums`` move past them) and its keywords."""
-    while isinstance(f, functools.partial):
-        n, given = len(f.args), len(args)
-        nums = tuple((i % given if given else i) + n for i in nums)
-        args = (*f.args, *args)
-        kwargs = {**f.keywords, **kwargs}
-        f = f.func
-    return f, args, nums, kwargs
-
-
-def _decorated(fn, exc: BaseException) -> None:
-    """Say, on a refusal of a decorator's wrapper, what was transformed and what to write."""
-    wrapped = getattr(fn, "__wrapped__", None)
-    if wrapped is None or not hasattr(exc, "add_note") or getattr(exc, "_cpsad_decorated", False):
-        return
-    name = getattr(wrapped, "__name__", "f")
-    exc.add_note(
-        f"`{name}` is decorated: cpsad differentiates the wrapper the decorator returned "
-        f"(`{fn.__code__.co_qualname}`), the function that runs, and refused what the wrapper "
-        f"does. Differentiate `{name}.__wrapped__` to differentiate the undecorated function."
-    )
-    exc._cpsad_decorated = True
-
-
-@functools.lru_cache(maxsize=1024)
-def _params_for(code, argnums: tuple[int, ...], nargs: int):
-    """Which parameters the positional arguments ``argnums`` bind, and how to find their gradients."""
-    npos = code.co_argcount
-    names = code.co_varnames
-    has_var = bool(code.co_flags & inspect.CO_VARARGS)
-    active: list[str] = []
-    where = []  # per argnum: (param, index into *args or None)
-    for i in argnums:
-        if i < 0:
-            i += nargs
-        if not 0 <= i < nargs:
-            raise ValueError(f"argnums refers to argument {i}, but the call passes {nargs}")
-        if i < npos:
-            p, k = names[i], None
-        elif has_var:
-            p, k = names[npos + code.co_kwonlyargcount], i - npos
-        else:  # pragma: no cover - Python would reject the call
-            raise ValueError(f"argument {i} does not exist")
-        if p not in active:
-            active.append(p)
-        where.append((p, k))
-    order = list(names)
-    active.sort(key=order.index)
-    return tuple(active), tuple(where)
-
-
-def _argnums(argnums) -> tuple[int, ...]:
-    if isinstance(argnums, int):
-        return (argnums,)
-    out = tuple(argnums)
-    if not out or not all(isinstance(i, int) for i in out):
-        raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
-    return out
+from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
 
 
 def _run(f, argnums, args, kwargs, k):
     """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
     check_plain(args, kwargs)
-    fn, args, nums, kwargs = _function_of(f, tuple(args), _argnums(argnums), kwargs)
-    active, where = _params_for(fn.__code__, nums, len(args))
+    fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
+    active, where = params_for(fn.__code__, nums, len(args))
     call_args = list(args)
     for i in nums:
         i = i % len(args)
         call_args[i] = promote(args[i])
-    spec = _specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
+    spec = specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
     with deep_recursion():
         try:
             out = spec.bp(k, *call_args, **kwargs)
@@ -149,71 +52,8 @@ def _run(f, argnums, args, kwargs, k):
     return grads
 
 
-def _specialize(fn, active, kinds, mode="reverse"):
-    try:
-        return compiler.specialize(fn, active, kinds, mode)
-    except SyntaxError as exc:  # a TransformError
-        _decorated(fn, exc)
-        raise
-
-
-def _function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
-    """The Python function to transform for ``f(*args, **kwargs)``, its arguments, which of them
-    ``nums`` (positions in ``args``) are, and its keyword arguments: ``f`` itself (a partial's
-    function, with the partial's arguments) -- or, for ``f = cpsad.grad(g)``, the emitted
-    backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
-    transform emitted code again (a second derivative; a third is refused). ``generic``: for no
-    arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
-    f, args, nums, kwargs = _bound(f, args, nums, kwargs)
-    d = getattr(f, "__cpsad_derivative__", None)
-    if d is None:
-        return _target(f), args, nums, kwargs
-    kind, inner, inner_argnums = d
-    if kind == "value_and_grad":
-        raise TypeError(
-            "cpsad differentiates a derivative made by cpsad.grad; value_and_grad returns a pair, "
-            "which is not a scalar: differentiate cpsad.grad(f) instead"
-        )
-    if kind != "grad":
-        raise TypeError(not_differentiated_again(kind))
-    fn, inner_args, inner_nums, kwargs = _function_of(
-        inner, args, _argnums(inner_argnums), kwargs, generic
-    )
-    active, where = _params_for(fn.__code__, inner_nums, len(inner_args))
-    if any(idx is not None for _, idx in where):
-        raise TypeError("higher derivatives with respect to items of *args are not supported")
-    call_args = list(inner_args)
-    for i in inner_nums:
-        call_args[i] = call_args[i] if generic else promote(call_args[i])
-        if not generic and any(np.iscomplexobj(v) for v in leaves(call_args[i])[0]):
-            raise TypeError(
-                "cpsad differentiates a derivative at real arguments only: the rules' own "
-                "derivatives (second derivatives) are not verified for complex values"
-            )
-    kinds = () if generic else compiler.kinds_of(fn.__code__, call_args, kwargs)
-    spec = _specialize(fn, active, kinds, "reverse" + compiler.NESTED)
-    seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
-    full = (scalar_seed, *call_args)
-    return spec.bp, full, tuple(i % len(args) + seeds + 1 for i in nums), kwargs
-
-
-def not_differentiated_again(kind: str) -> str:
-    """Why a derivative made by ``cpsad.{kind}`` is not differentiated (again)."""
-    if kind == "hvp":
-        return (
-            "cpsad: a derivative of cpsad.hvp(f) -- inside a differentiated function, or of "
-            "hvp_f itself -- is a third derivative of f, which cpsad does not take; take the "
-            "Hessian-vector product outside, or differentiate cpsad.grad(f) once"
-        )
-    return (
-        f"cpsad: a derivative of cpsad.{kind}(f) (inside a differentiated function, or of its "
-        "result itself) is not supported; use cpsad.grad, cpsad.jvp or cpsad.vjp there, which "
-        "are differentiated (a Jacobian is one of them per row or column)"
-    )
-
-
 def _through_complex(adjoint) -> None:
-    """A derivative's arguments are real (``_function_of``); a complex adjoint of one -- its
+    """A derivative's arguments are real (``function_of``); a complex adjoint of one -- its
     gradient the real part -- came through complex values, whose rules' own derivatives are not
     verified: refuse to differentiate it."""
     if any(np.iscomplexobj(v) for v in leaves(adjoint)[0]):
@@ -326,16 +166,16 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     if not nums:
         value = f(*primals, **kwargs)
         return value, densify(None, value)
-    fn, args, nums, kwargs = _function_of(f, tuple(args), nums, kwargs)
+    fn, args, nums, kwargs = function_of(f, tuple(args), nums, kwargs)
     args = list(args)
-    active, where = _params_for(fn.__code__, nums, len(args))
+    active, where = params_for(fn.__code__, nums, len(args))
     by_param: dict = {}
     for t, (p, idx) in zip(tans, where):
         if idx is None:
             by_param[p] = t
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
-    spec = _specialize(fn, active, compiler.kinds_of(fn.__code__, args, kwargs), "forward")
+    spec = specialize(fn, active, compiler.kinds_of(fn.__code__, args, kwargs), "forward")
     with deep_recursion():
         try:
             value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
@@ -349,49 +189,11 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     return value, densify(tangent, value)
 
 
-# a derivative taken inside a transformed function: see Nested, and the dispatch (compiler.call_bp)
+# a derivative taken inside a transformed function: see Nested, and the dispatch (dispatch.call_bp)
 grad.__cpsad_operator__ = "grad"
 value_and_grad.__cpsad_operator__ = "value_and_grad"
 vjp.__cpsad_operator__ = "vjp"
 jvp.__cpsad_operator__ = "jvp"
-
-
-def as_tangent(t, x, i: int):
-    """A tangent given for the primal ``x``: of ``x``'s structure and shapes, in floats."""
-    if isinstance(x, dict):
-        if not isinstance(t, dict) or t.keys() != x.keys():
-            raise ValueError(f"jvp: tangent {i} must be a dict with the keys of its primal")
-        return type(x)({k: as_tangent(t[k], x[k], i) for k in x})  # a Sparse stays one
-    if isinstance(x, (list, tuple)):
-        if not isinstance(t, (list, tuple)) or len(t) != len(x):
-            raise ValueError(f"jvp: tangent {i} must be a {type(x).__name__} like its primal")
-        return (
-            type(x)(as_tangent(a, b, i) for a, b in zip(t, x))
-            if not hasattr(x, "_fields")
-            else type(x)(*(as_tangent(a, b, i) for a, b in zip(t, x)))
-        )
-    if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype.kind != "c" and np.iscomplexobj(t):
-            raise ValueError(
-                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
-                "real directions (make the primal complex to move it off the real line)"
-            )
-        out = np.asarray(t, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
-        if out.shape != np.shape(x):
-            raise ValueError(f"jvp: tangent {i} has shape {out.shape}, its primal {np.shape(x)}")
-        return out if isinstance(x, np.ndarray) else out[()]
-    if isinstance(x, (int, float, complex)) and not isinstance(x, bool):
-        if np.ndim(t) != 0:
-            raise ValueError(f"jvp: tangent {i} must be a number, like its primal")
-        if isinstance(x, complex):
-            return complex(t)
-        if np.iscomplexobj(t):
-            raise ValueError(
-                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
-                "real directions (pass it as a complex number to move it off the real line)"
-            )
-        return float(t)
-    return None  # not differentiable: no tangent
 
 
 def _same(a, b) -> bool:
@@ -429,7 +231,7 @@ class Transformed:
         code = self.fn.__code__
         if self.argnums is None:
             return tuple(code.co_varnames[: code.co_argcount])
-        active, _ = _params_for(code, self.argnums, code.co_argcount)
+        active, _ = params_for(code, self.argnums, code.co_argcount)
         return active
 
     @property
@@ -476,11 +278,11 @@ def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
         inner = f
         while hasattr(inner, "__cpsad_derivative__"):
             inner = inner.__cpsad_derivative__[1]
-        n = _target(inner).__code__.co_argcount
-        nums = _argnums(0 if argnums is None else argnums)
-        fn, _, shifted, _ = _function_of(f, (None,) * n, nums, {}, generic=True)
+        n = target(inner).__code__.co_argcount
+        nums = argnums_tuple(0 if argnums is None else argnums)
+        fn, _, shifted, _ = function_of(f, (None,) * n, nums, {}, generic=True)
         return Transformed(fn, shifted, mode=mode)
-    return Transformed(_target(f), None if argnums is None else _argnums(argnums), mode=mode)
+    return Transformed(target(f), None if argnums is None else argnums_tuple(argnums), mode=mode)
 
 
 def show(

@@ -133,7 +133,7 @@ def _structure(matrix, out_leaves, out_build, in_leaves, in_build):
     return out_build(blocks)
 
 
-hvp.__cpsad_operator__ = "hvp"  # makes a function; inside a derivative: see compiler.call_bp
+hvp.__cpsad_operator__ = "hvp"  # makes a function; inside a derivative: see dispatch.call_bp
 hessian.__cpsad_operator__ = "hessian"
 jacobian.__cpsad_operator__ = "jacobian"
 

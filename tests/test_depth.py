@@ -45,7 +45,7 @@ def test_emitted_code_stays_in_the_accepted_subset():
     """cpsad's output is input cpsad accepts: what `grad(grad(f))` will need -- the code made to
     be transformed again entirely; the usual code but for the `del` statements of the release
     stage (names only), which the code made to be transformed again does without."""
-    from cpsad.api import _params_for
+    from cpsad.calls import params_for
     from cpsad.compiler import CONTEXT, NESTED, call_graph, specialize
     from tests.test_gradients import CASES
     from transforms import astlib as A
@@ -56,7 +56,7 @@ def test_emitted_code_stays_in_the_accepted_subset():
     deletes = 0
     for f, args, argnums in CASES:
         nums = (argnums,) if isinstance(argnums, int) else argnums
-        active, _ = _params_for(f.__code__, nums, len(args))
+        active, _ = params_for(f.__code__, nums, len(args))
         for mode, fence in (("reverse" + NESTED, Fence()), ("reverse", Fence(but_del))):
             try:
                 spec = specialize(f, active, (), mode)

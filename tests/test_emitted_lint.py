@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from cpsad import compiler
-from cpsad.api import _params_for
+from cpsad.calls import params_for
 from tests.test_gradients import CASES
 
 ruff = shutil.which("ruff") or os.path.join(os.path.dirname(sys.executable), "ruff")
@@ -20,7 +20,7 @@ def test_emitted_modules_are_lint_clean(tmp_path):
     callees = {}
     for f, args, argnums in CASES:
         nums = (argnums,) if isinstance(argnums, int) else argnums
-        active, _ = _params_for(f.__code__, nums, len(args))
+        active, _ = params_for(f.__code__, nums, len(args))
         try:
             spec = compiler.specialize(f, active)
         except Exception:  # what cannot be transformed is tested elsewhere

@@ -58,7 +58,7 @@ def test_forward_without_simplify_or_defunctionalize_agrees(f, args, argnums):
     raw = compiler.variant(
         f, active, skip=("simplify", "defunctionalize"), kinds=kinds, mode="forward"
     )
-    from cpsad.api import as_tangent
+    from cpsad.calls import as_tangent
 
     dots = [as_tangent(tangents[i], args[i], i) for i in nums]
     _, got = raw.bp(*dots, *args)

@@ -5,7 +5,7 @@ import pytest
 
 import cpsad
 from cpsad import compiler
-from cpsad.api import _params_for
+from cpsad.calls import params_for
 from cpsad.pytree import densify
 from cpsad.runtime import scalar_seed
 from cpsad.testing import check_grads, leaves
@@ -56,7 +56,7 @@ def test_value_is_the_function_value(f, args, argnums):
 def test_simplify_changes_no_gradient(f, args, argnums):
     """The CPS stage, run as it is (closures everywhere, acc and None checks), agrees."""
     nums = (argnums,) if isinstance(argnums, int) else argnums
-    active, _ = _params_for(f.__code__, nums, len(args))
+    active, _ = params_for(f.__code__, nums, len(args))
     kinds = compiler.kinds_of(f.__code__, args, {})
     naive = compiler.variant(f, active, skip=("simplify",), kinds=kinds)
     agrees_with_grad(naive, f, args, argnums)
@@ -66,7 +66,7 @@ def test_simplify_changes_no_gradient(f, args, argnums):
 def test_defunctionalizing_changes_no_gradient(f, args, argnums):
     """Loops as recursion (one frame per iteration) agree with loops as two while loops."""
     nums = (argnums,) if isinstance(argnums, int) else argnums
-    active, _ = _params_for(f.__code__, nums, len(args))
+    active, _ = params_for(f.__code__, nums, len(args))
     kinds = compiler.kinds_of(f.__code__, args, {})
     recursive = compiler.variant(f, active, skip=("defunctionalize",), kinds=kinds)
     agrees_with_grad(recursive, f, args, argnums)
@@ -77,7 +77,7 @@ def test_specializing_to_kinds_changes_no_gradient(f, args, argnums):
     """The transformation that knows nothing of its arguments' kinds (every adjoint may be
     absent, every result may need unbroadcasting) agrees with the one specialized to them."""
     nums = (argnums,) if isinstance(argnums, int) else argnums
-    active, _ = _params_for(f.__code__, nums, len(args))
+    active, _ = params_for(f.__code__, nums, len(args))
     generic = compiler.specialize(f, active)
     agrees_with_grad(generic, f, args, argnums)
 
@@ -98,7 +98,7 @@ def agrees_with_grad(spec, f, args, argnums):
 @pytest.mark.parametrize("f,args,argnums", CASES, ids=IDS)
 def test_pipeline_invariants(f, args, argnums):
     nums = (argnums,) if isinstance(argnums, int) else argnums
-    active, _ = _params_for(f.__code__, nums, len(args))
+    active, _ = params_for(f.__code__, nums, len(args))
     compiler.run_pipeline(f, active, check=True, record=True)
     kinds = compiler.kinds_of(f.__code__, args, {})
     compiler.run_pipeline(f, active, check=True, kinds=kinds)

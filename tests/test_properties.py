@@ -44,7 +44,7 @@ def test_branches_everywhere(x, y):
 def test_emitted_code_is_deterministic():
     for f, args, argnums in corpus_core.CASES[:30]:
         nums = (argnums,) if isinstance(argnums, int) else argnums
-        active, _ = cpsad.api._params_for(f.__code__, nums, len(args))
+        active, _ = cpsad.calls.params_for(f.__code__, nums, len(args))
         first, _ = compiler.run_pipeline(f, active)
         again, _ = compiler.run_pipeline(f, active)
         assert first.text == again.text, f.__name__

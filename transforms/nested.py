@@ -31,7 +31,7 @@ Rewritten, for ``h`` a ``def`` or lambda bound once in the function, of position
 * ``cpsad.vjp(h, a, ...)``: ``(h(a, ...), pullback)``, the pullback a local function running
   ``h``'s backpropagator with a continuation that returns the cotangent.
 
-Anything else is left to the runtime dispatch (``compiler.call_bp``), which differentiates these
+Anything else is left to the runtime dispatch (``dispatch.call_bp``), which differentiates these
 derivatives of a function that closes over nothing differentiated (one defined at module level),
 and refuses one of a function that does (a clear error, never a derivative with the closure's
 dependence left out).

@@ -1,0 +1,236 @@
+"""How a call of the API binds: the function to transform, the parameters ``argnums`` name, and
+-- for a derivative of a derivative -- the backpropagator that is differentiated again.
+
+Shared by the API (``cpsad.api``) and the runtime dispatch (``cpsad.dispatch``), which both
+build on the compiler (``cpsad.compiler``): this module imports neither of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Callable
+
+import numpy as np
+
+from cpsad import compiler
+from cpsad.pytree import leaves, promote
+from cpsad.runtime import Closure, scalar_seed
+
+LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def target(f: Callable) -> Callable:
+    """The Python function to transform for ``f``; checked once per object.
+
+    A decorated function is the function the decorator returned -- the wrapper, which is what
+    runs -- never the one ``functools.wraps`` says it wraps (``__wrapped__``): a wrapper that
+    doubles its function's value has twice its gradient. A ``functools.lru_cache`` object is
+    followed to its function (the cache returns what the function returns)."""
+    try:
+        return _TARGETS[f]
+    except (KeyError, TypeError):
+        pass
+    fn = _python_function(f)
+    try:
+        _TARGETS[f] = fn
+    except TypeError:
+        pass
+    return fn
+
+
+def _python_function(f: Callable) -> Callable:
+    if inspect.ismethod(f):
+        raise TypeError(
+            "cpsad differentiates plain functions; for a method, differentiate "
+            "`type(obj).method` and pass the object as the first argument"
+        )
+    if isinstance(f, LRU_CACHE) and inspect.isfunction(getattr(f, "__wrapped__", None)):
+        return _python_function(f.__wrapped__)
+    if isinstance(f, functools.partial):
+        raise TypeError(
+            "cpsad.transform and cpsad.show take the function itself, not a functools.partial "
+            "of it (grad, value_and_grad, vjp and jvp take partials)"
+        )
+    if isinstance(f, Closure):  # a function defined inside one being differentiated
+        raise closure_derivative(f)
+    if not inspect.isfunction(f):
+        raise TypeError(f"cpsad can only differentiate Python functions, not {type(f).__name__}")
+    return f
+
+
+def bound(f, args: tuple, nums: tuple, kwargs: dict):
+    """``f(*args, **kwargs)`` as a call of a Python function: a ``functools.partial`` adds its
+    arguments in front (constants: ``nums`` move past them) and its keywords."""
+    while isinstance(f, functools.partial):
+        n, given = len(f.args), len(args)
+        nums = tuple((i % given if given else i) + n for i in nums)
+        args = (*f.args, *args)
+        kwargs = {**f.keywords, **kwargs}
+        f = f.func
+    return f, args, nums, kwargs
+
+
+def note_decorated(fn, exc: BaseException) -> None:
+    """Say, on a refusal of a decorator's wrapper, what was transformed and what to write."""
+    wrapped = getattr(fn, "__wrapped__", None)
+    if wrapped is None or not hasattr(exc, "add_note") or getattr(exc, "_cpsad_decorated", False):
+        return
+    name = getattr(wrapped, "__name__", "f")
+    exc.add_note(
+        f"`{name}` is decorated: cpsad differentiates the wrapper the decorator returned "
+        f"(`{fn.__code__.co_qualname}`), the function that runs, and refused what the wrapper "
+        f"does. Differentiate `{name}.__wrapped__` to differentiate the undecorated function."
+    )
+    exc._cpsad_decorated = True
+
+
+@functools.lru_cache(maxsize=1024)
+def params_for(code, argnums: tuple[int, ...], nargs: int):
+    """Which parameters the positional arguments ``argnums`` bind, and how to find their gradients."""
+    npos = code.co_argcount
+    names = code.co_varnames
+    has_var = bool(code.co_flags & inspect.CO_VARARGS)
+    active: list[str] = []
+    where = []  # per argnum: (param, index into *args or None)
+    for i in argnums:
+        if i < 0:
+            i += nargs
+        if not 0 <= i < nargs:
+            raise ValueError(f"argnums refers to argument {i}, but the call passes {nargs}")
+        if i < npos:
+            p, k = names[i], None
+        elif has_var:
+            p, k = names[npos + code.co_kwonlyargcount], i - npos
+        else:  # pragma: no cover - Python would reject the call
+            raise ValueError(f"argument {i} does not exist")
+        if p not in active:
+            active.append(p)
+        where.append((p, k))
+    order = list(names)
+    active.sort(key=order.index)
+    return tuple(active), tuple(where)
+
+
+def argnums_tuple(argnums) -> tuple[int, ...]:
+    if isinstance(argnums, int):
+        return (argnums,)
+    out = tuple(argnums)
+    if not out or not all(isinstance(i, int) for i in out):
+        raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    return out
+
+
+def specialize(fn, active, kinds, mode="reverse"):
+    try:
+        return compiler.specialize(fn, active, kinds, mode)
+    except SyntaxError as exc:  # a TransformError
+        note_decorated(fn, exc)
+        raise
+
+
+def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
+    """The Python function to transform for ``f(*args, **kwargs)``, its arguments, which of them
+    ``nums`` (positions in ``args``) are, and its keyword arguments: ``f`` itself (a partial's
+    function, with the partial's arguments) -- or, for ``f = cpsad.grad(g)``, the emitted
+    backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
+    transform emitted code again (a second derivative; a third is refused). ``generic``: for no
+    arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
+    f, args, nums, kwargs = bound(f, args, nums, kwargs)
+    d = getattr(f, "__cpsad_derivative__", None)
+    if d is None:
+        return target(f), args, nums, kwargs
+    kind, inner, inner_argnums = d
+    if kind == "value_and_grad":
+        raise TypeError(
+            "cpsad differentiates a derivative made by cpsad.grad; value_and_grad returns a pair, "
+            "which is not a scalar: differentiate cpsad.grad(f) instead"
+        )
+    if kind != "grad":
+        raise TypeError(not_differentiated_again(kind))
+    fn, inner_args, inner_nums, kwargs = function_of(
+        inner, args, argnums_tuple(inner_argnums), kwargs, generic
+    )
+    active, where = params_for(fn.__code__, inner_nums, len(inner_args))
+    if any(idx is not None for _, idx in where):
+        raise TypeError("higher derivatives with respect to items of *args are not supported")
+    call_args = list(inner_args)
+    for i in inner_nums:
+        call_args[i] = call_args[i] if generic else promote(call_args[i])
+        if not generic and any(np.iscomplexobj(v) for v in leaves(call_args[i])[0]):
+            raise TypeError(
+                "cpsad differentiates a derivative at real arguments only: the rules' own "
+                "derivatives (second derivatives) are not verified for complex values"
+            )
+    kinds = () if generic else compiler.kinds_of(fn.__code__, call_args, kwargs)
+    spec = specialize(fn, active, kinds, "reverse" + compiler.NESTED)
+    seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
+    full = (scalar_seed, *call_args)
+    return spec.bp, full, tuple(i % len(args) + seeds + 1 for i in nums), kwargs
+
+
+def not_differentiated_again(kind: str) -> str:
+    """Why a derivative made by ``cpsad.{kind}`` is not differentiated (again)."""
+    if kind == "hvp":
+        return (
+            "cpsad: a derivative of cpsad.hvp(f) -- inside a differentiated function, or of "
+            "hvp_f itself -- is a third derivative of f, which cpsad does not take; take the "
+            "Hessian-vector product outside, or differentiate cpsad.grad(f) once"
+        )
+    return (
+        f"cpsad: a derivative of cpsad.{kind}(f) (inside a differentiated function, or of its "
+        "result itself) is not supported; use cpsad.grad, cpsad.jvp or cpsad.vjp there, which "
+        "are differentiated (a Jacobian is one of them per row or column)"
+    )
+
+
+def as_tangent(t, x, i: int):
+    """A tangent given for the primal ``x``: of ``x``'s structure and shapes, in floats."""
+    if isinstance(x, dict):
+        if not isinstance(t, dict) or t.keys() != x.keys():
+            raise ValueError(f"jvp: tangent {i} must be a dict with the keys of its primal")
+        return type(x)({k: as_tangent(t[k], x[k], i) for k in x})  # a Sparse stays one
+    if isinstance(x, (list, tuple)):
+        if not isinstance(t, (list, tuple)) or len(t) != len(x):
+            raise ValueError(f"jvp: tangent {i} must be a {type(x).__name__} like its primal")
+        return (
+            type(x)(as_tangent(a, b, i) for a, b in zip(t, x))
+            if not hasattr(x, "_fields")
+            else type(x)(*(as_tangent(a, b, i) for a, b in zip(t, x)))
+        )
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind != "c" and np.iscomplexobj(t):
+            raise ValueError(
+                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
+                "real directions (make the primal complex to move it off the real line)"
+            )
+        out = np.asarray(t, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
+        if out.shape != np.shape(x):
+            raise ValueError(f"jvp: tangent {i} has shape {out.shape}, its primal {np.shape(x)}")
+        return out if isinstance(x, np.ndarray) else out[()]
+    if isinstance(x, (int, float, complex)) and not isinstance(x, bool):
+        if np.ndim(t) != 0:
+            raise ValueError(f"jvp: tangent {i} must be a number, like its primal")
+        if isinstance(x, complex):
+            return complex(t)
+        if np.iscomplexobj(t):
+            raise ValueError(
+                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
+                "real directions (pass it as a complex number to move it off the real line)"
+            )
+        return float(t)
+    return None  # not differentiable: no tangent
+
+
+def closure_derivative(closure):
+    fn = closure.bp if closure.bp is not None else closure.jvp
+    name = fn.__name__.removesuffix("_bp").removesuffix("_jvp")
+    return TypeError(
+        f"cpsad: a derivative of `{name}`, a function defined inside the function being "
+        "differentiated, is taken where it is defined: write `cpsad.grad(h, argnums)(...)` (or "
+        "value_and_grad) there, with `h` that def or lambda by name and argnums a constant "
+        "(not through a variable or a function that takes `h` as an argument)"
+    )

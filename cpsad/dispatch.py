@@ -1,0 +1,603 @@
+"""The runtime dispatch: calls whose callee is a value, known only when they run.
+
+Emitted code calls ``call_bp(f, k, *args)`` (reverse mode) or ``call_jvp(f, tangents, *args)``
+(forward mode) where the source called ``f(*args)`` with ``f`` a value -- a parameter, a function
+in a variable or a container. Whatever ``f`` turns out to be -- a local function used as a value
+(a ``Closure``), a Python function (transformed on first use), a primitive with a rule, a
+derivative made by ``cpsad.grad`` or a pullback of ``cpsad.vjp`` -- the call is differentiated.
+Importing this module gives the compiler's context these helpers (``compiler.CONTEXT``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+import numpy as np
+
+from cpsad import api
+from cpsad.calls import (
+    LRU_CACHE,
+    as_tangent,
+    closure_derivative,
+    function_of,
+    not_differentiated_again,
+    params_for,
+)
+from cpsad.compiler import CONTEXT, NESTED, kinds_of, specialize
+from cpsad.pytree import gradient_adjoint, gradient_of
+from cpsad.rules import core
+from cpsad.runtime import (
+    Closure,
+    Sparse,
+    acc,
+    as_adjoint,
+    item_adjoint,
+    tangent_or_zeros,
+    tangent_zeros,
+    zero_tangents,
+    zeros_like,
+)
+from transforms import aliasing
+from transforms.context import Default
+from transforms.resolve import user_method
+
+# --------------------------------------------------------------------------- reverse mode
+#
+# Emitted code calls ``call_bp(f, k, *args)`` where the source called ``f(*args)`` with ``f`` a
+# value -- a parameter, a function in a variable or a container. It returns one adjoint per
+# positional argument (zeros where nothing flowed back), whatever ``f`` turns out to be: a local
+# function used as a value (a ``Closure``), a Python function (transformed on first use, with
+# respect to every argument), a primitive with a rule (``np.tanh`` passed as an activation), or a
+# function with no derivative.
+
+
+def call_bp(f, k, *args, **kwargs):
+    """Call ``f(*args, **kwargs)`` in continuation-passing style; the adjoints of ``args``."""
+    return _dispatch(f, k, args, kwargs)[0]
+
+
+def call_bp_keywords(f, k, *args, **kwargs):
+    """``call_bp`` where a keyword argument is differentiated (``fn(x, scale=s)``, a decorator's
+    ``fn(*args, **kwargs)``): ``(one adjoint per positional argument, {keyword: adjoint})``."""
+    positional, keywords = _dispatch(f, k, args, kwargs)
+    if keywords is None:
+        for name, v in kwargs.items():
+            if _inexact(v):
+                name_f = getattr(f, "__qualname__", None) or type(f).__name__
+                raise TypeError(
+                    f"cpsad: the keyword argument `{name}` of a call of `{name_f}` through a "
+                    "function value is a float there, and that call has no derivative with "
+                    "respect to its keywords -- pass it by position"
+                )
+        keywords = {name: zeros_like(v) for name, v in kwargs.items()}
+    return positional, keywords
+
+
+def _dispatch(f, k, args, kwargs):
+    """What ``f`` is, found out when it runs: ``(adjoints of args, of kwargs)``; the second None
+    where the call has no derivative with respect to its keywords (a rule: its keywords are
+    options; an operator of cpsad's)."""
+    k = _present(k)
+    derivative = getattr(f, "__cpsad_derivative__", None)
+    if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
+        return _derivative_bp(f, derivative, k, args, kwargs), None
+    if isinstance(f, Closure):  # its backpropagator differentiates every parameter
+        params = list(inspect.signature(f.bp).parameters.values())[1:]
+        out = f.bp(k, *args, **kwargs)
+        return _by_argument(params, [p.name for p in params], out, args, kwargs)
+    rule = core.lookup(f)
+    if rule is not None:
+        return _primitive(rule, f, k, args, kwargs), None
+    if core.is_nondiff(f) or f in (int, bool, str):
+        k(f(*args, **kwargs))
+        return tuple(zeros_like(a) for a in args), {n: zeros_like(v) for n, v in kwargs.items()}
+    op = getattr(f, "__cpsad_operator__", None)
+    if op == "jvp":  # cpsad.jvp(h, primals, tangents): reverse mode over h's tangent function
+        return _jvp_bp(k, *args, **kwargs), None
+    if op == "vjp":  # cpsad.vjp(h, *args): its value, and a pullback that adds to args' adjoints
+        return _vjp_bp(k, *args, **kwargs), None
+    if isinstance(f, Pullback):
+        return f.call_bp(k, *args, **kwargs), None
+    if op is not None:  # cpsad.grad(h) itself, as a value
+        k(_operator(f, args, kwargs))
+        return tuple(zeros_like(a) for a in args), None
+    method = user_method(CONTEXT, f)
+    if method is not None:  # a bound method, or an object with __call__: the object goes first
+        receiver = getattr(f, "__self__", f)
+        positional, keywords = _function(method, k, (receiver, *args), kwargs, data=1)
+        return positional[1:], keywords
+    if isinstance(f, functools.partial):  # its arguments first: constants
+        n = len(f.args)
+        positional, keywords = _dispatch(f.func, k, (*f.args, *args), {**f.keywords, **kwargs})
+        if keywords is not None:
+            keywords = {name: keywords[name] for name in kwargs}
+        return positional[n:], keywords
+    if isinstance(f, LRU_CACHE):  # what the function returns
+        return _dispatch(f.__wrapped__, k, args, kwargs)
+    if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
+        return _function(f, k, args, kwargs)
+    name = getattr(f, "__qualname__", None) or repr(f)
+    raise TypeError(
+        f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
+        "no Python source; register one with cpsad.defvjp (see docs/rules.md)"
+    )
+
+
+def _derivative_bp(f, derivative, k, args, kwargs):
+    """``f = cpsad.grad(g)`` or ``cpsad.value_and_grad(g)`` called in continuation-passing style:
+    the second-order transformation of ``g``'s backpropagator, whose result -- an adjoint --
+    reaches ``k`` as what ``f`` returns outside (``gradient_of``), and ``k``'s adjoint goes back
+    through its transpose."""
+    kind, inner, argnums = derivative
+    if kind not in ("grad", "value_and_grad"):
+
+        raise TypeError(not_differentiated_again(kind))
+    if kind == "value_and_grad":  # the value's derivative, then the gradient's
+
+        gradient_fn = api.grad(inner, argnums)
+        got: dict = {}
+
+        def k_value(value):
+            def k_pair(gradient):
+                pair_bar = k((value, gradient))
+                got["value_bar"] = item_adjoint(pair_bar, 0, value)
+                return item_adjoint(pair_bar, 1, gradient)
+
+            got["from_gradient"] = call_bp(gradient_fn, k_pair, *args, **kwargs)
+            return got["value_bar"]
+
+        from_value = call_bp(inner, k_value, *args, **kwargs)
+        return tuple(acc(a, b) for a, b in zip(from_value, got["from_gradient"]))
+    fn, full, like = _derivative_function(f, args, kwargs)
+    seeds = len(full) - len(args)
+
+    def k_gradient(adj):
+        return gradient_adjoint(k(gradient_of(adj, like)), adj, like)
+
+    return _function(fn, _present(k_gradient), full, kwargs, data=seeds)[0][seeds:]
+
+
+def _jvp_bp(k, h, primals, tangents, **kwargs):
+    """``cpsad.jvp(h, primals, tangents)`` in continuation-passing style: the backpropagator of
+    ``h``'s tangent function (reverse over forward); the adjoints of ``h``, ``primals`` and
+    ``tangents``."""
+    fn, full, where, offset = _tangent_function(h, primals, tangents, kwargs)
+
+    def k_pair(pair):
+        value, tangent = pair
+        out = (value, gradient_of(tangent, value))
+        out_bar = k(out)
+        tangent_bar = gradient_adjoint(item_adjoint(out_bar, 1, out[1]), tangent, value)
+        return Sparse({0: item_adjoint(out_bar, 0, value), 1: tangent_bar})
+
+    adjoints, _ = _function(fn, _present(k_pair), full, kwargs)
+    n = len(where)
+    tangents_bar = Sparse()
+    for (p, idx), i in where:
+        if idx is None:
+            tangents_bar[i] = adjoints[[q for (q, _), _ in where].index(p)]
+    primals_bar = Sparse(enumerate(adjoints[n + offset :]))
+    return zeros_like(h), primals_bar, tangents_bar
+
+
+def _tangent_function(h, primals, tangents, kwargs):
+    """The tangent function to call for ``cpsad.jvp(h, primals, tangents)`` as code to
+    transform again, its arguments (the tangents of its active parameters, then the
+    primals), which parameter each tangent belongs to with its position in ``tangents``, and
+    how many arguments a partial put in front of the primals."""
+
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    nums = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if hasattr(h, "__cpsad_derivative__"):
+        raise TypeError(
+            "cpsad: cpsad.jvp of a derivative inside a differentiated function is a derivative "
+            "of order three: not supported"
+        )
+    fn, args, shifted, kwargs = function_of(h, primals, nums, kwargs)
+    offset = len(args) - len(primals)
+    active, where = params_for(fn.__code__, shifted, len(args))
+    if any(idx is not None for _, idx in where):
+        raise TypeError("cpsad: jvp inside a differentiated function, with respect to *args")
+    tans = {p: as_tangent(tangents[i], primals[i], i) for (p, _), i in zip(where, nums)}
+    spec = specialize(fn, active, kinds_of(fn.__code__, args, kwargs), "forward" + NESTED)
+    full = (*[tans[p] for p in active], *args)
+    order = [(w, i) for w, i in zip(where, nums)]
+    order.sort(key=lambda e: active.index(e[0][0]))
+    return spec.bp, full, order, offset
+
+
+def _vjp_bp(k, h, *args, **kwargs):
+    """``cpsad.vjp(h, *args)`` in continuation-passing style: ``h``'s value, and a pullback whose
+    calls (later in the rest of the program ``k``) add to the adjoints of ``args``."""
+    got: dict = {}
+
+    def k_value(value):
+        pullback = Pullback(h, args, kwargs)
+        out_bar = k((value, pullback))
+        got["from_pullback"] = pullback.args_bar
+        return item_adjoint(out_bar, 0, value)
+
+    from_value = call_bp(h, k_value, *args, **kwargs)
+    return (zeros_like(h), *(acc(a, b) for a, b in zip(from_value, got["from_pullback"])))
+
+
+def _entries(t, n):
+    """The ``n`` tangents of a tuple's entries from the tuple's tangent (None: none has one)."""
+    if t is None:
+        return (None,) * n
+    if isinstance(t, dict):
+        return tuple(t.get(i) for i in range(n))
+    return tuple(t)
+
+
+def _jvp_jvp(tangents, h, primals, h_tangents, **kwargs):
+    """``cpsad.jvp(h, primals, h_tangents)`` carrying the tangents of its arguments: forward mode
+    over ``h``'s tangent function."""
+    fn, full, where, offset = _tangent_function(h, primals, h_tangents, kwargs)
+    _, t_primals, t_tangents = (*tangents, None, None, None)[:3]
+    t_tangents = _entries(t_tangents, len(tuple(h_tangents)))
+    dots = [t_tangents[i] for _, i in where] + [None] * offset
+    dots += list(_entries(t_primals, len(tuple(primals))))
+    (value, tangent), (value_dot, tangent_dot) = call_jvp(fn, tuple(dots), *full, **kwargs)
+    out = (value, gradient_of(tangent, value))
+    return out, (value_dot, gradient_of(tangent_dot, value))
+
+
+def _vjp_jvp(tangents, h, *args, **kwargs):
+    """``cpsad.vjp(h, *args)`` carrying the tangents of its arguments: the value's tangent, and a
+    pullback that knows its arguments' tangents (the pullback's own is itself, then)."""
+    value, value_dot = call_jvp(h, tuple(tangents[1:]), *args, **kwargs)
+    pullback = Pullback(h, args, kwargs, tangents=tuple(tangents[1:]))
+    return (value, pullback), (value_dot, None)
+
+
+class Pullback:
+    """The pullback ``cpsad.vjp(h, *args)`` returns inside a differentiated function. Called as
+    a value it is the pullback; called in continuation-passing style (``call_bp``) it is
+    differentiated -- with respect to its cotangent, and to the ``args`` it closes over, whose
+    adjoints it keeps for the call of ``vjp`` that made it (the closure's adjoints, at run time)."""
+
+    __slots__ = ("h", "args", "kwargs", "args_bar", "tangents")
+
+    def __init__(self, h, args, kwargs, tangents=None):
+        self.h, self.args, self.kwargs = h, tuple(args), dict(kwargs)
+        self.args_bar = [None] * len(self.args)
+        self.tangents = (None,) * len(self.args) if tangents is None else tangents
+
+    def __call__(self, cotangent):
+
+        return api.vjp(self.h, *self.args, **self.kwargs)[1](cotangent)
+
+    def call_bp(self, k, cotangent):
+        bp, full, active, offset, kwargs = self._backpropagator()
+        args = self.args
+        got: dict = {}
+
+        def seed_bp(k_seed, result):  # result -> the cotangent: its adjoint is the cotangent's
+            got["cotangent_bar"] = k_seed(as_adjoint(cotangent))
+            return zeros_like(result)
+
+        like = tuple(args)
+
+        def k_gradients(raw):
+            adjoints = (raw,) if len(active) == 1 else tuple(raw)
+            grads = gradient_of(adjoints, like)
+            bar = gradient_adjoint(k(grads), adjoints, like)
+            return item_adjoint(bar, 0, raw) if len(active) == 1 else bar
+
+        out, _ = _function(bp, _present(k_gradients), (Closure(seed_bp), *full), kwargs, data=1)
+        for i, a in enumerate(out[1 + offset :]):
+            self.args_bar[i] = acc(self.args_bar[i], a)
+        bar = got.get("cotangent_bar")
+        return (zeros_like(cotangent) if bar is None else bar,)
+
+    def call_jvp(self, tangents, cotangent):
+        """Forward mode: the pullback's tangent along its cotangent's tangent and the tangents
+        its arguments had where ``vjp`` was called."""
+        bp, full, active, offset, kwargs = self._backpropagator()
+        (t_cotangent,) = tuple(tangents) or (None,)
+
+        def seed_jvp(result):  # result -> the cotangent, whose tangent is t_cotangent
+            t = tangent_or_zeros(t_cotangent, cotangent)
+            return as_adjoint(cotangent), as_adjoint(t)
+
+        dots = (None,) + (None,) * offset + tuple(self.tangents)
+        full = (Closure(jvp=seed_jvp), *full)
+        raw, raw_dot = call_jvp(bp, dots, *full, **kwargs)
+        like = tuple(self.args)
+        adjoints = (raw,) if len(active) == 1 else tuple(raw)
+        adjoints_dot = (raw_dot,) if len(active) == 1 else _entries(raw_dot, len(adjoints))
+        return gradient_of(adjoints, like), gradient_of(tuple(adjoints_dot), like)
+
+    def _backpropagator(self):
+
+        args = tuple(self.args)
+        nums = tuple(range(len(args)))
+        fn, full, shifted, kwargs = function_of(self.h, args, nums, self.kwargs)
+        offset = len(full) - len(args)
+        active, where = params_for(fn.__code__, shifted, len(full))
+        if any(idx is not None for _, idx in where) or hasattr(self.h, "__cpsad_derivative__"):
+            raise TypeError(
+                "cpsad: the pullback of cpsad.vjp inside a differentiated function, of a function "
+                "of *args or of a derivative, is not supported"
+            )
+        kinds = kinds_of(fn.__code__, full, kwargs)
+        bp = specialize(fn, active, kinds, "reverse" + NESTED).bp
+        return bp, full, active, offset, kwargs
+
+
+def _operator(op, args, kwargs):
+    """``cpsad.grad(h)`` (or another derivative operator) evaluated where it was called through a
+    value: the derivative function -- refused for a function defined inside the function being
+    differentiated, whose backpropagator adds to that function's adjoints."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Closure):
+            raise closure_derivative(a)
+    return op(*args, **kwargs)
+
+
+def _present(k):
+    """``k``, except that an absent adjoint (None: the caller did not use the result) comes
+    back as the result's zero -- what ``f``'s backpropagator, written for any caller, expects."""
+
+    def k_present(result):
+        g = k(result)
+        return zeros_like(result) if g is None else g
+
+    return k_present
+
+
+def _function(f, k, args, kwargs, data=0):
+    """A Python function, differentiated with respect to every argument passed but the first
+    ``data`` (the object of a method): ``(adjoints of args, of kwargs)``."""
+    sig = inspect.signature(f, follow_wrapped=False)
+    bound = sig.bind(*args, **kwargs)
+    data_params = list(sig.parameters)[:data]
+    active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
+    # whoever called through the value may read every argument after the call: an update of
+    # one in place would be seen there (aliasing's held parameters)
+    held = (aliasing.held_entry(bound.arguments),) if bound.arguments else ()
+    spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held)
+    out = spec.bp(k, *args, **kwargs)
+    return _by_argument(list(sig.parameters.values()), active, out, args, kwargs)
+
+
+def _by_argument(params, names, out, args, kwargs):
+    """Adjoints of the parameters ``names`` (as a backpropagator returns them) -> one per
+    positional argument (``*args`` spread out) and one per keyword argument (``**kwargs``
+    spread out)."""
+    # (a backpropagator of no parameters returns nothing: ``out`` is None)
+    adjoints = dict(zip(names, (out,) if len(names) == 1 else out or ()))
+    P = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    named = {p.name for p in params if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+    star = next((p.name for p in params if p.kind == P.VAR_POSITIONAL), None)
+    stars = next((p.name for p in params if p.kind == P.VAR_KEYWORD), None)
+    by_position = []
+    for i, a in enumerate(args):
+        if i < len(positional):
+            adj = adjoints.get(positional[i])
+        elif star is not None and adjoints.get(star) is not None:
+            adj = item_adjoint(adjoints[star], i - len(positional), a)
+        else:
+            adj = None
+        by_position.append(zeros_like(a) if adj is None else adj)
+    by_keyword = {}
+    for name, v in kwargs.items():
+        if name in named:
+            adj = adjoints.get(name)
+        elif stars is not None and adjoints.get(stars) is not None:
+            adj = item_adjoint(adjoints[stars], name, v)
+        else:
+            adj = None
+        by_keyword[name] = zeros_like(v) if adj is None else adj
+    return tuple(by_position), by_keyword
+
+
+def _primitive(rule, f, k, args, kwargs):
+    ans = f(*args, **kwargs)
+    g = k(ans)
+    bound = rule.bind(args, kwargs)
+    values = {p: (v.value if isinstance(v, Default) else v) for p, v in bound.items()}
+    params = list(rule.signature.parameters)
+    result = []
+    for i, a in enumerate(args):
+        t = rule.adjoints.get(params[i]) if i < len(params) else None
+        if t is None and i < len(params) and params[i] not in rule.discrete and _inexact(a):
+            # (as ShiftReset refuses a differentiable value there: not a silent zero)
+            raise TypeError(
+                f"cpsad: {rule.name} has no derivative with respect to its argument "
+                f"`{params[i]}`, and it was called, through a function value, on a float there"
+            )
+        result.append(zeros_like(a) if t is None else t.fn(g, ans, **values))
+    return tuple(result)
+
+
+def _inexact(a) -> bool:
+    """A float or complex value, one that may be differentiable (``call_bp`` cannot tell which
+    of the arguments are)."""
+    if isinstance(a, (float, complex, np.inexact)):
+        return True
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fc"
+
+
+# --------------------------------------------------------------------------- forward mode
+#
+# Emitted forward-mode code calls ``call_jvp(f, tangents, *args)`` where the source called
+# ``f(*args)`` with ``f`` a value: ``tangents`` has one entry per positional argument (None where
+# the argument does not depend on the inputs). It returns ``(result, tangent of the result)``.
+
+
+def call_jvp(f, tangents, *args, **kwargs):
+    """Call ``f(*args, **kwargs)`` carrying the arguments' tangents; ``(result, its tangent)``."""
+    value, tangent = _call_jvp(f, tangents, None, args, kwargs)
+    return value, tangent_or_zeros(tangent, value)  # never absent: the caller's rules read it
+
+
+def call_jvp_keywords(f, tangents, keyword_tangents, *args, **kwargs):
+    """``call_jvp`` where a keyword argument carries a tangent: ``keyword_tangents`` maps
+    keywords to tangents (None: the argument has none)."""
+    value, tangent = _call_jvp(f, tangents, keyword_tangents or None, args, kwargs)
+    return value, tangent_or_zeros(tangent, value)
+
+
+def _no_keyword_tangents(f, keyword_tangents) -> None:
+    """A call that follows no tangent of a keyword argument (a rule's keywords are options)."""
+    for name, t in (keyword_tangents or {}).items():
+        if t is not None:
+            shown = getattr(f, "__qualname__", None) or type(f).__name__
+            raise TypeError(
+                f"cpsad: the keyword argument `{name}` of a call of `{shown}` through a "
+                "function value depends on the differentiated values, and that call has no "
+                "derivative with respect to its keywords -- pass it by position"
+            )
+
+
+def _call_jvp(f, tangents, kw_tangents, args, kwargs):
+    if isinstance(f, Closure) and f.jvp is not None:
+        params = list(inspect.signature(f.jvp).parameters.values())[len(f.active) :]
+        by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
+        zeros = zero_tangents(f, args, kwargs)  # for the parameters given no tangent
+        dots = [by_param.get(p, z) for p, z in zip(f.active, zeros)]
+        return f.jvp(*dots, *args, **kwargs)
+    rule = core.lookup(f)
+    if rule is not None:
+        _no_keyword_tangents(f, kw_tangents)
+        return _primitive_jvp(rule, f, tangents, args, kwargs)
+    if core.is_nondiff(f) or f in (int, bool, str):
+        ans = f(*args, **kwargs)
+        return ans, tangent_zeros(ans)
+    method = user_method(CONTEXT, f)
+    if method is not None:  # the object is data: it has no tangent
+        receiver = getattr(f, "__self__", f)
+        return _call_jvp(method, (None, *tangents), kw_tangents, (receiver, *args), kwargs)
+    derivative = getattr(f, "__cpsad_derivative__", None)
+    op = getattr(f, "__cpsad_operator__", None)
+    if derivative is not None or op is not None or isinstance(f, Pullback):
+        _no_keyword_tangents(f, kw_tangents)
+    if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
+        if derivative[0] not in ("grad", "value_and_grad"):
+
+            raise TypeError(not_differentiated_again(derivative[0]))
+        if derivative[0] == "value_and_grad":
+
+            value, value_dot = call_jvp(derivative[1], tangents, *args, **kwargs)
+            gradient_fn = api.grad(derivative[1], derivative[2])
+            gradient, gradient_dot = call_jvp(gradient_fn, tangents, *args, **kwargs)
+            return (value, gradient), (value_dot, gradient_dot)
+        fn, full, like = _derivative_function(f, args, kwargs)
+        seeds = len(full) - len(args)
+        value, tangent = call_jvp(fn, (None,) * seeds + tuple(tangents), *full, **kwargs)
+        return gradient_of(value, like), gradient_of(tangent, like)
+    if op == "jvp":  # forward mode over h's tangent function
+        return _jvp_jvp(tangents, *args, **kwargs)
+    if op == "vjp":
+        return _vjp_jvp(tangents, *args, **kwargs)
+    if isinstance(f, Pullback):
+        return f.call_jvp(tangents, *args, **kwargs)
+    if op is not None:  # cpsad.grad(h) itself, as a value
+        return _operator(f, args, kwargs), None
+    if isinstance(f, functools.partial):  # its arguments first: constants, without tangents
+        n = len(f.args)
+        tangents = (None,) * n + tuple(tangents)
+        kwargs = {**f.keywords, **kwargs}
+        return _call_jvp(f.func, tangents, kw_tangents, (*f.args, *args), kwargs)
+    if isinstance(f, LRU_CACHE):
+        return _call_jvp(f.__wrapped__, tangents, kw_tangents, args, kwargs)
+    if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
+        params = list(inspect.signature(f, follow_wrapped=False).parameters.values())
+        by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
+        active = tuple(p.name for p in params if by_param.get(p.name) is not None)
+        # (whoever called through the value may read every argument after: see ``_function``)
+        bound = inspect.signature(f, follow_wrapped=False).bind(*args, **kwargs).arguments
+        held = (aliasing.held_entry(bound),) if bound else ()
+        spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held, "forward")
+        return spec.bp(*[by_param[p] for p in active], *args, **kwargs)
+    name = getattr(f, "__qualname__", None) or repr(f)
+    raise TypeError(
+        f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
+        "no Python source; register one with cpsad.defvjp and cpsad.defjvp (see docs/rules.md)"
+    )
+
+
+def _derivative_function(f, args, kwargs):
+    """For ``f = cpsad.grad(g)``: the backpropagator to transform, its arguments (the seeds of
+    the continuations first), and what the gradient it returns is shaped like (``gradient_of``):
+    ``args[argnums]``, a tuple of them for a tuple ``argnums``."""
+
+    _, inner, argnums = f.__cpsad_derivative__
+    if isinstance(inner, Closure):
+        raise closure_derivative(inner)
+    fn, full, _, _ = function_of(f, tuple(args), tuple(range(len(args))), kwargs)
+    if isinstance(argnums, int):
+        return fn, full, args[argnums]
+    return fn, full, tuple(args[i] for i in argnums)
+
+
+def _tangents_by_param(params, tangents, args, kwargs, kw_tangents=None) -> dict:
+    """``{parameter: tangent}`` from one tangent per positional argument (``*args`` collected
+    into a tuple, zeros where an item has none) and one per keyword argument in ``kw_tangents``
+    (``**kwargs`` collected into a dict); parameters without a tangent are left out."""
+    P = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind == P.VAR_POSITIONAL), None)
+    out = {}
+    for name, t in zip(positional, tangents):
+        if t is not None:
+            out[name] = t
+    if star is not None and len(args) > len(positional):
+        rest = list(zip(tangents, args))[len(positional) :]
+        if any(t is not None for t, _ in rest):
+            out[star] = tuple(tangent_or_zeros(t, a) for t, a in rest)
+    if kw_tangents:
+        named = {p.name for p in params if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)}
+        stars = next((p.name for p in params if p.kind == P.VAR_KEYWORD), None)
+        for name, t in kw_tangents.items():
+            if t is not None and name in named:
+                out[name] = t
+        extra = {n: v for n, v in kwargs.items() if n not in named}
+        if stars is not None and any(kw_tangents.get(n) is not None for n in extra):
+            out[stars] = {n: tangent_or_zeros(kw_tangents.get(n), v) for n, v in extra.items()}
+    return out
+
+
+def _primitive_jvp(rule, f, tangents, args, kwargs):
+    ans = f(*args, **kwargs)
+    bound = rule.bind(args, kwargs)
+    values = {p: (v.value if isinstance(v, Default) else v) for p, v in bound.items()}
+    params = list(rule.signature.parameters)
+    out = None
+    for i, t in enumerate(tangents):
+        if t is None or i >= len(params) or params[i] in rule.discrete:
+            continue
+        template = rule.tangents.get(params[i])
+        if template is None:
+            raise TypeError(
+                f"cpsad: {rule.name} has no forward-mode (tangent) rule for its argument "
+                f"`{params[i]}`; register one with cpsad.defjvp (see docs/rules.md)"
+            )
+        contribution = template.fn(t, ans, **values)
+        out = contribution if out is None else out + contribution
+    return ans, tangent_or_zeros(out, ans)
+
+
+def backpropagator_of(fn, active, kinds=(), mode="reverse"):
+    """The emitted backpropagator (or tangent function) of a function, as code to transform
+    again (Nested)."""
+    return specialize(fn, active, kinds, mode + NESTED).bp
+
+
+CONTEXT.helpers.update(
+    {
+        "call_bp": call_bp,
+        "call_jvp": call_jvp,
+        "call_bp_keywords": call_bp_keywords,
+        "call_jvp_keywords": call_jvp_keywords,
+        "backpropagator_of": backpropagator_of,
+        "gradient_of": gradient_of,
+    }
+)
