@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -20,26 +19,16 @@ from cpsad.runtime import Closure, scalar_seed
 
 LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
-_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
 
 def target(f: Callable) -> Callable:
-    """The Python function to transform for ``f``; checked once per object.
+    """The Python function to transform for ``f``.
 
     A decorated function is the function the decorator returned -- the wrapper, which is what
     runs -- never the one ``functools.wraps`` says it wraps (``__wrapped__``): a wrapper that
     doubles its function's value has twice its gradient. A ``functools.lru_cache`` object is
-    followed to its function (the cache returns what the function returns)."""
-    try:
-        return _TARGETS[f]
-    except (KeyError, TypeError):
-        pass
-    fn = _python_function(f)
-    try:
-        _TARGETS[f] = fn
-    except TypeError:
-        pass
-    return fn
+    followed to its function (the cache returns what the function returns). (Nothing is
+    remembered per object: a few type checks, and no reference that keeps ``f`` alive.)"""
+    return _python_function(f)
 
 
 def _python_function(f: Callable) -> Callable:

@@ -3,20 +3,29 @@
 ``specialize(f, active)`` runs the pipeline on ``f`` for the parameters named in ``active``, and on
 every user function it calls in continuation-passing style (each with the parameters that receive
 active values there), compiles each emitted module under a real filename in the cache folder, and
-links them: the names an emitted function needs -- numpy, runtime helpers, rules, the
+links it: the names an emitted function needs -- numpy, runtime helpers, rules, the
 backpropagators it calls -- become closure cells; the user's module globals stay live (a loss that
 reads a global batch sees the current batch) and so do the user's own closure cells.
 
-A transformation is cached per function object and parameter set, and checked on every use
-against what it resolved (``np``, a helper function, ...): if a name now refers to another object
--- the helper was edited and re-run -- it is transformed again.
+Two caches, one contract (``cpsad.validity``):
+
+* a ``Transformation`` -- the pipeline's work, the compiled code -- is kept per code object and
+  key (parameters, argument kinds, mode), valid while what it read of the world is the same
+  (``Needs``); every function object of that code reuses it (a closure made on every step is
+  transformed once);
+* a ``Spec`` -- a transformation linked for one function object, with that function's cells,
+  globals and defaults -- is kept per function object, checked on every call (``valid``:
+  identity checks on the function's own cells and dicts, its code and defaults, and those of
+  every function it calls).
+
+Neither holds the user's function, or anything only the user's objects refer to, by a strong
+reference: both go when the user drops the function.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import gc
 import hashlib
 import linecache
@@ -28,56 +37,109 @@ import time
 import types
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from cpsad import validity
 from cpsad.context import Context
 from transforms import pipeline
 from transforms.errors import TransformError
 from transforms.naming import own_qualname
 from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
 
-_MISSING = object()
-LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 _lock = threading.RLock()
-_SPECS: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
-_BY_PATH: dict = {}  # emitted file -> its Spec, to map errors back to the user's lines
+# code object -> {(active, kinds, mode): [Transformation, ...]} (several: closures of one code
+# that resolve a name to different functions)
+_TRANSFORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# function object -> {(active, kinds, mode): Spec}
+_SPECS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# emitted file -> its Transformation, to map errors back to the user's lines
+_BY_PATH: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-@dataclass
+class Transformation:
+    """One run of the pipeline: ``code`` made into a backpropagator for ``key`` -- the emitted
+    module, its compiled code, the objects it needs from outside, the callees it links to, and
+    what it read (``needs``), relative to the function, so that any function of ``code`` whose
+    needs hold can use it."""
+
+    __slots__ = (
+        "key",
+        "qualname",
+        "filename",
+        "bp_name",
+        "text",
+        "path",
+        "line_map",
+        "injected",
+        "code",
+        "free",
+        "callees",
+        "needs",
+        "seconds",
+        "timings",
+        "__weakref__",
+    )
+
+    def __init__(self, unit: Unit, key: tuple, path: str, code: types.CodeType, needs):
+        self.key = key
+        self.qualname = own_qualname(unit.fn)
+        self.filename = unit.fn.__code__.co_filename
+        self.bp_name = unit.bp_name
+        self.text = unit.text
+        self.path = path
+        self.line_map = unit.line_map
+        self.injected = {n: validity.hold(o) for n, o in unit.injected.items()}
+        self.code = code
+        self.free = frozenset(unit.fn.__code__.co_freevars)
+        suffix = NESTED if _mode(key[2])[1] else ""
+        # name in the emitted code -> (the callee, by weak reference; its key)
+        self.callees = {
+            n: (validity.hold(c.fn), (c.active, c.kinds, c.mode + suffix))
+            for n, c in unit.callees.items()
+        }
+        self.needs = needs
+        self.seconds = 0.0  # to transform and compile (this function alone)
+        self.timings = dict(unit.timings)
+
+    def usable_for(self, fn) -> bool:
+        """Can ``fn`` (a function of this code) use it: does everything it read still hold?"""
+        if not self.needs.holds_for(fn):
+            return False
+        if any(get() is validity.DEAD for get in self.injected.values()):
+            return False
+        return all(ref() is not validity.DEAD for ref, _ in self.callees.values())
+
+
 class Spec:
-    """One transformed function: ``f`` specialized to differentiate ``active``."""
+    """A ``Transformation`` linked for one function object: its backpropagator ``bp``, made with
+    the function's own cells, globals and defaults, and the specs of the functions it calls."""
 
-    fn: Callable
-    active: tuple[str, ...]
-    bp_name: str
-    text: str
-    path: str
-    line_map: dict[int, int]
-    injected: dict[str, Any]
-    callee_specs: dict[str, Spec] = field(default_factory=dict)
-    guards: list = field(default_factory=list)  # of the whole call graph, checked on every use
-    own_guards: list = field(default_factory=list)
-    callee_keys: dict[str, tuple] = field(default_factory=dict)
-    bp: Callable | None = None
-    code: types.CodeType | None = None
-    seconds: float = 0.0  # time to transform and compile (this function alone)
-    timings: dict[str, float] = field(default_factory=dict)
+    __slots__ = ("t", "fn_ref", "bp", "callee_specs", "own", "guards", "__weakref__")
+
+    def __init__(self, t: Transformation, fn, bp):
+        self.t = t
+        self.fn_ref = weakref.ref(fn)
+        self.bp = bp
+        self.callee_specs: dict[str, Spec] = {}
+        # the function's own code and defaults, and what its transformation read
+        self.own = (validity.function_guard(fn, bp), *t.needs.guards(fn))
+        self.guards: tuple = self.own  # of the whole call graph: see ``_all_guards``
 
     def valid(self) -> bool:
-        """Do the names this transformation resolved still refer to the same objects?"""
-        for container, key, obj in self.guards:
-            if key is None:
-                try:
-                    if container.cell_contents is not obj:
-                        return False
-                except ValueError:
-                    return False
-            elif container.get(key, _MISSING) is not obj:
-                return False
-        return True
+        """Is it still what a transformation of the function would be now (``validity``)?"""
+        return validity.all_hold(self.guards)
+
+    @property
+    def fn(self):
+        return self.fn_ref()
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        return self.t.key[0]
+
+    def __getattr__(self, name):  # the transformation's: text, path, line_map, bp_name, ...
+        return getattr(self.t, name)
 
 
 def cache_dir() -> str:
@@ -105,20 +167,62 @@ def specialize(
     "forward", its tangent function ``f_jvp(*tangents of active, *params)`` instead. A mode with
     the suffix ``NESTED`` ("reverse/nested") is code meant to be transformed again (a higher
     derivative): its loops stay recursive, and so do its callees'."""
+    key = (active, kinds, mode)
     specs = _SPECS.get(fn)
     if specs is not None:
-        spec = specs.get((active, kinds, mode))
+        spec = specs.get(key)
         if spec is not None and spec.valid():
             return spec
     with _lock, _gc_paused():
         building: dict = {}
-        spec = _build(fn, active, kinds, mode, building)
-        _link(building)
-        for (f, act, kin, mod), s in building.items():
-            _SPECS.setdefault(f, {})[(act, kin, mod)] = s
-        for s in building.values():
+        spec = _spec(fn, key, building)
+        for (f, k), s in building.items():  # (published once all of them are linked)
             s.guards = _all_guards(s)
+            _SPECS.setdefault(f, {})[k] = s
         return spec
+
+
+def _spec(fn, key, building) -> Spec:
+    """The spec of ``fn`` for ``key``: linked from a usable transformation of its code (made if
+    there is none), with the specs of its callees (``building``: those made by this call, for
+    recursion among them)."""
+    if (fn, key) in building:
+        return building[(fn, key)]
+    specs = _SPECS.get(fn)
+    cached = specs.get(key) if specs else None
+    if cached is not None and cached.valid():
+        return cached
+    t = _transformation(fn, key)
+    spec = _link(t, fn)
+    building[(fn, key)] = spec
+    for name, (ref, ckey) in t.callees.items():
+        spec.callee_specs[name] = _spec(ref(), ckey, building)
+    for name, callee in spec.callee_specs.items():
+        spec.bp.__closure__[spec.bp.__code__.co_freevars.index(name)].cell_contents = callee.bp
+    return spec
+
+
+def _transformation(fn, key) -> Transformation:
+    """A transformation of ``fn``'s code for ``key`` that ``fn`` can use: cached, or made now."""
+    made = _TRANSFORMS.setdefault(fn.__code__, {}).setdefault(key, [])
+    for t in made:
+        if t.usable_for(fn):
+            return t
+    active, kinds, mode = key
+    t0 = time.perf_counter()
+    try:
+        unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
+    except TransformError as exc:
+        raise in_user_code(exc) from None
+    path = _write(unit)
+    t = Transformation(
+        unit, key, path, _compile(unit, path), validity.Needs(unit.deps, unit.external)
+    )
+    t.seconds = time.perf_counter() - t0
+    _BY_PATH[path] = t
+    # (a stale one goes: nothing will use it again once the world changed under it)
+    made[:] = [old for old in made if old.usable_for(fn)][-3:] + [t]
+    return t
 
 
 @contextlib.contextmanager
@@ -199,13 +303,16 @@ def variant(fn, active, skip=(), check=True, kinds=(), mode="reverse") -> Spec:
         fn, tuple(active), check=check, entry=False, skip=skip, kinds=kinds, mode=mode
     )
     path = _write(unit)
-    spec = Spec(
-        fn, tuple(active), unit.bp_name, unit.text, path, unit.line_map, dict(unit.injected)
+    key = (tuple(active), kinds, mode)
+    t = Transformation(
+        unit, key, path, _compile(unit, path), validity.Needs(unit.deps, unit.external)
     )
-    spec.code = _compile(unit, path)
-    for name, c in unit.callees.items():
-        spec.callee_specs[name] = specialize(c.fn, c.active, c.kinds, c.mode)
-    _link({(fn, tuple(active), kinds, mode): spec})
+    spec = _link(t, fn)
+    for name, (ref, ckey) in t.callees.items():
+        callee = specialize(ref(), *ckey)
+        spec.callee_specs[name] = callee
+        spec.bp.__closure__[spec.bp.__code__.co_freevars.index(name)].cell_contents = callee.bp
+    spec.guards = _all_guards(spec)
     return spec
 
 
@@ -218,44 +325,6 @@ def _mode(mode: str) -> tuple[str, bool]:
     if base not in ("reverse", "forward") or rest not in ("", "nested"):
         raise ValueError(f"no mode {mode!r}")
     return base, bool(rest)
-
-
-def _build(fn, active, kinds, mode, building) -> Spec:
-    key = (fn, active, kinds, mode)
-    if key in building:
-        return building[key]
-    specs = _SPECS.get(fn)
-    cached = specs.get((active, kinds, mode)) if specs else None
-    if cached is not None and cached.valid():
-        return cached
-    t0 = time.perf_counter()
-    try:
-        unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
-    except TransformError as exc:
-        raise in_user_code(exc) from None
-    path = _write(unit)
-    spec = Spec(
-        fn=fn,
-        active=active,
-        bp_name=unit.bp_name,
-        text=unit.text,
-        path=path,
-        line_map=unit.line_map,
-        injected=dict(unit.injected),
-        timings=dict(unit.timings),
-    )
-    spec.code = _compile(unit, path)
-    _BY_PATH[path] = spec
-    spec.own_guards = _guards(unit)
-    suffix = NESTED if _mode(mode)[1] else ""
-    spec.callee_keys = {
-        n: (c.fn, c.active, c.kinds, c.mode + suffix) for n, c in unit.callees.items()
-    }
-    spec.seconds = time.perf_counter() - t0
-    building[key] = spec
-    for name, (cfn, cact, ckinds, cmode) in spec.callee_keys.items():
-        spec.callee_specs[name] = _build(cfn, cact, ckinds, cmode, building)
-    return spec
 
 
 def _write(unit: Unit) -> str:
@@ -321,61 +390,39 @@ def _compile(unit: Unit, path: str) -> types.CodeType:
     )
 
 
-def _link(building: dict) -> None:
-    """Create each new backpropagator with its closure cells, then fill the cells of callees."""
-    pending = []
-    for spec in building.values():
-        fn = spec.fn
-        user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        cells = []
-        for name in spec.code.co_freevars:
-            if name in user_cells:
-                cells.append(user_cells[name])
-            elif name in spec.injected:
-                cells.append(types.CellType(spec.injected[name]))
-            else:  # a backpropagator: this one (recursion) or a callee's, filled below
-                cell = types.CellType()
-                cells.append(cell)
-                pending.append((cell, spec, name))
-        bp = types.FunctionType(
-            spec.code, fn.__globals__, spec.bp_name, fn.__defaults__, tuple(cells)
-        )
-        bp.__kwdefaults__ = fn.__kwdefaults__
-        bp.__qualname__ = spec.bp_name
-        bp.__module__ = fn.__module__
-        spec.bp = bp
-    for cell, spec, name in pending:
-        target = spec if name == spec.bp_name else spec.callee_specs.get(name)
-        if target is None:  # pragma: no cover - the pipeline names everything it uses
-            raise RuntimeError(
-                f"cpsad: emitted code for {spec.fn.__qualname__} uses unknown {name!r}"
-            )
-        cell.cell_contents = target.bp
-
-
-def _guards(unit: Unit) -> list:
-    fn = unit.fn
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    out = []
-    for root, obj in unit.deps.items():
-        if root in cells:
-            out.append((cells[root], None, obj))
-        elif root in fn.__globals__:
-            out.append((fn.__globals__, root, obj))
-    return out
+def _link(t: Transformation, fn) -> Spec:
+    """``t``'s backpropagator for ``fn``: closure cells for the names it needs -- ``fn``'s own
+    cells, the objects it injected, and the backpropagators of its callees (filled by the
+    caller, ``_spec``, since they may be this one) -- with ``fn``'s globals and defaults."""
+    user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells = []
+    for name in t.code.co_freevars:
+        if name in user_cells:
+            cells.append(user_cells[name])
+        elif name in t.injected:
+            cells.append(types.CellType(t.injected[name]()))
+        else:  # a backpropagator: this one (recursion) or a callee's
+            cells.append(types.CellType())
+    bp = types.FunctionType(t.code, fn.__globals__, t.bp_name, fn.__defaults__, tuple(cells))
+    bp.__kwdefaults__ = fn.__kwdefaults__
+    bp.__qualname__ = t.bp_name
+    bp.__module__ = fn.__module__
+    if t.bp_name in t.code.co_freevars:
+        bp.__closure__[t.code.co_freevars.index(t.bp_name)].cell_contents = bp
+    return Spec(t, fn, bp)
 
 
 def in_user_code(exc: TransformError) -> TransformError:
     """A refusal of emitted code (a derivative transformed again), at the user's line the
     emitted line came from -- where the user can act on it -- naming the emitted line too."""
-    spec = _BY_PATH.get(exc.filename)
-    user = spec.line_map.get(exc.lineno) if spec is not None else None
+    t = _BY_PATH.get(exc.filename)
+    user = t.line_map.get(exc.lineno) if t is not None else None
     if user is None:
         return exc
     return TransformError(
-        f"{exc.message} (in the derivative of `{spec.fn.__qualname__}`: emitted code "
+        f"{exc.message} (in the derivative of `{t.qualname}`: emitted code "
         f"{exc.filename}:{exc.lineno})",
-        filename=spec.fn.__code__.co_filename,
+        filename=t.filename,
         lineno=user,
         hint=exc.hint,
     )
@@ -386,14 +433,14 @@ def where_in_user_code(tb) -> list[str]:
     out = []
     while tb is not None:
         code = tb.tb_frame.f_code
-        spec = _BY_PATH.get(code.co_filename)
-        if spec is not None:
-            user = spec.line_map.get(tb.tb_lineno)
+        t = _BY_PATH.get(code.co_filename)
+        if t is not None:
+            user = t.line_map.get(tb.tb_lineno)
             if user is not None:
-                src = linecache.getline(spec.fn.__code__.co_filename, user).strip()
+                src = linecache.getline(t.filename, user).strip()
                 out.append(
-                    f"{spec.fn.__code__.co_filename}:{user}: {src}  "
-                    f"(backpropagator of `{own_qualname(spec.fn)}`, {code.co_filename}:{tb.tb_lineno})"
+                    f"{t.filename}:{user}: {src}  "
+                    f"(backpropagator of `{t.qualname}`, {code.co_filename}:{tb.tb_lineno})"
                 )
         tb = tb.tb_next
     return out
@@ -413,7 +460,7 @@ def call_graph(spec: Spec) -> list[Spec]:
     return order
 
 
-def _all_guards(spec: Spec) -> list:
+def _all_guards(spec: Spec) -> tuple:
     """The guards of a spec and of every spec it calls, each once."""
     seen: set[int] = set()
     out: list = []
@@ -423,9 +470,9 @@ def _all_guards(spec: Spec) -> list:
         if id(s) in seen:
             continue
         seen.add(id(s))
-        out += s.own_guards
+        out += s.own
         stack.extend(s.callee_specs.values())
-    return out
+    return tuple(out)
 
 
 CONTEXT = Context()  # its runtime helpers (the dispatch) are added by cpsad.dispatch

@@ -19,33 +19,60 @@ import builtins
 import inspect
 import textwrap
 import types
+import weakref
 
 from transforms import anno
 from transforms import astlib as A
 from transforms.resolve import annotate_global_call, resolve_call, scope_of, subscript_call
-from transforms.unit import Unit
+from transforms.unit import ABSENT, Unit
 
 MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
 ROUNDS = 3  # helpers inlined into helpers, this deep at most
-_BODIES: dict = {}
+_PARSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> _parse's answer
 
 
 def body_of(fn):
-    """``(parameters, defaults, expression)`` of an inlinable helper, or None."""
-    if fn in _BODIES:
-        return _BODIES[fn]
-    _BODIES[fn] = out = _body_of(fn)
-    return out
-
-
-def _body_of(fn):
+    """``(signature, defaults, expression, globals it uses)`` of an inlinable helper, or None.
+    (The source is parsed once per code object; defaults and globals are read each time: they
+    may have changed since.)"""
     if not isinstance(fn, types.FunctionType) or fn.__closure__ or fn.__name__ == "<lambda>":
         return None
+    code = fn.__code__
+    if code not in _PARSED:
+        _PARSED[code] = _parse(fn)
+    parsed = _PARSED[code]
+    if parsed is None:
+        return None
+    expr, nodes, params = parsed
+    try:
+        sig = inspect.signature(fn, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return None
+    defaults = {}
+    for p in sig.parameters.values():
+        if p.default is not inspect.Parameter.empty:
+            if not isinstance(p.default, (int, float, complex, str, bool, type(None))):
+                return None
+            defaults[p.name] = p.default
+    free = {n.id for n in nodes if isinstance(n, A.Name) and n.id not in params}
+    env = {}
+    for n in free:
+        if n in fn.__globals__:
+            env[n] = fn.__globals__[n]
+        elif hasattr(builtins, n):
+            env[n] = getattr(builtins, n)
+        else:
+            return None
+    return sig, defaults, expr, env
+
+
+def _parse(fn):
+    """``(expression, its nodes, parameters)`` of a helper whose body is one small ``return``."""
     code = fn.__code__
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
         return None
     try:
-        fdef = A.parse(textwrap.dedent(inspect.getsource(fn.__code__))).body[0]  # not __wrapped__'s
+        fdef = A.parse(textwrap.dedent(inspect.getsource(code))).body[0]  # not __wrapped__'s
     except (OSError, TypeError, SyntaxError, IndexError):
         return None
     if not isinstance(fdef, A.FunctionDef) or fdef.decorator_list:
@@ -76,27 +103,7 @@ def _body_of(fn):
         return None
     if any(isinstance(n, A.Name) and n.id == fn.__name__ for n in nodes):
         return None  # recursive
-    params = A.arg_names(fdef.args)
-    try:
-        sig = inspect.signature(fn, follow_wrapped=False)
-    except (TypeError, ValueError):
-        return None
-    defaults = {}
-    for p in sig.parameters.values():
-        if p.default is not inspect.Parameter.empty:
-            if not isinstance(p.default, (int, float, complex, str, bool, type(None))):
-                return None
-            defaults[p.name] = p.default
-    free = {n.id for n in nodes if isinstance(n, A.Name) and n.id not in params}
-    env = {}
-    for n in free:
-        if n in fn.__globals__:
-            env[n] = fn.__globals__[n]
-        elif hasattr(builtins, n):
-            env[n] = getattr(builtins, n)
-        else:
-            return None
-    return sig, defaults, expr, env
+    return expr, nodes, A.arg_names(fdef.args)
 
 
 class Inline:
@@ -140,6 +147,12 @@ class Inline:
                 return None  # would evaluate the argument twice, or not at all
             if not _pure(a):
                 return None  # would change when the argument's calls run
+        # what the emitted code now holds of the helper: valid while the helper is the same
+        self.unit.depend(fn, "__code__", fn.__code__)
+        self.unit.depend(fn, "__defaults__", fn.__defaults__)
+        self.unit.depend(fn, "__kwdefaults__", fn.__kwdefaults__)
+        for n, obj in env.items():
+            self.unit.depend(fn.__globals__, n, obj if n in fn.__globals__ else ABSENT)  # a builtin
         names = {n: self.unit.inject(obj, n) for n, obj in env.items()}
         fill = _Fill(args, names)
         out = fill.visit(A.deepcopy(expr))

@@ -15,10 +15,12 @@ function object they were given is the one transformed). A lambda becomes an equ
 """
 
 from __future__ import annotations
+import __future__
 
 import inspect
 import linecache
 import textwrap
+import types
 
 from transforms import astlib as A
 from transforms.errors import TransformError
@@ -52,6 +54,15 @@ class Parse:
         all_lines = linecache.getlines(filename) or lines
 
         is_lambda = fn.__code__.co_name == "<lambda>"
+        if not _still_the_source(fn.__code__, dedented):
+            raise TransformError(
+                f"the source file of `{fn.__qualname__}` changed since it was imported: the "
+                "lines where it was no longer hold the function that runs",
+                filename=filename,
+                lineno=first,
+                hint="reload the module (importlib.reload, or %autoreload in IPython) or restart, "
+                "then call again",
+            )
         if is_lambda:
             tree = _parse_lambda_source(dedented, fn)
         else:
@@ -93,6 +104,85 @@ class Parse:
     @staticmethod
     def check(unit: Unit) -> None:
         assert isinstance(unit.tree, (A.FunctionDef, A.AsyncFunctionDef))
+
+
+def _still_the_source(code, text: str) -> bool:
+    """Does ``text`` (what the file holds now at ``code``'s lines) compile to ``code``? Compared
+    by what does not depend on where the function was compiled: its parameters, locals, the
+    names and constants it uses, and those of the functions inside it (a free variable of the
+    function compiles to a global on its own). Code pytest rewrote (its asserts) holds more
+    than its source compiles to: there the source's must be among them. Source that cannot be
+    compiled on its own (a fragment with a lambda in it) is taken as it is."""
+    flags = code.co_flags & __future__.annotations.compiler_flag
+    try:
+        module = compile(text, code.co_filename, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError:
+        try:  # a lambda in a fragment with a ``return``
+            wrapped = "def __cpsad_source__():\n" + textwrap.indent(text, "    ")
+            module = compile(wrapped, code.co_filename, "exec", flags=flags, dont_inherit=True)
+        except SyntaxError:
+            return True
+    outer = frozenset(code.co_freevars)
+    want = _fingerprint(code, outer)
+    rewritten = _rewritten(code)
+    for c in _code_objects(module):
+        if c.co_name != code.co_name:
+            continue
+        got = _fingerprint(c, outer)
+        if got == want or (rewritten and _among(got, want) and _lines(c) == _lines(code)):
+            return True
+    return False
+
+
+def _rewritten(code) -> bool:
+    """Did pytest rewrite the function's asserts (its names start with ``@py``)?"""
+    return any(n.startswith("@py") for n in (*code.co_names, *code.co_varnames)) or any(
+        _rewritten(c) for c in code.co_consts if isinstance(c, types.CodeType)
+    )
+
+
+def _among(got, want) -> bool:
+    """Is every part of the fingerprint ``got`` in ``want``'s (the parameters the same)?"""
+    (a, p, k, varnames, names, consts), (a2, p2, k2, varnames2, names2, consts2) = got, want
+    return (
+        (a, p, k) == (a2, p2, k2)
+        and varnames[: a + k] == varnames2[: a + k]
+        and set(varnames) <= set(varnames2)
+        and names <= names2
+        and {c for c in consts if c[0] != "code"} <= {c for c in consts2 if c[0] != "code"}
+    )
+
+
+def _lines(code) -> int:
+    """How many lines the function spans (where its code came from)."""
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return max(lines) - min(lines) if lines else 0
+
+
+def _code_objects(code):
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield c
+            yield from _code_objects(c)
+
+
+def _fingerprint(code, outer: frozenset):
+    consts = tuple(
+        (
+            ("code", c.co_name, _fingerprint(c, outer))
+            if isinstance(c, types.CodeType)
+            else (type(c).__name__, repr(c))
+        )
+        for c in code.co_consts
+    )
+    return (
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_varnames,
+        frozenset(code.co_names) - outer,
+        consts,
+    )
 
 
 def _indent(line: str) -> int:

@@ -17,8 +17,9 @@ A subscript of a global object whose subscript computes a value from the index -
 call of a function of the index, ``r_((x, y))``, its slices ``slice(a, b, c)``: a subscript's index
 carries no derivative, so without this the values in it would silently get none.
 
-The root names the resolution depended on are recorded in ``unit.deps`` so a cached
-transformation can check, cheaply, that they still refer to the same objects.
+The dotted names the resolution depended on are recorded in ``unit.deps`` (``np.sin`` -> the
+function it named) so a cached transformation can check, cheaply, that they still refer to the
+same objects (a module reloaded, ``np.sin`` patched, ``helper`` rebound).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
         if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
             _method_of_object(unit, node, obj)
         if obj is not _UNRESOLVED:
-            deps[root] = unit.lookup(root)[1]
+            deps[path] = obj
             note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
             if note not in notes:
                 notes.append(note)
@@ -188,13 +189,13 @@ class _SubscriptCalls(A.NodeTransformer):
         found = subscript_call(self.resolve.unit, node, self.is_global)
         if found is None:
             return node
-        call, root = found
-        self.resolve.deps[root] = self.resolve.unit.lookup(root)[1]
+        call, path, obj = found
+        self.resolve.deps[path] = obj
         return call
 
 
 def subscript_call(unit: Unit, node, is_global):
-    """``(call, root name)`` for ``OBJ[index]`` -- ``OBJ`` a dotted global name (``is_global`` of
+    """``(call, dotted name, object)`` for ``OBJ[index]`` -- ``OBJ`` a dotted global name (``is_global`` of
     its root) of an object whose subscript the context computes with a function ``f`` -- as
     ``f(index)``, or None. An index of constants alone stays a subscript: it has nothing to
     differentiate."""
@@ -224,7 +225,7 @@ def subscript_call(unit: Unit, node, is_global):
     func = A.name(unit.inject(fn, fn.__name__))
     anno.setanno(func, anno.CALLEE, fn)
     anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(fn))
-    return A.copy_location(A.call(func, [key]), node), root
+    return A.copy_location(A.call(func, [key]), node), path, obj
 
 
 def _slice_call(unit: Unit, s):

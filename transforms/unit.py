@@ -32,6 +32,14 @@ class SourceInfo:
 
 # What a value may be (see transforms/kinds.py): kinds are frozensets of these. A list or tuple
 # is a "sequence": ``+`` joins two of them and ``*`` repeats one, where numbers add and multiply.
+class _Absent:
+    """No such key or attribute: what a dependency on a name that is not there expects."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
 NUMBER, NPSCALAR, ARRAY, OTHER, SEQUENCE = "number", "npscalar", "array", "other", "sequence"
 UNKNOWN = frozenset({NUMBER, NPSCALAR, ARRAY, OTHER, SEQUENCE})
 SCALAR = frozenset({NUMBER, NPSCALAR})
@@ -87,7 +95,12 @@ class Unit:
     namer: Namer = field(default_factory=Namer)
     injected: dict[str, Any] = field(default_factory=dict)  # name in emitted code -> object
     callees: dict[str, Callee] = field(default_factory=dict)
-    deps: dict[str, Any] = field(default_factory=dict)  # root names resolution depended on
+    # What the transformation read of the world, so a cache can tell when it is stale: ``deps``
+    # maps a dotted name as the function sees it (``np.sin``, ``helper``) to the object it named;
+    # ``external`` lists ``(holder, key, object)`` read elsewhere -- an inlined helper's code,
+    # defaults and globals (``holder[key]`` for a dict, else ``getattr(holder, key)``)
+    deps: dict[str, Any] = field(default_factory=dict)
+    external: list[tuple] = field(default_factory=list)
     locals: dict[str, LocalFunction] = field(default_factory=dict)  # nested defs, by DEF_KEY
     cells: set[str] = field(default_factory=set)  # every cell variable's name (see Resolve)
     notes: dict[str, list[str]] = field(default_factory=dict)  # stage -> header comment lines
@@ -140,6 +153,11 @@ class Unit:
         if ident in b:
             return True, b[ident]
         return False, None
+
+    def depend(self, holder, key: str, obj) -> None:
+        """The transformation used ``obj``, found as ``holder[key]`` (a dict) or
+        ``getattr(holder, key)``: it is valid while that is still ``obj``."""
+        self.external.append((holder, key, obj))
 
     # ------------------------------------------------------------------ names the emitted code needs
 

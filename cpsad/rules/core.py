@@ -42,6 +42,13 @@ ATTRIBUTES: dict[str, Rule] = {}  # array attribute name -> Rule
 NONDIFF: set = set()  # objects with no derivative (by identity)
 NONDIFF_ATTRIBUTES: set[str] = set()  # x.shape, x.ndim, ...
 SUBSCRIPTED: dict = {}  # id of an object like np.r_ -> the function of the index its subscript is
+# How many times the tables above changed: a transformation made before a change may have used
+# what changed (a rule registered for a function it transformed instead), and is made again.
+VERSION = [0]
+
+
+def _changed() -> None:
+    VERSION[0] += 1
 
 
 class _Discrete:
@@ -116,6 +123,7 @@ def defvjp(primitive, *vjps, **named):
     Each function is ``(g, ans, *params) -> contribution to that parameter's adjoint``; ``None``
     marks a parameter with no derivative; keyword arguments name parameters instead.
     """
+    _changed()
     FUNCTIONS[primitive] = make_rule(_label(primitive), vjps, named)
     return primitive
 
@@ -124,6 +132,7 @@ def defnoderivative(primitive, like):
     """``primitive`` (of the parameters of the Python function ``like``) has no derivative in any
     parameter: a differentiable value passed to it is an error at the user's line, not a silent
     zero (``np.mgrid``, ``slice``)."""
+    _changed()
     sig = inspect.signature(like)
     FUNCTIONS[primitive] = Rule(
         name=_label(primitive), signature=sig, adjoints={p: None for p in sig.parameters}
@@ -132,6 +141,7 @@ def defnoderivative(primitive, like):
 
 
 def defoperator(name: str, *vjps):
+    _changed()
     OPERATORS[name] = make_rule(f"operator {name}", vjps)
 
 
@@ -140,6 +150,7 @@ def defoperator(name: str, *vjps):
 
 def attach_tangents(rule: Rule, jvps, named) -> Rule:
     """Give ``rule`` its forward-mode functions: one per parameter, in order, or by name."""
+    _changed()
     params = list(rule.signature.parameters)
     given = dict(zip(params, jvps))
     for p, f in named.items():
@@ -200,20 +211,24 @@ def tangent_missing(rule: Rule) -> list[str]:
 
 
 def defmethod(name: str, *vjps, **named):
+    _changed()
     METHODS[name] = make_rule(f".{name}()", vjps, named)
 
 
 def defattribute(name: str, vjp):
+    _changed()
     ATTRIBUTES[name] = make_rule(f".{name}", [vjp])
 
 
 def defnondiff(*objects):
     """Functions whose result has no derivative (``len``, ``np.argmax``, comparisons, ...)."""
+    _changed()
     for o in objects:
         NONDIFF.add(o)
 
 
 def defnondiff_attributes(*names: str):
+    _changed()
     NONDIFF_ATTRIBUTES.update(names)
 
 
@@ -221,6 +236,7 @@ def defsubscript(obj, fn):
     """``obj[index]`` computes ``fn(index)`` (``np.r_[x, y]`` is ``r_((x, y))``): the pipeline
     calls ``fn`` instead -- a primitive with a rule, or a function of yours -- so that the values
     in the index are differentiated (a subscript's index otherwise carries no derivative)."""
+    _changed()
     SUBSCRIPTED[id(obj)] = (obj, fn)
     return fn
 

