@@ -293,17 +293,15 @@ def test_an_unchanged_function_is_transformed_once(module):
 def test_a_closure_made_on_every_step_is_transformed_once():
     """``cpsad.grad(lambda w: loss(w, X, y))`` in a training loop: one transformation of the
     lambda's code, linked to each new closure's own cells."""
-    from tests.corpus_core import mlp_loss  # noqa: F401  (a module-level loss, for the idiom)
-
     def loss(w, X, y):
         return np.sum((np.tanh(X @ w) - y) ** 2)
 
     rng = np.random.default_rng(0)
     w = rng.normal(size=3)
     made = []
-    for step in range(5):
+    for _ in range(5):
         X, y = rng.normal(size=(4, 3)), rng.normal(size=4)
-        f = lambda w: loss(w, X, y)  # noqa: E731
+        f = lambda w: loss(w, X, y)  # noqa: E731, B023
         g = cpsad.grad(f)(w)
         assert g == pytest.approx(cpsad.grad(loss)(w, X, y))
         t = compiler._TRANSFORMS[f.__code__]
