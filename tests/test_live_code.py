@@ -293,6 +293,7 @@ def test_an_unchanged_function_is_transformed_once(module):
 def test_a_closure_made_on_every_step_is_transformed_once():
     """``cpsad.grad(lambda w: loss(w, X, y))`` in a training loop: one transformation of the
     lambda's code, linked to each new closure's own cells."""
+
     def loss(w, X, y):
         return np.sum((np.tanh(X @ w) - y) ** 2)
 
@@ -314,7 +315,7 @@ def test_nothing_keeps_a_dropped_closure_alive():
         return np.sum((X @ w) ** 2)
 
     X = np.ones((500, 3))
-    f = lambda w: loss(w, X)  # noqa: E731
+    f = lambda w: loss(w, X)  # noqa: E731, F821  (X is deleted below: what it holds must go)
     cpsad.grad(f)(np.ones(3))
     cpsad.value_and_grad(f)(np.ones(3))
     cpsad.vjp(f, np.ones(3))[1](1.0)
