@@ -7,6 +7,7 @@ the program ``k``, and runs the backward pass when ``k`` returns.
 """
 
 from cpsad.api import Transformed, grad, jvp, show, transform, value_and_grad, vjp
+from cpsad.diskcache import clear_cache
 from cpsad.higher import hessian, hvp, jacobian
 from cpsad.rules import defjvp, defvjp
 from transforms.errors import TransformError
@@ -25,5 +26,6 @@ __all__ = [
     "defjvp",
     "Transformed",
     "TransformError",
+    "clear_cache",
 ]
 __version__ = "0.1.0"
