@@ -23,7 +23,6 @@ not on every transformation. Only files named and headed as cpsad's are counted 
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import linecache
 import os
@@ -91,22 +90,32 @@ def candidates() -> list[str]:
     return [os.path.abspath(first), fallback]
 
 
-def unsafe(path: str) -> str:
-    """Why ``path`` may not hold emitted code ("" when it may): not a folder, a link someone
-    else made, another user's, or writable by group or others."""
+def check(path: str) -> Place:
+    """``path`` as a place for emitted code, refused (with the reason) if it is not a folder, is
+    a link someone else made, is another user's, or is writable by group or others."""
     uid = _uid()
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         if uid is not None and st.st_uid != uid:
-            return f"it is a symbolic link owned by another user (uid {st.st_uid})"
+            return Place(path, f"it is a symbolic link owned by another user (uid {st.st_uid})")
         st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
-        return "it is not a folder"
+        return Place(path, "it is not a folder")
     if uid is not None and st.st_uid != uid:
-        return f"it is owned by another user (uid {st.st_uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):#o})"
-    return ""
+        return Place(path, f"it is owned by another user (uid {st.st_uid})")
+    if uid is not None and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):  # POSIX permissions
+        mode = stat.S_IMODE(st.st_mode)
+        return Place(path, f"it is writable by group or others (mode {mode:#o})")
+    return Place(path)
+
+
+def _still_safe(path: str) -> bool:
+    """Is the folder checked before still safe -- not removed, then made again by someone else?
+    (An ``lstat``, on every write.)"""
+    try:
+        return not check(path).refused
+    except OSError:
+        return False
 
 
 def place() -> Place:
@@ -125,7 +134,7 @@ def place() -> Place:
             except OSError:
                 continue  # not creatable here (a read-only home, say): try the next
             try:
-                found = Place(path, unsafe(path))
+                found = check(path)
             except OSError as exc:
                 found = Place(path, f"it cannot be examined ({exc.strerror})")
             break
@@ -181,6 +190,9 @@ def store(name: str, text: str) -> str:
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
     filename = f"{name}.{digest}.py"
     where = place() if bounds()[0] > 0 else Place(MEMORY, "no files (CPSAD_CACHE_MAX_FILES=0)")
+    if not where.refused and not _still_safe(where.path):
+        _forget(where.path)
+        where = place()
     path = os.path.join(MEMORY if where.refused else where.path, filename)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     if not where.refused:
@@ -199,9 +211,7 @@ def _write(folder: str, path: str, data: bytes) -> bool:
     full disk, say), leaving no temporary file behind."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=folder)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            _forget(folder)  # the folder went away: make it again next time
+    except OSError:
         return False
     try:
         with os.fdopen(fd, "wb") as fh:

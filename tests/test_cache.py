@@ -120,6 +120,31 @@ def test_a_folder_given_writable_by_others_is_refused(tmp_path, monkeypatch, sou
     assert os.listdir(d) == []
 
 
+def test_a_folder_removed_and_made_again_by_someone_else_is_refused(
+    tmp_path, monkeypatch, source_file, folder
+):
+    assert cpsad.grad(load(source_file).sq)(3.0) == 6.0
+    assert len(emitted_files(folder)) == 1
+    for name in os.listdir(folder):
+        os.unlink(folder / name)
+    folder.rmdir()  # a cleaner of /tmp removes it; someone else makes it again, open to all
+    folder.mkdir()
+    folder.chmod(0o777)
+    with pytest.warns(UserWarning, match="writable by group or others"):
+        assert cpsad.grad(load(source_file, "cpsad_cache_case2").sq)(4.0) == 8.0
+    assert os.listdir(folder) == []
+
+
+def test_a_removed_folder_is_made_again(tmp_path, monkeypatch, source_file, folder):
+    assert cpsad.grad(load(source_file).sq)(3.0) == 6.0
+    for name in os.listdir(folder):
+        os.unlink(folder / name)
+    folder.rmdir()
+    assert cpsad.grad(load(source_file, "cpsad_cache_case2").sq)(4.0) == 8.0
+    assert len(emitted_files(folder)) == 1
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+
+
 def test_a_new_folder_is_private(tmp_path, monkeypatch, source_file):
     d = tmp_path / "new" / "cache"
     monkeypatch.setenv("CPSAD_CACHE_DIR", str(d))
