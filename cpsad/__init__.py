@@ -8,6 +8,7 @@ the program ``k``, and runs the backward pass when ``k`` returns.
 
 from cpsad import dispatch  # noqa: F401  (gives the compiler its runtime dispatch)
 from cpsad.api import Transformed, grad, jvp, show, transform, value_and_grad, vjp
+from cpsad.diskcache import clear_cache
 from cpsad.higher import hessian, hvp, jacobian
 from cpsad.rules import defjvp, defvjp
 from transforms.errors import TransformError
@@ -26,5 +27,6 @@ __all__ = [
     "defjvp",
     "Transformed",
     "TransformError",
+    "clear_cache",
 ]
 __version__ = "0.1.0"

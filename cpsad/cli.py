@@ -1,4 +1,5 @@
-"""The command line: ``cpsad show`` prints the backpropagators cpsad generates for a file's functions."""
+"""The command line: ``cpsad show`` prints the backpropagators cpsad generates for a file's functions;
+``cpsad cache info`` and ``cpsad cache clear`` describe and empty the folder of emitted modules."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import sys
 import textwrap
 import traceback
 import types
+import warnings
 
-from cpsad import api, compiler
+from cpsad import api, compiler, diskcache
 from transforms.errors import TransformError
 from transforms.pipeline import FORWARD, FORWARD_STAGES, PIPELINE, STAGES
 
@@ -101,16 +103,61 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--no-callees", action="store_true", help="do not print the functions it calls"
     )
+    cache = sub.add_parser(
+        "cache",
+        help="describe or empty the folder of emitted modules",
+        description=CACHE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cache.add_argument(
+        "action",
+        choices=["info", "clear"],
+        help="info: the folder, its files and bytes; clear: remove the emitted modules",
+    )
     return p
+
+
+CACHE_DESCRIPTION = """\
+cpsad writes each emitted module to a private cache folder, for tracebacks,
+debuggers and IDEs (what runs is compiled from memory, never read back):
+$CPSAD_CACHE_DIR, else $XDG_CACHE_HOME/cpsad or ~/.cache/cpsad. It keeps at most
+$CPSAD_CACHE_MAX_FILES files (default 1000) and $CPSAD_CACHE_MAX_MB megabytes
+(default 64), the least recently used out.
+"""
 
 
 def main(argv=None) -> int:
     p = parser()
     args = p.parse_args(argv)
+    if args.command == "cache":
+        return cache(args.action)
     if args.command != "show":
         p.print_help()
         return 2
     return show(args)
+
+
+def cache(action: str) -> int:
+    """``cpsad cache info`` / ``cpsad cache clear``; 1 when the folder is refused as unsafe."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", diskcache.CacheWarning)  # said below, once
+        where = diskcache.place()
+        if action == "clear" and not where.refused:
+            n = diskcache.clear_cache()
+            print(f"removed {n} file{'s' if n != 1 else ''} from {where.path}")
+        i = diskcache.info()
+    if action == "info":
+        print(f"folder: {i.path}")
+        print(f"files: {i.files}")
+        print(f"bytes: {i.bytes}")
+        print(
+            f"bound: {i.max_files} files, {i.max_bytes / 2**20:g} MB (the least recently used"
+            " out; CPSAD_CACHE_MAX_FILES, CPSAD_CACHE_MAX_MB)"
+        )
+    if i.refused:
+        print(f"cpsad cache: error: {where.why()}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def fail(message: str, status: int = 2) -> int:

@@ -27,11 +27,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
-import hashlib
 import linecache
-import os
 import re
-import tempfile
 import threading
 import time
 import types
@@ -40,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cpsad import validity
+from cpsad import diskcache, validity
 from cpsad.context import Context
 from transforms import pipeline
 from transforms.errors import TransformError
@@ -140,23 +137,6 @@ class Spec:
 
     def __getattr__(self, name):  # the transformation's: text, path, line_map, bp_name, ...
         return getattr(self.t, name)
-
-
-def cache_dir() -> str:
-    """Where emitted modules are written: $CPSAD_CACHE_DIR, else the user's cache folder."""
-    d = os.environ.get("CPSAD_CACHE_DIR")
-    if not d:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        d = os.path.join(base, "cpsad")
-    try:
-        os.makedirs(d, exist_ok=True)
-        return d
-    except OSError:
-        d = os.path.join(
-            tempfile.gettempdir(), f"cpsad-{os.getuid() if hasattr(os, 'getuid') else 0}"
-        )
-        os.makedirs(d, exist_ok=True)
-        return d
 
 
 def specialize(
@@ -328,23 +308,12 @@ def _mode(mode: str) -> tuple[str, bool]:
 
 
 def _write(unit: Unit) -> str:
-    """Write the emitted module to the cache folder (content-addressed); register it in linecache."""
+    """The emitted module's file name in the cache folder (content-addressed, see diskcache);
+    ``_compile`` compiles the text, never what is in the file."""
     fn = unit.fn
-    digest = hashlib.sha1(unit.text.encode()).hexdigest()[:12]
     stem = re.sub(r"[^0-9A-Za-z_.]", "_", f"{fn.__module__}.{own_qualname(fn)}")
     wrt = "_".join(unit.active) or "none"
-    path = os.path.join(cache_dir(), f"{stem}.{wrt}.{digest}.py")
-    if not os.path.exists(path):
-        try:
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as fh:
-                fh.write(unit.text)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # linecache below still lets tracebacks and pdb show the lines
-    lines = unit.text.splitlines(True)
-    linecache.cache[path] = (len(unit.text), None, lines, path)
-    return path
+    return diskcache.store(f"{stem}.{wrt}", unit.text)
 
 
 def _compile(unit: Unit, path: str) -> types.CodeType:
