@@ -44,10 +44,41 @@ from transforms.errors import TransformError
 from transforms.naming import own_qualname
 from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
 
+class _ByIdentity:
+    """A dictionary of values by the identity of their keys, each entry going when its key is
+    collected. (Code objects compare equal when their code is, whatever file or module they
+    come from: a ``WeakKeyDictionary`` would give one function another's transformation.)"""
+
+    def __init__(self):
+        self._d: dict = {}
+
+    def get(self, key, default=None):
+        entry = self._d.get(id(key))
+        return entry[1] if entry is not None and entry[0]() is key else default
+
+    def setdefault(self, key, value):
+        entry = self._d.get(id(key))
+        if entry is not None and entry[0]() is key:
+            return entry[1]
+        k = id(key)
+        self._d[k] = (weakref.ref(key, lambda _, k=k, d=self._d: d.pop(k, None)), value)
+        return value
+
+    def __getitem__(self, key):
+        found = self.get(key, _NOTHING)
+        if found is _NOTHING:
+            raise KeyError(key)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+_NOTHING = object()
 _lock = threading.RLock()
 # code object -> {(active, kinds, mode): [Transformation, ...]} (several: closures of one code
 # that resolve a name to different functions)
-_TRANSFORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TRANSFORMS = _ByIdentity()
 # function object -> {(active, kinds, mode): Spec}
 _SPECS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # emitted file -> its Transformation, to map errors back to the user's lines

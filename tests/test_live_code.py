@@ -338,3 +338,15 @@ def test_closures_that_call_different_functions_get_their_own():
     assert check(make(sq)) == pytest.approx(4 * 0.7)
     assert check(make(cube)) == pytest.approx(6 * 0.7**2)
     assert check(make(sq)) == pytest.approx(4 * 0.7)
+
+
+def test_two_files_with_the_same_function_get_their_own(module):
+    """Code objects compare equal when their code is, whatever file they come from: each
+    function still gets a transformation of its own file (its lines, its errors)."""
+    a, path_a = module("live_same_a", "def f(x):\n    return x * x\n")
+    b, path_b = module("live_same_b", "def f(x):\n    return x * x\n")
+    assert a.f.__code__ == b.f.__code__ and a.f.__code__ is not b.f.__code__
+    for m, path in ((a, path_a), (b, path_b)):
+        check(m.f)
+        text = cpsad.transform(m.f).at(0.7).source
+        assert str(path.name) in text.splitlines()[0], text.splitlines()[0]
