@@ -25,7 +25,6 @@ reference: both go when the user drops the function.
 from __future__ import annotations
 
 import ast
-import contextlib
 import gc
 import linecache
 import re
@@ -43,6 +42,7 @@ from transforms import pipeline
 from transforms.errors import TransformError
 from transforms.naming import own_qualname
 from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
+
 
 class _ByIdentity:
     """A dictionary of values by the identity of their keys, each entry going when its key is
@@ -75,6 +75,12 @@ class _ByIdentity:
 
 
 _NOTHING = object()
+_USER, _INJECTED, _CALLEE = (
+    "user",
+    "injected",
+    "callee",
+)  # (the sources of a ``Transformation``'s cells)
+_GONE = (lambda: None, lambda: validity.DEAD)  # a guard that fails: the function is gone
 _lock = threading.RLock()
 # code object -> {(active, kinds, mode): [Transformation, ...]} (several: closures of one code
 # that resolve a name to different functions)
@@ -100,8 +106,9 @@ class Transformation:
         "path",
         "line_map",
         "injected",
+        "weak",
         "code",
-        "free",
+        "cells",
         "callees",
         "needs",
         "seconds",
@@ -118,8 +125,22 @@ class Transformation:
         self.path = path
         self.line_map = unit.line_map
         self.injected = {n: validity.hold(o) for n, o in unit.injected.items()}
+        # (those held by weak reference: the ones that can be gone)
+        self.weak = tuple(
+            self.injected[n] for n, o in unit.injected.items() if isinstance(o, validity.WEAK)
+        )
         self.code = code
-        self.free = frozenset(unit.fn.__code__.co_freevars)
+        # where each cell of the emitted function comes from: the user's function (its cell's
+        # index), an injected object (its getter), or a backpropagator (filled in by ``_spec``)
+        user = unit.fn.__code__.co_freevars
+        self.cells = tuple(
+            (
+                (_USER, user.index(n))
+                if n in user
+                else (_INJECTED, self.injected[n]) if n in self.injected else (_CALLEE, None)
+            )
+            for n in code.co_freevars
+        )
         suffix = NESTED if _mode(key[2])[1] else ""
         # name in the emitted code -> (the callee, by weak reference; its key)
         self.callees = {
@@ -134,29 +155,51 @@ class Transformation:
         """Can ``fn`` (a function of this code) use it: does everything it read still hold?"""
         if not self.needs.holds_for(fn):
             return False
-        if any(get() is validity.DEAD for get in self.injected.values()):
-            return False
-        return all(ref() is not validity.DEAD for ref, _ in self.callees.values())
+        for get in self.weak:
+            if get() is validity.DEAD:
+                return False
+        for ref, _ in self.callees.values():
+            if ref() is validity.DEAD:
+                return False
+        return True
 
 
 class Spec:
     """A ``Transformation`` linked for one function object: its backpropagator ``bp``, made with
     the function's own cells, globals and defaults, and the specs of the functions it calls."""
 
-    __slots__ = ("t", "fn_ref", "bp", "callee_specs", "own", "guards", "__weakref__")
+    __slots__ = ("t", "fn_ref", "fn_code", "bp", "callee_specs", "_own", "_guards", "__weakref__")
 
     def __init__(self, t: Transformation, fn, bp):
         self.t = t
         self.fn_ref = weakref.ref(fn)
+        self.fn_code = fn.__code__  # (the code it was linked for: the guards, made later, check)
         self.bp = bp
         self.callee_specs: dict[str, Spec] = {}
-        # the function's own code and defaults, and what its transformation read
-        self.own = (validity.function_guard(fn, bp), *t.needs.guards(fn))
-        self.guards: tuple = self.own  # of the whole call graph: see ``_all_guards``
+        # (made when first asked for: a closure made on every step is used once)
+        self._own = self._guards = None
+
+    @property
+    def own(self) -> tuple:
+        """Checks of the function's own code and defaults, and of what its transformation read,
+        bound to the function's cells and globals."""
+        if self._own is None:
+            fn = self.fn_ref()
+            if fn is None:
+                self._own = (_GONE,)
+            else:
+                self._own = (
+                    validity.function_guard(fn, self.fn_code, self.bp),
+                    *self.t.needs.guards(fn),
+                )
+        return self._own
 
     def valid(self) -> bool:
-        """Is it still what a transformation of the function would be now (``validity``)?"""
-        return validity.all_hold(self.guards)
+        """Is it still what a transformation of the function would be now (``validity``)? The
+        checks of the whole call graph (``_all_guards``)."""
+        if self._guards is None:
+            self._guards = _all_guards(self)
+        return validity.all_hold(self._guards)
 
     @property
     def fn(self):
@@ -188,7 +231,6 @@ def specialize(
         building: dict = {}
         spec = _spec(fn, key, building)
         for (f, k), s in building.items():  # (published once all of them are linked)
-            s.guards = _all_guards(s)
             _SPECS.setdefault(f, {})[k] = s
         return spec
 
@@ -236,21 +278,23 @@ def _transformation(fn, key) -> Transformation:
     return t
 
 
-@contextlib.contextmanager
-def _gc_paused():
+class _gc_paused:
     """No garbage collection while a transformation runs, for speed: it makes tens of thousands
     of syntax-tree nodes that live until it ends, so collections -- each a walk over what is
     young -- find nothing to free, move the nodes to older generations, and soon set off a full
     collection of every object of the process (numpy's included): 100 ms on a first call of
     TreeLSTM. Trees are freed by reference counting when the transformation ends; the collector
-    runs as before after it (unless the caller had disabled it)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+    runs as before after it (unless the caller had disabled it). (A class, not a generator: it
+    runs on the path that links a new closure.)"""
+
+    def __enter__(self):
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.enabled:
             gc.enable()
+        return False
 
 
 _KINDS: dict = {}  # (code, argument types, keyword names) -> kinds key
@@ -323,7 +367,6 @@ def variant(fn, active, skip=(), check=True, kinds=(), mode="reverse") -> Spec:
         callee = specialize(ref(), *ckey)
         spec.callee_specs[name] = callee
         spec.bp.__closure__[spec.bp.__code__.co_freevars.index(name)].cell_contents = callee.bp
-    spec.guards = _all_guards(spec)
     return spec
 
 
@@ -394,16 +437,16 @@ def _link(t: Transformation, fn) -> Spec:
     """``t``'s backpropagator for ``fn``: closure cells for the names it needs -- ``fn``'s own
     cells, the objects it injected, and the backpropagators of its callees (filled by the
     caller, ``_spec``, since they may be this one) -- with ``fn``'s globals and defaults."""
-    user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    cells = []
-    for name in t.code.co_freevars:
-        if name in user_cells:
-            cells.append(user_cells[name])
-        elif name in t.injected:
-            cells.append(types.CellType(t.injected[name]()))
-        else:  # a backpropagator: this one (recursion) or a callee's
-            cells.append(types.CellType())
-    bp = types.FunctionType(t.code, fn.__globals__, t.bp_name, fn.__defaults__, tuple(cells))
+    closure = fn.__closure__
+    cells = tuple(
+        (
+            closure[i]
+            if kind is _USER
+            else types.CellType(i()) if kind is _INJECTED else types.CellType()
+        )
+        for kind, i in t.cells
+    )
+    bp = types.FunctionType(t.code, fn.__globals__, t.bp_name, fn.__defaults__, cells)
     bp.__kwdefaults__ = fn.__kwdefaults__
     bp.__qualname__ = t.bp_name
     bp.__module__ = fn.__module__

@@ -45,7 +45,7 @@ class _Dead:
 DEAD = _Dead()  # what a weak reference to a collected object gives: equal to nothing
 
 
-_WEAK = (types.FunctionType, types.ModuleType, type, types.CodeType)
+WEAK = (types.FunctionType, types.ModuleType, type, types.CodeType)
 
 
 def hold(obj):
@@ -57,7 +57,7 @@ def hold(obj):
     if isinstance(obj, types.MethodType):
         func, self = hold(obj.__func__), hold(obj.__self__)
         return lambda: _method(func(), self())
-    if not isinstance(obj, _WEAK):
+    if not isinstance(obj, WEAK):
         return lambda: obj
     ref = weakref.ref(obj)
 
@@ -155,13 +155,16 @@ class Needs:
         if self.rules != core.VERSION[0]:
             return False
         for root, attrs, want in self.names:
-            if not same(_follow(lookup(fn, root), attrs), want()):
+            got = _follow(lookup(fn, root), attrs) if attrs else lookup(fn, root)
+            expected = want()
+            if got is not expected and not same(got, expected):
                 return False
         for holder, steps, want in self.external:
             obj = holder()
             for step in steps:
                 obj = ABSENT if obj is DEAD or obj is ABSENT else _step(obj, step)
-            if not same(obj, want()):
+            expected = want()
+            if obj is not expected and not same(obj, expected):
                 return False
         return True
 
@@ -230,9 +233,10 @@ def all_hold(guards) -> bool:
     return True
 
 
-def function_guard(fn, bp: types.FunctionType):
-    """The function object itself: its code, and the defaults the linked ``bp`` was given."""
-    ref, code = weakref.ref(fn), fn.__code__
+def function_guard(fn, code: types.CodeType, bp: types.FunctionType):
+    """The function object itself: still of ``code``, with the defaults the linked ``bp`` was
+    given."""
+    ref = weakref.ref(fn)
 
     def get():
         f = ref()
