@@ -480,6 +480,7 @@ class Simplify:
                         touched |= {a, b}
                         changed = True
                 i += 1
+        renames: dict[str, str] = {}
         for block in statement_lists(f):
             for s in list(block):
                 if not (
@@ -510,7 +511,7 @@ class Simplify:
                 if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
                     if self._can_rename(f, b, a) and _unused_between(block, b, s, a):
                         block.remove(s)
-                        S.rename_free(f.body, {b: a})
+                        renames[b] = a
                         touched |= {a, b}
                         changed = True
                         continue
@@ -519,9 +520,12 @@ class Simplify:
                 if not self._can_rename(f, a, b):
                     continue
                 block.remove(s)
-                S.rename_free(f.body, {a: b})
+                renames[a] = b
                 touched |= {a, b}
                 changed = True
+        # (all at once, in one walk: each rename's names are touched by no other one, so
+        # applying them together is applying them one after the other)
+        S.rename_free(f.body, renames)
         return changed
 
     def _shared(self, name: str) -> bool:
