@@ -75,3 +75,35 @@ def test_emitted_code_stays_in_the_accepted_subset():
                         names = [x for t in n.targets for x in getattr(t, "elts", [t])]
                         assert all(isinstance(t, A.Name) for t in names), s.text
     assert deletes  # the check of the usual code saw some
+
+
+def long_function_source(n: int, seed: int = 0) -> str:
+    """A generated straight-line function of ``n`` lines, each a numpy operation of two of the
+    last dozen values (what a code generator or a long hand-written model step looks like)."""
+    import random
+
+    r = random.Random(seed)
+    lines = ["def f(x, w):", "    a = x * 1.0", "    b = w * 1.0", "    c = x + w"]
+    names = ["a", "b", "c"]
+    for i in range(n):
+        fn = r.choice(["np.sin", "np.tanh", "np.cos", ""])
+        u, v, op = r.choice(names), r.choice(names), r.choice("+-*")
+        lines.append(f"    t{i} = {fn}({u} {op} {v} * 0.5)")
+        names = (names + [f"t{i}"])[-12:]
+    lines.append(f"    return {names[-1]} + {names[-2]}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_long_function_is_transformed():
+    """A function of 600 lines (~1,800 operations): the passes nest no Python frames per
+    statement (one of ~90 lines once failed with a RecursionError inside cps)."""
+    import numpy as np
+
+    from transforms.testing import function_from_source
+
+    f = function_from_source(long_function_source(600))
+    value, (gx, gw) = cpsad.value_and_grad(f, argnums=(0, 1))(0.3, 0.2)
+    assert value == f(0.3, 0.2)
+    h = 1e-6
+    assert np.isclose(gx, (f(0.3 + h, 0.2) - f(0.3 - h, 0.2)) / (2 * h), rtol=1e-5, atol=1e-8)
+    assert np.isclose(gw, (f(0.3, 0.2 + h) - f(0.3, 0.2 - h)) / (2 * h), rtol=1e-5, atol=1e-8)

@@ -45,19 +45,49 @@ def _bookkeeping(stmt):
     return anno.setanno(stmt, anno.BOOKKEEPING, True)
 
 
+class _Bound(set):
+    """A scope's bound names, each also recorded in the set ``known`` of every name bound."""
+
+    def __init__(self, names, known: set):
+        super().__init__(names)
+        self.known = known
+        known.update(self)
+
+    def add(self, name) -> None:
+        super().add(name)
+        self.known.add(name)
+
+    def update(self, *others) -> None:
+        for o in others:
+            o = list(o)
+            super().update(o)
+            self.known.update(o)
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+
 class Scope:
     """One Python function of the output: what it binds, and the adjoints it borrows."""
 
     def __init__(self, parent: Scope | None, params, cells=(), inline: bool = False):
         self.parent = parent
         self.params = frozenset(params)
-        self.bound: set[str] = set(params) | set(cells)
+        # (``_Bound``: every name bound anywhere is also in ``known``, shared by all scopes --
+        # a name in no scope's is found in none without a walk)
+        self.known: set[str] = parent.known if parent is not None else set()
+        self.bound = set(params) | set(cells)
         self.nonlocals: set[str] = set()
         self.cells: set[str] = set(cells)  # shared variables this function owns
         # ``inline``: a primitive's continuation, written in place (``LowerCPS.direct``): its
         # names are versioned as a nested function's would be, but they are locals of the
         # function it is in, which declares what they borrow.
         self.function = parent.function if inline else self
+        # what enclosing scopes bind, as looked up from here (``owner``): they bind no more
+        # while this scope is in use -- it is lowered after theirs, and before any branch of
+        # theirs is reset -- so the answer is found once
+        self._outer: dict[str, Scope | None] = {}
 
     def is_cell(self, name: str) -> bool:
         owner = self.owner(name)
@@ -69,16 +99,42 @@ class Scope:
         if owner is not None and owner.function is not self.function:
             self.function.nonlocals.add(name)
 
+    @property
+    def bound(self) -> set[str]:
+        return self._bound
+
+    @bound.setter
+    def bound(self, names) -> None:
+        self._bound = _Bound(names, self.known)
+
     def owner(self, name: str) -> Scope | None:
+        """The scope that binds ``name`` as seen from here (None: none). A loop, not a
+        recursion: a function of ten thousand statements is a chain of that many scopes."""
+        if name in self._bound:
+            return self
+        if name not in self.known:
+            return None
+        path = []
         s = self
+        found = None
         while s is not None:
-            if name in s.bound:
-                return s
+            if s is not self and name in s._bound:
+                found = s
+                break
+            if name in s._outer:
+                found = s._outer[name]
+                break
+            path.append(s)
             s = s.parent
-        return None
+        for p in path:
+            p._outer[name] = found
+        return found
 
     def bound_outside(self, name: str) -> bool:
         return self.parent is not None and self.parent.owner(name) is not None
+
+
+_REST = A.Pass()  # where ``direct``'s continuation -- the rest of the block -- goes
 
 
 def _guard_of(value):
@@ -357,23 +413,52 @@ class LowerCPS:
     # ------------------------------------------------------------------ blocks
 
     def block(self, stmts, scope: Scope, env: dict, tail) -> list:
+        """``stmts`` in continuation-passing style, then ``tail`` (what follows the block).
+
+        A loop, not a recursion, over the primitives' shifts: each one's continuation is the
+        rest of the block written in place (``direct``), so the output is the forward code of
+        each in turn, then the adjoint code of each in reverse (``closing``) -- a function of
+        ten thousand statements nests no Python frames here."""
         out: list = []
-        for i, s in enumerate(stmts):
-            rest = stmts[i + 1 :]
+        closing: list = []  # the adjoint code of the shifts written in place, innermost last
+        i, n = 0, len(stmts)
+        ended = False  # control went on elsewhere (a continuation, a return): no tail here
+        while i < n:
+            s = stmts[i]
+            i += 1
             if is_shift(s):
-                return out + self.shift(s, rest, scope, env, tail)
+                body, info, values = self.open_shift(s, scope, env)
+                opened = (
+                    self.direct(s, body, info, values, scope, env)
+                    if info.kind == "primitive"
+                    else None
+                )
+                if opened is not None:
+                    before, after, scope, env = opened
+                    out += before
+                    closing.append(after)
+                    continue
+                out += self.shift(s, body, info, values, stmts[i:], scope, env, tail)
+                ended = True
+                break
             if isinstance(s, A.If) and has_cps(s):
-                return out + self.if_(s, rest, scope, env, tail)
+                out += self.if_(s, stmts[i:], scope, env, tail)
+                ended = True
+                break
             if isinstance(s, A.Return):
-                return out + self.return_(s, scope, env)
+                out += self.return_(s, scope, env)
+                ended = True
+                break
             if isinstance(s, A.FunctionDef):
                 out += self.local_def(s, scope, env)
                 continue
             if isinstance(s, A.Nonlocal):
                 continue  # declared where needed, for the functions the lowering creates
             out += self.plain(s, scope, env)
-        if tail is not None:
+        if not ended and tail is not None:
             out += tail(scope, env)
+        for after in reversed(closing):
+            out += after
         return out
 
     def plain(self, s, scope: Scope, env: dict) -> list:
@@ -420,13 +505,14 @@ class LowerCPS:
 
     # ------------------------------------------------------------------ shifts
 
-    def shift(self, s, rest, scope: Scope, env: dict, tail) -> list:
+    def open_shift(self, s, scope: Scope, env: dict):
+        """The shift's statements with the names it binds -- renamed if an enclosing function
+        binds the name -- bound in ``scope``: ``(body, info, values)``."""
         info = shift_info(s)
         # The statements move, uncopied: LowerCPS lowers each once, into a new tree (Name nodes
         # ShiftReset shares are shared within one shift's statements only; ``rename`` renames
         # each once).
         body = s.body
-        # new bindings: the forward targets, renamed if an enclosing function binds the name
         mapping = self.env_map(env)
         values = []
         for v in info.values:
@@ -436,11 +522,11 @@ class LowerCPS:
             mapping[self.bar(v)] = self.bar(new)
         rename(body, mapping)
         scope.bound.update(values)
+        return body, info, values
 
-        if info.kind == "primitive":
-            direct = self.direct(s, body, info, values, rest, scope, env, tail)
-            if direct is not None:
-                return direct
+    def shift(self, s, body, info, values, rest, scope: Scope, env: dict, tail) -> list:
+        """A shift whose continuation is a function (a call's, or a primitive's whose ``k`` is
+        not called once): ``def after_g_L7(y): <the rest>``, given to the callee."""
         kname = (
             self.namer.continuation(info.label)
             if info.kind == "primitive"
@@ -465,13 +551,17 @@ class LowerCPS:
 
         return self.around(s, body, info, scope, [cont_def], None)
 
-    def direct(self, s, body, info, values, rest, scope: Scope, env: dict, tail):
+    def direct(self, s, body, info, values, scope: Scope, env: dict):
         """A primitive's continuation is called once, where the shift's ``k(...)`` is: the rest
         of the block goes there in place -- what inlining the continuation would give, without
         making it first (most continuations are primitives'). The rest's names are versioned as
         in a nested function (``Scope(inline=True)``), so it rebinds nothing the statements
         after it read; the shift's values keep their names (no parameter to copy them into).
-        None where the call is not a plain ``bars = k(values)``."""
+
+        ``(before, after, scope, env)``: the statements before the rest (the forward operation,
+        the adjoints' starts), those after it (the adjoint rules), and the scope and names the
+        rest is lowered in (``block`` lowers it). None where the call is not a plain ``bars =
+        k(values)``."""
         calls = [
             stmt
             for stmt in body
@@ -486,25 +576,26 @@ class LowerCPS:
             return None  # pragma: no cover - `bars = k(values)`, in primitive_shift and store
         renamed = dict(zip(info.binds, values))
         cont = Scope(scope, [], inline=True)
-        cont_env = dict(env)
-        cont_env.update(renamed)
-        here = self.inits(info.binds, s, renamed)
-        here += self.block(rest, cont, cont_env, tail)
+        env.update(renamed)  # (in place: the block goes on in the rest, and only there)
         result = self.epilogue([b for b in info.binds if b in self.active], s, renamed=renamed)
         # `bars = k(values)` for the active values, `k(values)` where none is
         assert bool(result) == isinstance(k_stmt, A.Assign), "a primitive's k call and its binds"
         skip = None  # the adjoint whose absence skips the rules (see ``around``)
+        closing = []  # after the rest: the adjoints it handed back
         if result:
             target, value = k_stmt.targets[0], result[0].value
             if isinstance(target, A.Tuple) and isinstance(value, A.Tuple):
                 # one by one: each reads only its own adjoint, and Simplify follows single copies
                 for t, v in zip(target.elts, value.elts):
-                    here.append(self.loc(A.assign(A.store(t.id), v), s))
+                    closing.append(self.loc(A.assign(A.store(t.id), v), s))
             elif isinstance(target, A.Name) and _guard_of(value) == target.id:
                 skip = target.id
             else:
-                here.append(self.loc(A.assign(target, value), s))
-        return self.around(s, body, info, scope, here, k_stmt, skip)
+                closing.append(self.loc(A.assign(target, value), s))
+        out = self.around(s, body, info, scope, [_REST], k_stmt, skip)
+        at = out.index(_REST)
+        before = out[:at] + self.inits(info.binds, s, renamed)
+        return before, closing + out[at + 1 :], cont, env
 
     def around(self, s, body, info, scope: Scope, cont, k_stmt, skip=None) -> list:
         """The shift's own statements with its continuation -- ``cont``, a definition, or the
