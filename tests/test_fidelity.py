@@ -28,3 +28,48 @@ def test_second_order_is_right_or_refused_at_the_users_line(f, args):
     x = args[0]
     fd = (g(x + 1e-5) - g(x - 1e-5)) / 2e-5
     assert np.isclose(second, fd, rtol=1e-5, atol=1e-6), (second, fd)
+
+
+# ----------------------------------------------------------------------------- module state
+
+MEMORY: list = []
+LOG: list = []
+
+
+def _remember(v):
+    MEMORY.append(v)
+    return 0.5
+
+
+def _recall():
+    return MEMORY[-1]
+
+
+def through_a_global(v):
+    _remember(v * 2.0)
+    return np.sum(_recall() * v)
+
+
+def logged(v):
+    loss = np.sum(v * v)
+    LOG.append(loss)
+    return loss
+
+
+def constant_through_a_global(v):
+    _remember(np.ones(3))
+    LOG.append(3.0)
+    return np.sum(_recall() * v)
+
+
+@pytest.mark.parametrize("f", [through_a_global, logged])
+def test_a_value_kept_in_module_state_is_refused(f):
+    """A derivative cannot be followed through a global list: refused at the line that stores
+    it (the gradient was silently missing what came back through ``_recall()``)."""
+    with pytest.raises(cpsad.TransformError, match="is stored into `(MEMORY|LOG)`") as info:
+        cpsad.grad(f)(np.ones(3))
+    assert info.value.filename == __file__
+
+
+def test_a_constant_kept_in_module_state_is_fine():
+    assert_faithful(constant_through_a_global, np.array([0.3, -1.2, 2.0]))

@@ -197,6 +197,7 @@ class Activity:
 
             for s in statements(fdef.body):
                 sinks |= set(vars_(_held_changed(s, ctx)))
+                sinks |= set(vars_(_kept_outside(s, ctx)))
                 if isinstance(s, A.Assign):
                     t = s.targets[0]
                     value = s.value
@@ -248,6 +249,7 @@ class Activity:
                 sinks.add((parent, gdef.name))
 
         forward = _closure(sources, edges, forward=True)
+        _stored_outside(unit, scopes, forward)
         useful = _closure(sinks, edges, forward=False)
         active = forward & useful
         unit.active_vars = active
@@ -430,6 +432,45 @@ class Activity:
         )
 
 
+def _stored_outside(unit, scopes, forward) -> None:
+    """Refuse a value that depends on the differentiated inputs stored into state outside the
+    functions being transformed -- a global list (``MEMORY.append(v)``), a global dict or object,
+    a variable of an enclosing function cpsad does not transform: whoever reads it back later (a
+    helper returning ``MEMORY[-1]``) gets a value whose derivative cpsad cannot follow, and the
+    gradient would silently miss it."""
+    for key, fdef in scopes.functions():
+        for s in statements(fdef.body):
+            name, in_place = _mutated(s)
+            call = s.value if isinstance(s, A.Expr) else None
+            if (  # (a global's method resolves to the object's bound method: not "method")
+                isinstance(call, A.Call)
+                and isinstance(call.func, A.Attribute)
+                and call.func.attr in aliasing.MUTATING_METHODS
+                and isinstance(call.func.value, A.Name)
+            ):
+                name, in_place = call.func.value.id, True
+            if name is None or not in_place or scopes.resolve(key, name) is not None:
+                continue
+            if isinstance(s, A.Expr):
+                call = s.value
+                given = [a.value if isinstance(a, A.Starred) else a for a in call.args]
+                given += [k.value for k in call.keywords]
+            else:
+                given = [s.value]
+            names = {n.id for g in given for n in A.walk(g) if isinstance(n, A.Name)}
+            if any(scopes.resolve(key, n) in forward for n in names):
+                raise unit.error(
+                    f"a value that depends on the differentiated inputs is stored into `{name}`, "
+                    "which is not a variable of the function being differentiated (a global, or "
+                    "a variable of an enclosing function): what reads it back later gets a value "
+                    "cpsad cannot follow a derivative through",
+                    s,
+                    "return the value (and pass it on as an argument) instead of keeping it in "
+                    f"`{name}`; to record values (a loss history), record what "
+                    "cpsad.value_and_grad returns, outside the differentiated function",
+                )
+
+
 def _mutated(s):
     """(name, in place) for a statement that changes a value in place (``xs.append(v)``,
     ``d[k] = v``) or binds a name (a change of outer state only if the name is not ours)."""
@@ -484,6 +525,21 @@ def _held_changed(s, ctx) -> list[str]:
         return []
     slots = list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords]
     return [a.id for slot, a in slots if slot in held and isinstance(a, A.Name)]
+
+
+def _kept_outside(s, ctx) -> list[str]:
+    """The arguments of a user function's call that it may store into state outside it
+    (``aliasing.may_keep_arguments``: a global list, say): needed as if the result read them --
+    whoever reads that state back may -- so the call runs transformed, where storing a value
+    that depends on the inputs is refused (``_stored_outside``)."""
+    call = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+    if not (isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "user"):
+        return []
+    if not aliasing.may_keep_arguments(anno.getanno(call.func, anno.CALLEE), ctx):
+        return []
+    given = [a.value if isinstance(a, A.Starred) else a for a in call.args]
+    given += [k.value for k in call.keywords]
+    return [a.id for a in given if isinstance(a, A.Name)]
 
 
 def called_local(scopes, value):

@@ -1985,6 +1985,58 @@ def _mutates(fn, ctx) -> bool:
     return False
 
 
+_KEEPS: dict = {}  # function -> may it keep an argument in state outside it (a cache)
+
+
+def may_keep_arguments(fn, ctx) -> bool:
+    """May calling the user function ``fn`` store what it was given into state outside it -- a
+    method that changes, or a store into an item or attribute of, a name it does not bind (a
+    global, an enclosing function's variable) -- or call a function value or a user function
+    that may? Judged from its source, as ``may_change_arguments``."""
+    if fn in _KEEPS:
+        return _KEEPS[fn]
+    _KEEPS[fn] = False  # while it is looked at: a recursive call
+    out = _keeps(fn, ctx)
+    _KEEPS[fn] = out
+    return out
+
+
+def _keeps(fn, ctx) -> bool:
+    import inspect
+    import textwrap
+
+    try:
+        tree = A.parse(textwrap.dedent(inspect.getsource(fn.__code__)))
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        return True
+    own = set()
+    for node in A.walk(tree):
+        if isinstance(node, (A.FunctionDef, A.Lambda)):
+            own |= set(A.arg_names(node.args))
+        if isinstance(node, A.Name) and isinstance(node.ctx, A.Store):
+            own.add(node.id)
+    for node in A.walk(tree):
+        base = None
+        if isinstance(node, (A.Subscript, A.Attribute)) and isinstance(node.ctx, A.Store):
+            base = node.value
+        elif isinstance(node, A.Call):
+            f = node.func
+            if isinstance(f, A.Attribute) and f.attr in MUTATING_METHODS:
+                base = f.value
+            elif isinstance(f, A.Name):
+                if f.id in own:
+                    return True  # a function value: anything
+                g = getattr(fn, "__globals__", {}).get(f.id)
+                if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
+                    if may_keep_arguments(g, ctx):
+                        return True
+        while isinstance(base, (A.Subscript, A.Attribute)):
+            base = base.value
+        if isinstance(base, A.Name) and base.id not in own:
+            return True
+    return False
+
+
 def python_may_run_in_place(sharing: Sharing, stmt) -> bool:
     """May the update ``stmt`` (its ``Sharing`` computed before Activity) run as Python's own
     in-place operation? Where the value was made and stays in the function and no statement

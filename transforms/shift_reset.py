@@ -107,7 +107,9 @@ class ShiftReset:
                 name = self.unit.namer.fresh("unused")
                 body, info = self.dynamic_shift(s, name, s.value)
                 out.append(self.make_shift(s, body, info))
-            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(s.value, self.active):
+            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(
+                s.value, self.active, self.ctx
+            ):
                 # its result unused, a helper that may change a differentiated argument the
                 # caller reads after: transformed, so that its own check sees the change
                 t = s.targets[0] if isinstance(s, A.Assign) else None
@@ -964,15 +966,19 @@ def without_calls(unit, e, fn):
     return Strip().visit(e)
 
 
-def may_change_active(value, active) -> bool:
+def may_change_active(value, active, ctx) -> bool:
     """Is ``value`` a call of a user function that may change in place an active argument the
-    caller reads afterwards (aliasing's ``HELD_ARGS``)?"""
+    caller reads afterwards (aliasing's ``HELD_ARGS``), or keep one in state outside it
+    (``aliasing.may_keep_arguments``)? Transformed then, its own checks see what it does."""
     if not (isinstance(value, A.Call) and anno.getanno(value.func, anno.CALLEE_KIND) == "user"):
         return False
+    slots = list(enumerate(value.args)) + [(k.arg, k.value) for k in value.keywords]
+    given = [a for _, a in slots if isinstance(a, A.Name) and a.id in active]
+    if given and aliasing.may_keep_arguments(anno.getanno(value.func, anno.CALLEE), ctx):
+        return True
     held = anno.getanno(value, anno.HELD_ARGS)
     if not held:
         return False
-    slots = list(enumerate(value.args)) + [(k.arg, k.value) for k in value.keywords]
     return any(slot in held and isinstance(a, A.Name) and a.id in active for slot, a in slots)
 
 

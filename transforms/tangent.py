@@ -142,7 +142,9 @@ class Tangent:
                 out.append(self.loc(A.expr_stmt(self.call_local(s.value)), s))
             elif isinstance(s, A.Expr) and self.dynamic_effect(s.value):
                 out.append(self.loc(A.expr_stmt(self.call_dynamic(s.value)), s))
-            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(s.value, self.active):
+            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(
+                s.value, self.active, self.unit.ctx
+            ):
                 # (see shift/reset: the helper's own check sees the change)
                 out.append(self.loc(A.expr_stmt(self.call_user(s.value)), s))
                 if isinstance(s, A.Assign):  # the value, as Python computed it

@@ -99,6 +99,25 @@ LIBRARY = {
         "def with_default(t, c=0.5, d=1.5):\n    return t * c + np.sin(t) * d\n",
         ("default_arg",),
     ),
+    "memory": (
+        "MEMORY = []\n\n\n"
+        "def remember(v):\n    MEMORY.append(v)\n    return 0.5\n\n\n"
+        "def recall():\n    return MEMORY[-1]\n",
+        ("global_state", "helper_call"),
+    ),
+    "tree": (
+        "class Node:\n"
+        "    def __init__(self, w, kids=()):\n"
+        "        self.w = w\n"
+        "        self.kids = kids\n\n\n"
+        "TREE = Node(0.5, (Node(1.5), Node(-0.7, (Node(0.9),))))\n\n\n"
+        "def walk(node, t):\n"
+        "    s = np.tanh(t * node.w)\n"
+        "    for kid in node.kids:\n"
+        "        s = s + walk(kid, t) * 0.5\n"
+        "    return s\n",
+        ("objects", "recursion_tree"),
+    ),
     "pair_swap": (
         "def pair_swap(a, b):\n    a, b = b, a\n    return a * 0.5 + b, b\n",
         ("swap", "helper_multi"),
@@ -627,6 +646,8 @@ class Gen:
             (0.7 if sc.fn_depth < 2 else 0, self.st_defaults),
             (0.35, self.st_decorator),
             (0.5, self.st_alias),
+            (0.4, self.st_memory),
+            (0.4, self.st_tree),
             (0.4 if not nested else 0, self.st_tuple_capture),
             (0.5 if sc.ret else 0, self.st_early_return),
             (2.0 if sc.loop else 0, self.st_break_continue),
@@ -1299,6 +1320,27 @@ class Gen:
         k = self.fresh("k")
         sc.vars[k] = sig
         return lines + [f"{k} = {name}"] + self.use_fn(sc, k, sig)
+
+    def st_memory(self, sc):
+        """A helper that keeps an array in a module-level list, another that hands it back: the
+        array may be changed in place in between (``vec += ...``), and what is handed back is
+        the very array (a holder cpsad cannot see)."""
+        self.lib("memory")
+        vec, s = self.fresh("vec"), self.fresh("s")
+        lines = [f"{vec} = {self.E(V, sc, 1)} * 1.0", f"remember({vec})"]
+        if self.chance(0.6):
+            self.tag("aug_array")
+            lines.append(f"{vec} {self.pick(['+=', '-=', '*='])} {self.E(V, sc, 1)}")
+        lines.append(f"{s} = np.sum(recall() * {self.E(V, sc, 1)})")
+        sc.vars[vec], sc.vars[s] = V, S
+        return lines
+
+    def st_tree(self, sc):
+        """A recursive walk over a tree of objects of the user's class (data, not differentiated)."""
+        self.lib("tree")
+        s = self.fresh("s")
+        sc.vars[s] = S
+        return [f"{s} = walk(TREE, {self.E(S, sc, 1)})"]
 
     def st_tuple_capture(self, sc):
         self.tag("tuple_capture_unpack", "capture", "local_def")
