@@ -250,6 +250,7 @@ FRESH_BUILTINS = {
 }
 
 
+_CONTAINERS = (list, dict, set, bytearray, numpy.ndarray)
 _IMMUTABLE_GLOBALS = (
     types.ModuleType,
     types.FunctionType,
@@ -627,6 +628,10 @@ class _Analysis:
             obj = self.globals[name]
         elif hasattr(builtins, name):
             obj = getattr(builtins, name)
+        elif name in self.unit.injected:  # a name the pipeline gave an object (``MISSING``)
+            obj = self.unit.injected[name]
+            if not hasattr(obj, "__dict__") and not isinstance(obj, _CONTAINERS):
+                return True  # an object with no state of its own
         else:
             return False  # not known (yet): anything
         return obj is None or isinstance(obj, _IMMUTABLE_GLOBALS)
