@@ -625,7 +625,7 @@ class Gen:
             (5, self.st_assign),
             (4, self.st_reassign),
             (2.5, self.st_aug),
-            (1.0, self.st_tuple),
+            (1.2, self.st_tuple),
             (1.8 if deep < 2 else 0, self.st_if),
             (1.8 if deep < 2 else 0, self.st_for),
             (0.8 if deep < 2 else 0, self.st_for_seq),
