@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import tempfile
@@ -57,6 +58,7 @@ def per_step(fn, w, X, y, n, repeats=5) -> float:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10_000)
+    ap.add_argument("--json", action="store_true", help="print the results as one JSON line")
     a = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     X, y, w = rng.normal(size=(32, 8)), rng.normal(size=32), rng.normal(size=8)
@@ -78,6 +80,10 @@ def main(argv=None) -> dict:
         "ratio": closure / module,
         "held_kb": [round(h / 1024, 1) for h in held],
     }
+    out["steps"] = a.steps
+    if a.json:
+        print(json.dumps(out))
+        return out
     print(
         f"per step: module-level function {out['module_us']:.1f} us, fresh closure "
         f"{out['closure_us']:.1f} us ({out['ratio']:.2f}x)"

@@ -88,7 +88,53 @@ def ratio(r: float) -> str:
     return f"{r:.2f}x" if r < 10 else f"{r:.0f}x" if r >= 100 else f"{r:.1f}x"
 
 
-def markdown(rows: list[dict], command: str) -> str:
+def lifecycle_section(lifecycle: dict) -> list[str]:
+    """What a transformation costs over a program's life: closures made on every step, long
+    functions (``benchmarks/run.py``'s ``LIFECYCLE``)."""
+    if not lifecycle:
+        return []
+    out = ["", "## Over a program's life", ""]
+    c = lifecycle.get("closure")
+    if c and "ratio" in c:
+        flat = max(c["held_kb"]) - min(c["held_kb"]) if c["held_kb"] else 0.0
+        out += [
+            "`cpsad.grad(lambda w: loss(w, X, y))(w)` made anew on every step, against",
+            "`cpsad.grad(loss)(w, X, y)` made once (`benchmarks/closure_steps.py`): the closure's",
+            "code is transformed once and each new closure linked to it. Target: a step within",
+            "1.5x, memory flat.",
+            "",
+            "| step of the module-level function | step of a fresh closure | ratio | memory held "
+            f"after each 1,000 of {c['steps']:,} steps (KiB) | |",
+            "|---:|---:|---:|---|---|",
+            f"| {c['module_us']:.1f} us | {c['closure_us']:.1f} us | {c['ratio']:.2f}x | "
+            + ", ".join(f"{h:.1f}" for h in c["held_kb"])
+            + f" | {'met' if c['ratio'] <= 1.5 and flat < 64 else '**missed**'} |",
+            "",
+        ]
+    elif c:
+        out += [f"closure steps: failed ({c.get('error', '?')})", ""]
+    g = lifecycle.get("long")
+    if g and "rows" in g:
+        out += [
+            "A generated straight-line function of n lines (`benchmarks/long_function.py`),",
+            "transformed in a fresh process: time and peak memory (tracemalloc), and the passes",
+            "that take most of it. Target at 2,000 lines: under 2 s and 200 MB.",
+            "",
+            "| lines | seconds | peak MB | dearest passes (s) |",
+            "|---:|---:|---:|---|",
+        ]
+        for r in g["rows"]:
+            dear = ", ".join(
+                f"{k} {v:.2f}" for k, v in sorted(r["passes"].items(), key=lambda kv: -kv[1])[:3]
+            )
+            out.append(f"| {r['n']:,} | {r['seconds']:.2f} | {r['peak_mb']:.0f} | {dear} |")
+        out.append("")
+    elif g:
+        out += [f"long functions: failed ({g.get('error', '?')})", ""]
+    return out
+
+
+def markdown(rows: list[dict], command: str, lifecycle: dict | None = None) -> str:
     fws = frameworks.FRAMEWORKS
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = [
@@ -166,6 +212,7 @@ def markdown(rows: list[dict], command: str) -> str:
             f"| {row['name']} | {lat['latency'] * 1e3:.1f} ms | {fns} | {worst * 1e3:.1f} ms "
             f"| {dear} | {ok} |"
         )
+    out += lifecycle_section(lifecycle or {})
     out += [
         "",
         "## The workloads",

@@ -149,6 +149,36 @@ def latency_in_fresh_process(name: str) -> dict:
 # --------------------------------------------------------------------------- command line
 
 
+# --------------------------------------------------------------------------- over a program's life
+
+LIFECYCLE = {
+    # a closure made on every step of a training loop: its step against a module-level function's,
+    # and the memory 10,000 steps keep
+    "closure": ["benchmarks/closure_steps.py", "--steps", "10000", "--json"],
+    # a long generated function: its transformation's time and peak memory
+    "long": ["benchmarks/long_function.py", "--json"],
+}
+
+
+def lifecycle_in_fresh_processes() -> dict:
+    """Each of ``LIFECYCLE``'s measurements in a fresh process (JSON on its last line); a
+    script that is missing or fails is reported as such."""
+    out = {}
+    for key, cmd in LIFECYCLE.items():
+        if not os.path.exists(os.path.join(ROOT, cmd[0])):
+            continue
+        print(f"{key}: {' '.join(cmd)}", flush=True)
+        r = subprocess.run(
+            [sys.executable, *cmd], capture_output=True, text=True, cwd=ROOT, check=False
+        )
+        try:
+            out[key] = json.loads(r.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            out[key] = {"error": (r.stderr or r.stdout).strip()[-400:]}
+        print(f"  {out[key]}", flush=True)
+    return out
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -175,6 +205,7 @@ def main(argv=None) -> None:
     # the calls timed beside it took a tenth longer), which is not what a program's first call
     # meets.
     latencies = {} if args.tiny else {w.NAME: latency_in_fresh_process(w.NAME) for w in workloads}
+    lifecycle = {} if args.tiny or args.only else lifecycle_in_fresh_processes()
     for w in workloads:
         print(f"{w.NAME}: {w.TITLE}", flush=True)
         row = measure(
@@ -195,7 +226,7 @@ def main(argv=None) -> None:
         if command.endswith("run --out docs/benchmarks.md"):
             command = "make bench"
         with open(args.out, "w") as fh:
-            fh.write(report.markdown(rows, command))
+            fh.write(report.markdown(rows, command, lifecycle))
         print(f"wrote {args.out}")
 
 
