@@ -939,8 +939,8 @@ REFUSED = {
             return np.sum(s * acc)
         """,
         (X,),
-        "s",
-        TypeError,
+        "STORE",  # (refused where it is stored: the value kept there depends on x)
+        TransformError,
     ),
     "an array a user's function returned (the very argument), updated in a loop": (
         """

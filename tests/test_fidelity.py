@@ -73,3 +73,36 @@ def test_a_value_kept_in_module_state_is_refused(f):
 
 def test_a_constant_kept_in_module_state_is_fine():
     assert_faithful(constant_through_a_global, np.array([0.3, -1.2, 2.0]))
+
+
+# ----------------------------------------------------------------------------- objects as data
+
+
+class _Layer:
+    def __init__(self, c):
+        self.c = c
+
+    def apply(self, t):
+        return np.tanh(t * self.c) + t
+
+    def __call__(self, t):
+        return self.apply(t) * 0.5
+
+
+def method_of_an_object_made_here(x):
+    layer = _Layer(0.6)
+    return np.sum(layer.apply(x))
+
+
+def methods_of_objects_in_a_list(x):
+    for layer in [_Layer(0.3), _Layer(-0.5)]:
+        x = layer(x) + layer.apply(x)
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("f", [method_of_an_object_made_here, methods_of_objects_in_a_list])
+def test_a_method_of_an_object_that_is_data(f):
+    """``layer.apply(x)`` with ``layer`` made inside (fuzz grammar ``methods``, seeds 1000057
+    and kin): a call of the function value ``layer.apply``, differentiated by the dispatch --
+    it was refused as "the method .apply() on a differentiable value"."""
+    assert_faithful(f, np.array([0.3, -1.2, 2.0]))

@@ -138,7 +138,7 @@ swap unpack aug_num aug_array acc_zeros local_def lambda capture capture_before_
 capture_reassigned apply_1line apply_multi fn_in_list fn_in_tuple fn_in_dict fn_returned
 late_binding default_binding recursion_linear recursion_tree list dict append listcomp
 list_concat helper_call helper_multi nonlocal default_arg default_capture decorator alias_fn
-int_arg compose tuple_capture_unpack map global_state objects
+int_arg compose tuple_capture_unpack map global_state objects methods
 """.split()
 
 

@@ -499,6 +499,7 @@ class _Analysis:
         self.cell_values: dict = {}
         self.plain: set = set()  # sites that make a new array or number, never a container
         self.fresh: set = set()  # sites that make a new object (arithmetic, a display, ...)
+        self.call_sites: dict = {}  # the index of a local call's site -> (caller, callee)
         self.cell_sites: set = set()  # the sites of what cells hold (``overlap``)
         self.sites: dict = {}  # id(statement) -> its site object
         self.sequences: set = set()  # sites that may make a list or a tuple
@@ -1388,6 +1389,7 @@ class _Analysis:
         self.calls.append(_Call(f.key, g, images, state.copy(), set(), s))
         # its result and what it stored, in the caller's objects
         k = self.sites.setdefault((id(s), "call"), len(self.sites))
+        self.call_sites[k] = (f.key, g)
 
         def image(o):
             kind = o[0]
@@ -1471,12 +1473,18 @@ class _Analysis:
         return answer
 
     def _confined(self, f: _Func, o, assumed: set) -> bool:
-        if o[1] != f.key:
+        if o[0] == "call":  # what a local function returned: confined there, and here
+            made = self.call_sites.get(o[1])
+            if made is None or made[0] != f.key:
+                return False
+            if not self.confined(self.funcs[made[1]], o[2], assumed):
+                return False
+        elif o[1] != f.key:
             return False
-        if o[0] == "site":
+        elif o[0] == "site":
             if o not in self.fresh:
                 return False
-        elif o[0] == "entry" and o[2] in f.params and f.key and not f.escapes:
+        elif o[0] == "entry" and o[2] in f.entry_vars and f.key and not f.escapes:
             for c in self.calls:
                 if c.callee != f.key:
                     continue
@@ -1493,11 +1501,16 @@ class _Analysis:
         return self._confined_in(f, holders, assumed)
 
     def _confined_in(self, f: _Func, holders: set, assumed: set) -> bool:
-        if any(v[0] != f.key or v in self.cells for v in holders):
+        # (a variable of an enclosing function the function reads: its entry value's holder)
+        if any((v[0] != f.key and v not in f.entry_vars) or v in self.cells for v in holders):
             return False
-        for g, other in self.funcs.items():  # read by a nested function (a closure)
-            if g != f.key and holders & set(other.entry_vars):
-                return False
+        for g, other in self.funcs.items():  # read by a nested function (a closure): one
+            # called by name only (a loop's) keeps it if its entry value stays confined there
+            if g == f.key:
+                continue
+            for v in holders & set(other.entry_vars):
+                if other.escapes or not self.confined(other, _entry(g, v), assumed):
+                    return False
         names = {v[1] for v in holders}
         for st in statements(f.fdef.body):
             used = {n.id for n in self._statement_nodes(st) if isinstance(n, A.Name)}
@@ -1505,6 +1518,12 @@ class _Analysis:
                 continue
             if isinstance(st, A.FunctionDef):
                 return False  # read by a nested function (or its defaults)
+            if isinstance(st, A.Assign) and any(
+                self.var(f.key, n.id) in self.cells
+                for n in A.walk(st.targets[0])
+                if isinstance(n, A.Name)
+            ):
+                return False  # stored into a variable nested functions share
             if _stays_local(st) or isinstance(st, A.Return):
                 continue
             call = st.value if isinstance(st, (A.Assign, A.Expr)) else None

@@ -412,7 +412,7 @@ class ShiftReset:
             if len(targets) != 1:  # pragma: no cover - normalize unpacks results on their own line
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.call_shift(s, targets[0], value)
-        elif kind == "dynamic":
+        elif kind == "dynamic" or data_method(self.ctx, value, self.active):
             if len(targets) != 1:  # pragma: no cover
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.dynamic_shift(s, targets[0], value)
@@ -964,6 +964,21 @@ def without_calls(unit, e, fn):
             return node
 
     return Strip().visit(e)
+
+
+def data_method(ctx, value, active) -> bool:
+    """``obj.method(x)`` with ``obj`` data -- not differentiated -- and a method no rule knows
+    (an object of the user's class, made here or read from a container): a call of the function
+    value ``obj.method``, which the runtime dispatch differentiates (it transforms the method
+    with the object first). On a differentiated receiver such a method stays refused."""
+    return (
+        isinstance(value, A.Call)
+        and anno.getanno(value.func, anno.CALLEE_KIND) == "method"
+        and isinstance(value.func.value, A.Name)
+        and value.func.value.id not in active
+        and ctx.method_rule(value.func.attr) is None
+        and not ctx.is_nondiff_attribute(value.func.attr)
+    )
 
 
 def may_change_active(value, active, ctx) -> bool:

@@ -31,6 +31,7 @@ from transforms.shift_reset import (
     _hole,
     check_effect,
     compound_index_names,
+    data_method,
     held_by_caller,
     in_place,
     may_change_active,
@@ -182,7 +183,7 @@ class Tangent:
         if kind == "user" or (kind == "local" and self.local_call(value) is not None):
             call = self.call_user(value) if kind == "user" else self.call_local(value)
             return [self.paired(s, targets, call)]
-        if kind == "dynamic":
+        if kind == "dynamic" or data_method(self.ctx, value, self.active):
             return [self.paired(s, targets, self.call_dynamic(value))]
         return self.primitive(s, targets, value)
 

@@ -118,6 +118,17 @@ LIBRARY = {
         "    return s\n",
         ("objects", "recursion_tree"),
     ),
+    "layer": (
+        "class Layer:\n"
+        "    def __init__(self, c):\n"
+        "        self.c = c\n\n"
+        "    def apply(self, t):\n"
+        "        return np.tanh(t * self.c) + t\n\n"
+        "    def __call__(self, t):\n"
+        "        return self.apply(t) * 0.5\n\n\n"
+        "LAYER = Layer(0.7)\n",
+        ("methods",),
+    ),
     "pair_swap": (
         "def pair_swap(a, b):\n    a, b = b, a\n    return a * 0.5 + b, b\n",
         ("swap", "helper_multi"),
@@ -648,6 +659,7 @@ class Gen:
             (0.5, self.st_alias),
             (0.4, self.st_memory),
             (0.4, self.st_tree),
+            (0.4, self.st_method),
             (0.4 if not nested else 0, self.st_tuple_capture),
             (0.5 if sc.ret else 0, self.st_early_return),
             (2.0 if sc.loop else 0, self.st_break_continue),
@@ -1341,6 +1353,22 @@ class Gen:
         s = self.fresh("s")
         sc.vars[s] = S
         return [f"{s} = walk(TREE, {self.E(S, sc, 1)})"]
+
+    def st_method(self, sc):
+        """A method of an object of the user's class (``self`` is data): a module-level one,
+        one made here with a constant, or the object called."""
+        self.lib("layer")
+        kind = self.any_kind()
+        res = self.new_name(kind)
+        sc.vars[res] = kind
+        arg = self.E(kind, sc, 1)
+        form = self.r.randrange(3)
+        if form == 0:
+            return [f"{res} = LAYER.apply({arg})"]
+        if form == 1:
+            obj = self.fresh("layer")
+            return [f"{obj} = Layer({self.const()})", f"{res} = {obj}.apply({arg})"]
+        return [f"{res} = LAYER({arg})"]
 
     def st_tuple_capture(self, sc):
         self.tag("tuple_capture_unpack", "capture", "local_def")
