@@ -789,8 +789,12 @@ def scalar_seed(result):
     A float (a Python float, a numpy float scalar or 0-d array) is what ``grad`` differentiates;
     a Python int is one too (a branch that returns the constant ``0``), whose derivative is zero.
     A bool (a comparison), a numpy integer (``np.argmax``, a count) or a complex number has no
-    gradient to speak of: asking for one is an error, as in autograd and JAX."""
-    if isinstance(result, float):
+    gradient to speak of: asking for one is an error, as in autograd and JAX.
+
+    The seed has the result's type -- ``np.float64(1.0)`` for a numpy float, though it is a
+    ``float`` too -- so that the backward pass computes in the forward pass's arithmetic: numpy's
+    ``np.sum(x) / 0`` is inf with a warning, Python's ``1.0 / 0`` an exception."""
+    if type(result) is float:
         return 1.0
     if isinstance(result, (np.ndarray, np.generic)):
         if result.ndim == 0 and np.issubdtype(result.dtype, np.floating):
