@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cpsad import compiler
-from cpsad.pytree import check_plain, densify, leaves, promote
+from cpsad.pytree import check_plain, densify, leaves, owned, promote
 from cpsad.runtime import Closure, as_adjoint, deep_recursion, scalar_seed
 
 _TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -123,8 +123,10 @@ def _argnums(argnums) -> tuple[int, ...]:
     return out
 
 
-def _run(f, argnums, args, kwargs, k):
-    """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
+def _run(f, argnums, args, kwargs, k, given=None):
+    """reset: run f's backpropagator with continuation k; the gradients of ``argnums``, arrays
+    the caller alone holds (``owned``: none is an argument, ``given`` -- the cotangent -- or
+    another gradient)."""
     check_plain(args, kwargs)
     fn, args, nums, kwargs = _function_of(f, tuple(args), _argnums(argnums), kwargs)
     active, where = _params_for(fn.__code__, nums, len(args))
@@ -146,7 +148,7 @@ def _run(f, argnums, args, kwargs, k):
         if idx is not None:
             adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
         grads.append(densify(adj, args[i % len(args)]))
-    return grads
+    return owned(grads, (args, kwargs, given))
 
 
 def _specialize(fn, active, kinds, mode="reverse"):
@@ -303,7 +305,7 @@ def vjp(f: Callable, *args, **kwargs):
 
         if not nums:
             return ()
-        return tuple(_run(f, nums, args, kwargs, k))
+        return tuple(_run(f, nums, args, kwargs, k, cotangent))
 
     return value, pullback
 
@@ -345,8 +347,11 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     if hasattr(f, "__cpsad_derivative__"):  # the gradient of a gradient: shaped like its argument
         _through_complex(value)
         value = _gradient_value(f, value, tuple(primals))
-        return value, _gradient_value(f, densify(tangent, value), tuple(primals))
-    return value, densify(tangent, value)
+        tangent = _gradient_value(f, densify(tangent, value), tuple(primals))
+    else:
+        tangent = densify(tangent, value)
+    # the tangent's arrays the caller's alone: no primal's, tangent's given, or the value's
+    return value, owned([tangent], (primals, tangents, kwargs, value))[0]
 
 
 # a derivative taken inside a transformed function: see Nested, and the dispatch (compiler.call_bp)
