@@ -17,7 +17,7 @@ import numpy as np
 
 from cpsad import compiler
 from cpsad.pytree import check_plain, densify, leaves, owned, promote
-from cpsad.runtime import Closure, as_adjoint, deep_recursion, scalar_seed
+from cpsad.runtime import Closure, as_adjoint, deep_recursion, recursion_note, scalar_seed
 
 _TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -234,11 +234,18 @@ def _gradient_value(f, out, args: tuple):
 
 
 def _locate(exc: BaseException) -> None:
-    """Say where in the user's source an error raised inside emitted code comes from."""
-    lines = compiler.where_in_user_code(exc.__traceback__)
-    if lines and hasattr(exc, "add_note") and not getattr(exc, "_cpsad_located", False):
-        exc.add_note("in your code (innermost last):\n  " + "\n  ".join(lines))
-        exc._cpsad_located = True
+    """Say where in the user's source an error raised inside emitted code comes from (and, for
+    a RecursionError, under what limit)."""
+    if not hasattr(exc, "add_note"):
+        return
+    if not getattr(exc, "_cpsad_located", False):
+        lines = compiler.where_in_user_code(exc.__traceback__)
+        if lines:
+            exc.add_note("in your code (innermost last):\n  " + "\n  ".join(lines))
+            exc._cpsad_located = True
+    if isinstance(exc, RecursionError) and not getattr(exc, "_cpsad_limit_noted", False):
+        exc.add_note(recursion_note())
+        exc._cpsad_limit_noted = True
 
 
 def value_and_grad(f: Callable, argnums=0) -> Callable:
