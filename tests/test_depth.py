@@ -95,6 +95,12 @@ def pong(x):
     return ping(y)
 
 
+def deep_error(x, n):
+    if n == 0:
+        return x * undefined_name  # noqa: F821
+    return x * deep_error(x, n - 1)
+
+
 def limit_seen(x, seen):
     seen.append(sys.getrecursionlimit())
     return x * 2.0
@@ -122,6 +128,16 @@ def test_a_runaway_recursion_fails_fast_with_a_short_note():
     assert re.search(r"\[Previous line repeated 199,\d{3} more times\]", notes), notes
     assert "recursion limit of 200,000 frames" in notes
     assert sys.getrecursionlimit() == limit
+
+
+def test_an_error_deep_in_a_recursion_has_a_short_note():
+    """An error 10,000 levels deep: its note had 10,002 lines, one a frame."""
+    with pytest.raises(NameError) as info:
+        cpsad.grad(deep_error)(1.0, 10_000)
+    notes = _notes(info.value)
+    assert len(notes.splitlines()) < 10, notes
+    assert "[Previous line repeated 9,997 more times]" in notes
+    assert "undefined_name" in notes.splitlines()[-1]  # the innermost line, last
 
 
 def test_mutual_recursion_is_collapsed_as_a_cycle():
