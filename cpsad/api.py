@@ -22,12 +22,14 @@ from cpsad.calls import (
     specialize,
     target,
 )
-from cpsad.pytree import check_plain, densify, leaves, promote
-from cpsad.runtime import as_adjoint, deep_recursion, scalar_seed
+from cpsad.pytree import check_plain, densify, leaves, owned, promote
+from cpsad.runtime import as_adjoint, deep_recursion, recursion_note, scalar_seed
 
 
-def _run(f, argnums, args, kwargs, k):
-    """reset: run f's backpropagator with continuation k; the gradients of ``argnums``."""
+def _run(f, argnums, args, kwargs, k, given=None):
+    """reset: run f's backpropagator with continuation k; the gradients of ``argnums``, arrays
+    the caller alone holds (``owned``: none is an argument, ``given`` -- the cotangent -- or
+    another gradient)."""
     check_plain(args, kwargs)
     fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
     active, where = params_for(fn.__code__, nums, len(args))
@@ -49,7 +51,7 @@ def _run(f, argnums, args, kwargs, k):
         if idx is not None:
             adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
         grads.append(densify(adj, args[i % len(args)]))
-    return grads
+    return owned(grads, (args, kwargs, given))
 
 
 def _through_complex(adjoint) -> None:
@@ -72,11 +74,18 @@ def _gradient_value(f, out, args: tuple):
 
 
 def _locate(exc: BaseException) -> None:
-    """Say where in the user's source an error raised inside emitted code comes from."""
-    lines = compiler.where_in_user_code(exc.__traceback__)
-    if lines and hasattr(exc, "add_note") and not getattr(exc, "_cpsad_located", False):
-        exc.add_note("in your code (innermost last):\n  " + "\n  ".join(lines))
-        exc._cpsad_located = True
+    """Say where in the user's source an error raised inside emitted code comes from (and, for
+    a RecursionError, under what limit)."""
+    if not hasattr(exc, "add_note"):
+        return
+    if not getattr(exc, "_cpsad_located", False):
+        lines = compiler.where_in_user_code(exc.__traceback__)
+        if lines:
+            exc.add_note("in your code (innermost last):\n  " + "\n  ".join(lines))
+            exc._cpsad_located = True
+    if isinstance(exc, RecursionError) and not getattr(exc, "_cpsad_limit_noted", False):
+        exc.add_note(recursion_note())
+        exc._cpsad_limit_noted = True
 
 
 def value_and_grad(f: Callable, argnums=0) -> Callable:
@@ -143,7 +152,7 @@ def vjp(f: Callable, *args, **kwargs):
 
         if not nums:
             return ()
-        return tuple(_run(f, nums, args, kwargs, k))
+        return tuple(_run(f, nums, args, kwargs, k, cotangent))
 
     return value, pullback
 
@@ -185,8 +194,11 @@ def jvp(f: Callable, primals, tangents, **kwargs):
     if hasattr(f, "__cpsad_derivative__"):  # the gradient of a gradient: shaped like its argument
         _through_complex(value)
         value = _gradient_value(f, value, tuple(primals))
-        return value, _gradient_value(f, densify(tangent, value), tuple(primals))
-    return value, densify(tangent, value)
+        tangent = _gradient_value(f, densify(tangent, value), tuple(primals))
+    else:
+        tangent = densify(tangent, value)
+    # the tangent's arrays the caller's alone: no primal's, tangent's given, or the value's
+    return value, owned([tangent], (primals, tangents, kwargs, value))[0]
 
 
 # a derivative taken inside a transformed function: see Nested, and the dispatch (dispatch.call_bp)

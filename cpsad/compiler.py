@@ -472,21 +472,83 @@ def in_user_code(exc: TransformError) -> TransformError:
 
 
 def where_in_user_code(tb) -> list[str]:
-    """For each frame of a traceback in emitted code: the user's file, line and source."""
-    out = []
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        t = _BY_PATH.get(code.co_filename)
-        if t is not None:
-            user = t.line_map.get(tb.tb_lineno)
+    """For each frame of a traceback in emitted code: the user's file, line and source -- with
+    repetitions collapsed as Python's own traceback does (a line repeated shows three times, then
+    ``[Previous line repeated N more times]``; a cycle of up to ``CYCLE`` lines, as mutual
+    recursion makes, once, then ``[Previous K lines repeated N more times]``), and at most
+    ``NOTE_LINES`` lines in all, the outermost and the innermost: a runaway recursion is one
+    line or a few, not one a frame."""
+    keys = []  # (emitted file, emitted line, user's line): cheap to compare, formatted late
+    code = lines = None
+    while tb is not None:  # (100,000 frames deep, each look-up counts)
+        if tb.tb_frame.f_code is not code:
+            code = tb.tb_frame.f_code
+            t = _BY_PATH.get(code.co_filename)
+            lines = t.line_map if t is not None else None
+        if lines is not None:
+            user = lines.get(tb.tb_lineno)
             if user is not None:
-                src = linecache.getline(t.filename, user).strip()
-                out.append(
-                    f"{t.filename}:{user}: {src}  "
-                    f"(backpropagator of `{t.qualname}`, {code.co_filename}:{tb.tb_lineno})"
-                )
+                keys.append((code.co_filename, tb.tb_lineno, user))
         tb = tb.tb_next
+    shown = collapse_repeats(keys)
+    if len(shown) > NOTE_LINES:
+        half = NOTE_LINES // 2
+        left_out = len(shown) - 2 * half
+        shown = [*shown[:half], f"[... {left_out} more lines ...]", *shown[-half:]]
+    return [_where(k) if isinstance(k, tuple) else k for k in shown]
+
+
+CYCLE = 8  # the longest cycle of lines collapsed as one repetition
+NOTE_LINES = 40  # at most this many lines of "in your code"
+
+
+def collapse_repeats(keys: list) -> list:
+    """``keys`` with each run of a repeated key, or repeated cycle of up to ``CYCLE`` keys,
+    written once (a single key, as Python does, three times) and followed by a line that says
+    how many more times it repeated -- where that makes it shorter.
+
+    >>> collapse_repeats(list("abbbbbc"))
+    ['a', 'b', 'b', 'b', '[Previous line repeated 2 more times]', 'c']
+    >>> collapse_repeats(list("abab"))
+    ['a', 'b', 'a', 'b']
+    >>> collapse_repeats(list("xababababy"))
+    ['x', 'a', 'b', '[Previous 2 lines repeated 3 more times]', 'y']
+    """
+    out: list = []
+    i, n = 0, len(keys)
+    while i < n:
+        best_p, best_r = 1, 1
+        for p in range(1, min(CYCLE, (n - i) // 2) + 1):
+            j = i + p  # keys[i + p:j] each equal the key p before: the block repeats that far
+            while j < n and keys[j] == keys[j - p]:
+                j += 1
+            r = (j - i) // p
+            if r > 1 and r * p > best_r * best_p:
+                best_p, best_r = p, r
+            if best_r * best_p > n - i - p:  # no longer cycle covers more
+                break
+        p, r = best_p, best_r
+        if p == 1 and r > 3:
+            out += [keys[i]] * 3
+            out.append(f"[Previous line repeated {_times(r - 3)}]")
+        elif p > 1 and r > 2:
+            out += keys[i : i + p]
+            out.append(f"[Previous {p} lines repeated {_times(r - 1)}]")
+        else:
+            out += keys[i : i + p * r]
+        i += p * r
     return out
+
+
+def _times(n: int) -> str:
+    return f"{n:,} more time{'s' if n > 1 else ''}"
+
+
+def _where(key) -> str:
+    path, line, user = key
+    t = _BY_PATH[path]
+    src = linecache.getline(t.filename, user).strip()
+    return f"{t.filename}:{user}: {src}  (backpropagator of `{t.qualname}`, {path}:{line})"
 
 
 def call_graph(spec: Spec) -> list[Spec]:

@@ -25,6 +25,8 @@ OPERATOR_NAMES = {
     "add_any": "add_any",
     "getitem_any": "getitem_any",
     "pow_number": "pow_number",
+    "div_numpy": "div_numpy",
+    "pow_any": "pow_any",
     "repeat_x": "repeat_x",
     "repeat_y": "repeat_y",
 }

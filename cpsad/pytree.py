@@ -119,6 +119,85 @@ def densify(adj, x):
     return adj  # not a differentiable value (None, str, an object used as data)
 
 
+def owned(trees: list, given) -> list:
+    """``trees`` (the gradients a call returns), each array in them one the caller alone holds:
+    an array a second time -- ``x + y`` gives both operands the same adjoint -- or one that
+    shares memory with an object of ``given`` (the call's arguments, a cotangent, tangents:
+    the identity's vjp is the cotangent itself) is copied; nothing else is. Shared memory is
+    judged by each array's base: views of one array are one, as numpy's ``base`` says."""
+    arrays: list = []
+    _arrays(trees, arrays)
+    if not arrays:  # numbers only: the common case of a float program, first
+        return trees
+    theirs = _held(given)
+    taken = set(theirs)
+    for a in arrays:
+        b = _base_id(a)
+        if b in taken:
+            break
+        taken.add(b)
+    else:
+        return trees  # every array fresh and returned once
+    taken = set(theirs)
+    return [_own(t, taken) for t in trees]
+
+
+def _base_id(a) -> int:
+    """The id of the object whose memory the array ``a`` uses: the end of its chain of bases."""
+    b = a.base
+    while b is not None:
+        a = b
+        b = getattr(a, "base", None)
+    return id(a)
+
+
+def _held(given) -> list:
+    """The ``_base_id`` of every array in ``given``: containers followed without recursion (data
+    such as a tree of tuples may be deep) and each once (a list may hold itself)."""
+    out, seen, stack = [], set(), [given]
+    while stack:
+        t = stack.pop()
+        if type(t) is np.ndarray:
+            out.append(_base_id(t))
+        elif isinstance(t, (list, tuple, dict)) and id(t) not in seen:
+            seen.add(id(t))
+            stack.extend(t.values() if isinstance(t, dict) else t)
+    return out
+
+
+def _arrays(tree, out: list) -> None:
+    """The arrays of a pytree, in ``_own``'s order."""
+    t = type(tree)
+    if t is np.ndarray:
+        out.append(tree)
+    elif t is float:
+        return
+    elif isinstance(tree, (list, tuple)):
+        for v in tree:
+            _arrays(v, out)
+    elif isinstance(tree, dict):
+        for v in tree.values():
+            _arrays(v, out)
+
+
+def _own(tree, taken: set):
+    t = type(tree)
+    if t is np.ndarray:
+        b = _base_id(tree)
+        if b in taken:
+            return tree.copy()
+        taken.add(b)
+        return tree
+    if isinstance(tree, tuple):
+        items = [_own(v, taken) for v in tree]
+        return t(*items) if hasattr(tree, "_fields") else t(items)
+    if isinstance(tree, list):
+        return [_own(v, taken) for v in tree]
+    if isinstance(tree, dict):
+        return {k: _own(v, taken) for k, v in tree.items()}
+    return tree
+
+
 def leaves(tree):
     """The float / array leaves of a pytree, in a fixed order, with a way to rebuild it."""
     if isinstance(tree, dict):

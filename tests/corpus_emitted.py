@@ -46,7 +46,7 @@ from cpsad.runtime import (
     unpack_adjoint,
     without,
 )
-from tests.corpus_rules import away, case, end_to_end, spd, u
+from tests.corpus_rules import FLOATS, away, case, end_to_end, spd, u
 
 HELPER = "cpsad's own helper: autograd has no rule for it"
 F32 = np.float32
@@ -1235,3 +1235,31 @@ def gradient_along(A, B, x, vA, vB, vx):
     tangent the same (forward over reverse)."""
     gA, gB, gx = emitted_bp(seed, A, B, x)
     return np.sum(gA * vA) + np.sum(gB * vB) + np.sum(gx * vx)
+
+
+# --------------------------------------------------------------------------- powers, determinants
+
+
+def power_slope_(x, y):
+    return op.power_slope(x, y)
+
+
+case(power_slope_, op.power_slope, u(2, 3, lo=0.5, hi=2.0), u(3), wrt=(0, 1), autograd=HELPER)
+case(power_slope_, op.power_slope, 0.7, 1.3, wrt=(0, 1), autograd=HELPER, float64=FLOATS)
+case(power_slope_, op.power_slope, 0.4, -2.5, wrt=(0, 1), autograd=HELPER, float64=FLOATS)
+ZERO_EXPONENTS = np.array([0.0, 1.0, 2.5])
+case(power_slope_, op.power_slope, u(3, lo=0.5, hi=2.0), ZERO_EXPONENTS, autograd=HELPER)
+
+
+def cofactors_(a, det):
+    return la.cofactors(a, det)
+
+
+def inverse_(a):
+    return la.inverse(a)
+
+
+NONSINGULAR = u(3, 3) + 3 * np.eye(3)
+for a in (NONSINGULAR, u(2, 3, 3) + 3 * np.eye(3)):
+    case(cofactors_, la.cofactors, a, np.linalg.det(a), wrt=(0, 1), autograd=HELPER)
+    case(inverse_, la.inverse, a, autograd=HELPER)

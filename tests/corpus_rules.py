@@ -235,6 +235,17 @@ case(pow_, POW_NUMBER, 0.7, 1.3, wrt=(0, 1), float64=FLOATS)
 case(pow_, POW_NUMBER, 1.6, -0.4, wrt=(0, 1), float64=FLOATS)
 case(pow_, POW_NUMBER, -1.5, 3.0, wrt=0, float64=FLOATS)
 case(square_op, POW_NUMBER, 0.8, 2, fn_kw={}, float64=FLOATS)
+# x ** y where the kinds do not show it raises nothing (y a name, or a constant below 1 of a
+# value that may be a Python float): power_slope, 0 for y == 0
+POW_ANY = Operator("pow_any", operator.pow)
+case(pow_, POW_ANY, u(2, 3, lo=0.5, hi=2.0), u(3), wrt=(0, 1))
+case(pow_, POW_ANY, u(3, lo=0.5, hi=2.0), np.array([0.0, 1.0, 2.5]), wrt=(0, 1))
+case(pow_, POW_ANY, 0.7, 1.3, wrt=(0, 1), float64=FLOATS)
+case(pow_, POW_ANY, 0.4, -2.5, wrt=(0, 1), float64=FLOATS)
+# x / y of a numpy x by what may be a Python number (chosen by the kinds): np.divide
+DIV_NUMPY = Operator("div_numpy", operator.truediv)
+case(div, DIV_NUMPY, u(2, 3), 1.3, wrt=(0, 1))
+case(div, DIV_NUMPY, np.float64(0.7), -1.3, wrt=(0, 1))
 INT64 = "float32 and an int64 array make float64"
 case(pow_, POW, u(3, lo=0.5, hi=2.0), np.array([1, 2, 3]), float64=INT64)  # integer exponents
 
@@ -1232,6 +1243,9 @@ case(inv, np.linalg.inv, STACK)
 case(det, np.linalg.det, WELL)
 case(det, np.linalg.det, STACK)
 case(det, np.linalg.det, -WELL)
+# singular: det is 0, inv raises, the cofactors (det's derivative) are not 0
+case(det, np.linalg.det, np.outer(u(3), u(3)) + np.outer(u(3), u(3)), autograd="autograd: inv")
+case(det, np.linalg.det, np.array([[1.0, 2.0], [2.0, 4.0]]), autograd="autograd: inv")
 case(slogdet, np.linalg.slogdet, WELL)
 case(slogdet, np.linalg.slogdet, -STACK)
 # `sign, logabsdet = ...` with `sign` unused: the continuation of the unpacking returns two

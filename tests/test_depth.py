@@ -1,5 +1,6 @@
 """Loops and recursion as deep as users need, under the recursion limit they left."""
 
+import re
 import sys
 
 import pytest
@@ -107,3 +108,150 @@ def test_a_long_function_is_transformed():
     h = 1e-6
     assert np.isclose(gx, (f(0.3 + h, 0.2) - f(0.3 - h, 0.2)) / (2 * h), rtol=1e-5, atol=1e-8)
     assert np.isclose(gw, (f(0.3, 0.2 + h) - f(0.3, 0.2 - h)) / (2 * h), rtol=1e-5, atol=1e-8)
+
+
+# --------------------------------------------------------------------------- runaway recursion
+
+
+def runaway(x):
+    return x * runaway(x)
+
+
+def ping(x):
+    y = x + 1.0  # (two statements: not inlined into pong)
+    return pong(y)
+
+
+def pong(x):
+    y = x * 1.01
+    return ping(y)
+
+
+def deep_error(x, n):
+    if n == 0:
+        return x * undefined_name  # noqa: F821
+    return x * deep_error(x, n - 1)
+
+
+def limit_seen(x, seen):
+    seen.append(sys.getrecursionlimit())
+    return x * 2.0
+
+
+def _notes(exc) -> str:
+    return "\n".join(getattr(exc, "__notes__", []))
+
+
+def test_a_runaway_recursion_fails_fast_with_a_short_note():
+    """Plain Python stops a runaway recursion in a millisecond; under cpsad it stopped after
+    5,000,000 frames (a minute, gigabytes) with a note of one line a frame. Now it stops at
+    200,000 frames (about a second, ~200 MB), and the note says once what repeated, as
+    Python's traceback does, and under what limit."""
+
+    limit = sys.getrecursionlimit()
+    with pytest.raises(RecursionError) as info:
+        cpsad.grad(runaway)(1.0)
+    notes = _notes(info.value)
+    assert len(notes.splitlines()) < 12, notes
+    assert "runaway(x)" in notes
+    assert re.search(r"\[Previous line repeated 199,\d{3} more times\]", notes), notes
+    assert "recursion limit of 200,000 frames" in notes
+    assert sys.getrecursionlimit() == limit
+
+
+def test_an_error_deep_in_a_recursion_has_a_short_note():
+    """An error 10,000 levels deep: its note had 10,002 lines, one a frame."""
+    with pytest.raises(NameError) as info:
+        cpsad.grad(deep_error)(1.0, 10_000)
+    notes = _notes(info.value)
+    assert len(notes.splitlines()) < 10, notes
+    assert "[Previous line repeated 9,997 more times]" in notes
+    assert "undefined_name" in notes.splitlines()[-1]  # the innermost line, last
+
+
+def test_mutual_recursion_is_collapsed_as_a_cycle():
+    with pytest.raises(RecursionError) as info:
+        cpsad.grad(ping)(1.0)
+    notes = _notes(info.value)
+    assert len(notes.splitlines()) < 12, notes
+    assert "[Previous 2 lines repeated" in notes
+
+
+def test_the_limit_under_cpsad_is_bounded_and_follows_the_callers():
+    """max(200,000, 10 x the caller's limit) while a call runs; the caller's after."""
+    limit = sys.getrecursionlimit()
+    seen = []
+    cpsad.grad(limit_seen)(1.0, seen)
+    assert seen == [max(200_000, 10 * limit)]
+    try:
+        sys.setrecursionlimit(30_000)
+        cpsad.grad(limit_seen)(1.0, seen)
+        assert seen[-1] == 300_000
+        assert sys.getrecursionlimit() == 30_000
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_recursion_as_deep_as_the_raised_limit_allows():
+    """A user who raises the limit for a deep recursion of their own gets ten times it."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(40_000)
+        g = cpsad.grad(C.power)(1.00001, 120_000)
+        assert g == pytest.approx(120_000 * 1.00001**119_999)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def step(acc, x):
+    y = acc + x  # (two statements: a function of the user's the loop calls, not inlined)
+    return y * 1.0
+
+
+def stepping(x, n):
+    acc = 0.0
+    for _ in range(n):
+        acc = step(acc, x)
+    return acc
+
+
+def test_a_loop_that_calls_a_function_of_yours():
+    """Such a loop keeps its recursion (three frames an iteration): 50,000 iterations at the
+    default limit."""
+    assert cpsad.grad(stepping)(0.5, 50_000) == pytest.approx(50_000)
+
+
+# --------------------------------------------------------------------------- threads
+
+
+def test_threads_differentiating_at_once_share_one_limit():
+    """Several threads calling grad at once, recursion (10,000 frames deep, ten times the default
+    limit) and loops: no RecursionError -- the first call raises the limit, the last restores it,
+    none lowers it under another -- correct gradients, and the caller's limit exactly, after."""
+    import threading
+
+    limit = sys.getrecursionlimit()
+    errors, rounds, threads = [], 6, 6
+    barrier = threading.Barrier(threads)
+
+    def work(i):
+        try:
+            for r in range(rounds):
+                barrier.wait()
+                if (i + r) % 2:
+                    g = cpsad.grad(C.power)(1.0001, 5_000)
+                    assert g == pytest.approx(5_000 * 1.0001**4_999)
+                else:
+                    g = cpsad.grad(C.loop_range)(0.5, 20_000)
+                    assert g == pytest.approx(sum(range(20_000)))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+            barrier.abort()
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert not errors, errors
+    assert sys.getrecursionlimit() == limit

@@ -33,7 +33,6 @@ from cpsad.rules import core
 from cpsad.rules import emitted as em
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
-from cpsad.rules import operators as op
 from cpsad.rules import reductions as rd
 from cpsad.testing import check_grads, check_jvp
 
@@ -186,7 +185,6 @@ SAMPLES: list[tuple] = [
     (runtime.tangent_zeros, ((X, X[0]),), {}),
     (runtime.scalar_seed, (X[0],), {}),
     (runtime.index_step, ([X[0], X[1]], 1), {}),
-    (op.power_at_zero, (X[0],), {}),
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
     (rd.count, (M, 1), {}),
     (jn.linspace_weights, (5, True, X[0]), {}),

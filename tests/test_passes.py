@@ -291,6 +291,7 @@ def test_shift_reset_makes_each_active_operation_a_shift():
     """,
         "shift/reset",
     )
+    # a numpy value over a Python number: np.divide, numpy's division as the forward one's
     assert out == src("""
         @reset
         def f(x, y):
@@ -307,7 +308,7 @@ def test_shift_reset_makes_each_active_operation_a_shift():
             with shift('div') as k:
                 div = sin_z / n
                 div_bar = k(div)
-                sin_z_bar += unbroadcast(div_bar / n, sin_z)
+                sin_z_bar += unbroadcast(np.divide(div_bar, n), sin_z)
             return div
     """)
 

@@ -34,7 +34,17 @@ from transforms.kinds import is_scalar
 from transforms.naming import own_name
 from transforms.normalize import in_place_guard
 from transforms.templates import instantiate, parameters
-from transforms.unit import NUMBER, NUMERIC, OTHER, SEQUENCE, UNKNOWN, Unit, kinds_key
+from transforms.unit import (
+    ARRAY,
+    NPSCALAR,
+    NUMBER,
+    NUMERIC,
+    OTHER,
+    SEQUENCE,
+    UNKNOWN,
+    Unit,
+    kinds_key,
+)
 
 
 @dataclass
@@ -807,6 +817,45 @@ def _number_power(value, kinds: dict) -> str | None:
     return None
 
 
+def _numpy_division(value, kinds: dict) -> str | None:
+    """``x / y`` where ``x`` may be a numpy value and ``y`` a Python number: the adjoint's
+    ``g / y`` is numpy's division, as the forward one was -- ``g`` may be a Python float (the
+    value went through ``float()`` or ``math``; a tangent of zero, in code differentiated again),
+    whose ``/ 0`` raises. Python numbers divided (the forward division raises first), numpy
+    divisors and nonzero constants keep ``/``."""
+    if not isinstance(value.op, A.Div):
+        return None
+    x, y = value.left, value.right
+    if isinstance(y, A.Constant):
+        if type(y.value) not in (int, float) or y.value != 0:
+            return None  # a divisor that is not zero
+    elif NUMBER not in _kind(y, kinds):
+        return None
+    if isinstance(x, A.Constant) or not _kind(x, kinds) & NUMPY:
+        return None
+    return "div_numpy"
+
+
+def _power(value, kinds: dict) -> str | None:
+    """``x ** y``: of Python numbers ``pow_number``; for a constant ``y >= 1`` -- ``x ** 2`` --
+    or a nonzero one and a numpy ``x``, the plain ``y x^(y-1)``, which cannot raise (a Python
+    float's ``x^(y-1)`` is no larger than ``x^y`` or 1); elsewhere ``pow_any``, with
+    ``power_slope``: 0 for ``y == 0``, and numpy's answers where Python's arithmetic raises."""
+    if not isinstance(value.op, A.Pow):
+        return None
+    if _number_power(value, kinds):
+        return "pow_number"
+    y = value.right
+    if isinstance(y, A.Constant) and type(y.value) in (int, float) and y.value != 0:
+        kx = _kind(value.left, kinds)
+        if y.value >= 1 or (kx != UNKNOWN and kx <= NUMPY):
+            return None
+    return "pow_any"
+
+
+NUMPY = frozenset({ARRAY, NPSCALAR})
+
+
 def _kind(node, kinds: dict):
     return kinds.get(node.id, UNKNOWN) if isinstance(node, A.Name) else UNKNOWN
 
@@ -827,7 +876,9 @@ def rule_for(unit, value, kinds: dict):
         )
     if isinstance(value, (A.BinOp, A.UnaryOp)):
         op = (
-            _sequence_operator(value, kinds) or _number_power(value, kinds)
+            _sequence_operator(value, kinds)
+            or _power(value, kinds)
+            or _numpy_division(value, kinds)
             if isinstance(value, A.BinOp)
             else None
         )

@@ -717,9 +717,9 @@ def math_fabs(g, ans, x):
 
 
 def math_pow_x(g, ans, x, y):
-    """``y x^(y-1)``; where ``x`` is 0, what numpy gives (inf for ``0 < y < 1``) but 0 for
-    ``y == 0`` (JAX's and autograd's answer: ``x**0`` is the constant 1)."""
-    return g * y * x ** (y - 1) if x else g * op.power_at_zero(y)
+    """``y x^(y-1)``, as ``x ** y`` of Python numbers (``op.pow_number_x``): numpy's answers where
+    Python's arithmetic raises (inf at 0 for ``0 < y < 1``, an overflow), 0 for ``y == 0``."""
+    return g * y * x ** (y - 1) if y >= 1 or abs(x) >= 1 else g * op.power_slope(x, y)
 
 
 def math_pow_y(g, ans, x, y):
@@ -727,12 +727,14 @@ def math_pow_y(g, ans, x, y):
 
 
 def math_atan2_y(g, ans, y, x):
-    """NaN at (0, 0), where it has no derivative (as ``np.arctan2``'s)."""
-    return g * x / (x * x + y * y) if x or y else g * math.nan
+    """``x / (x^2 + y^2)`` as ``(x / h) / h``, ``h = hypot(x, y)``: the sum of squares underflows
+    to 0 for a point near (0, 0) (1e-300), where the derivative is large but finite. NaN at
+    (0, 0), where it has none (as ``np.arctan2``'s)."""
+    return g * (x / math.hypot(x, y)) / math.hypot(x, y) if x or y else g * math.nan
 
 
 def math_atan2_x(g, ans, y, x):
-    return -g * y / (x * x + y * y) if x or y else g * math.nan
+    return -g * (y / math.hypot(x, y)) / math.hypot(x, y) if x or y else g * math.nan
 
 
 def math_hypot_x(g, ans, x, y):
@@ -859,7 +861,7 @@ defjvp(np.float32, float32_jvp)
 
 
 def builtin_pow_x(g, ans, base, exp, mod=None):
-    return unbroadcast(g * exp * base ** (exp - 1), base)
+    return unbroadcast(g * op.power_slope(base, exp), base)
 
 
 def builtin_pow_y(g, ans, base, exp, mod=None):
@@ -872,7 +874,7 @@ defvjp(pow, builtin_pow_x, builtin_pow_y, DISCRETE)
 
 
 def builtin_pow_x_jvp(t, ans, base, exp, mod=None):
-    return t * exp * base ** (exp - 1)
+    return t * op.power_slope(base, exp)
 
 
 def builtin_pow_y_jvp(t, ans, base, exp, mod=None):

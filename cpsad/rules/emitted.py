@@ -67,7 +67,6 @@ defnondiff(
     check_in_place,
     zeros_like,
     index_step,
-    op.power_at_zero,  # a step in the exponent
     like,
     tangent_zeros,
     jn.first_occurrences,
@@ -2741,3 +2740,89 @@ def norm_jvp_x_jvp(t, ans, v, out, x, ord=None, axis=None, keepdims=False):
 
 
 defjvp(la.norm_jvp, v=norm_jvp_v_jvp, out=norm_jvp_out_jvp, x=norm_jvp_x_jvp)
+
+
+# =========================================================================== powers
+# power_slope(x, y) = y x^(y-1), the derivative of x ** y in x (0 for y == 0): the rules of `**`
+# and `pow` call it.
+
+
+def power_slope_x(g, ans, x, y):
+    """``y (y-1) x^(y-2) = y power_slope(x, y - 1)``; 0 for ``y == 0``, where the slope is the
+    constant 0 (``y - (y != 0)`` keeps ``power_slope``'s own zero, not ``0 * inf``)."""
+    return unbroadcast(g * y * op.power_slope(x, y - (y != 0)), x)
+
+
+def power_slope_y(g, ans, x, y):
+    """``x^(y-1) (1 + y log x)``, the log zero where ``x`` is (as ``pow_y``); ``np.power``:
+    numpy's infinity at ``x = 0`` for ``y < 1``."""
+    return unbroadcast(
+        g
+        * np.power(x, y - 1)
+        * (1 + y * np.log(np.where(x == 0, 1, x), dtype=np.result_type(ans))),
+        y,
+    )
+
+
+defvjp(op.power_slope, power_slope_x, power_slope_y)
+
+
+def power_slope_x_jvp(t, ans, x, y):
+    return t * y * op.power_slope(x, y - (y != 0))
+
+
+def power_slope_y_jvp(t, ans, x, y):
+    return (
+        t * np.power(x, y - 1) * (1 + y * np.log(np.where(x == 0, 1, x), dtype=np.result_type(ans)))
+    )
+
+
+defjvp(op.power_slope, power_slope_x_jvp, power_slope_y_jvp)
+
+
+# =========================================================================== determinants
+# cofactors(a, det) = det a^-T and inverse(a) = a^-1, which the rules of det and slogdet call.
+# cofactors' partial derivatives hold det fixed, and the derivative along det reaches it through
+# det = det(a): they add up to d(adj a^T). Both use inv: a second derivative of det at a singular
+# matrix raises LinAlgError (the first is defined there, and given).
+
+
+def cofactors_a(g, ans, a, det):
+    """``d(det a^-T) = -det a^-T da^T a^-T``: its transpose applied to ``g``."""
+    return -np.expand_dims(det, (-2, -1)) * (
+        la.mT(np.linalg.inv(a)) @ la.mT(g) @ la.mT(np.linalg.inv(a))
+    )
+
+
+def cofactors_det(g, ans, a, det):
+    return np.sum(g * la.mT(np.linalg.inv(a)), axis=(-2, -1))
+
+
+defvjp(la.cofactors, cofactors_a, cofactors_det)
+
+
+def cofactors_a_jvp(t, ans, a, det):
+    return -np.expand_dims(det, (-2, -1)) * (
+        la.mT(np.linalg.inv(a)) @ la.mT(t) @ la.mT(np.linalg.inv(a))
+    )
+
+
+def cofactors_det_jvp(t, ans, a, det):
+    return np.expand_dims(t, (-2, -1)) * la.mT(np.linalg.inv(a))
+
+
+defjvp(la.cofactors, cofactors_a_jvp, cofactors_det_jvp)
+
+
+def inverse_a(g, ans, a):
+    return -la.mT(ans) @ g @ la.mT(ans)
+
+
+defvjp(la.inverse, inverse_a)
+
+
+def inverse_a_jvp(t, ans, a):
+    return -ans @ t @ ans
+
+
+defjvp(la.inverse, inverse_a_jvp)

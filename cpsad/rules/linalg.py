@@ -488,16 +488,47 @@ def inv_jvp(t, ans, a):
 defjvp(np.linalg.inv, inv_jvp)
 
 
+def cofactors(a, det):
+    """The cofactors of ``a`` (of each matrix of a stack), ``det(a) a^-T``: the derivative of the
+    determinant. Where ``a`` is singular -- ``det`` 0, ``inv`` raises -- they are still defined
+    (polynomials in the entries; of a matrix of rank n - 1, a nonzero matrix of rank 1), from
+    the SVD ``a = U S V^H``: ``det(U) det(V^H) conj(U) adj(S) conj(V^H)``, ``adj(S)`` the
+    diagonal of the products of the other singular values."""
+    if np.all(det != 0):
+        return np.expand_dims(det, (-2, -1)) * mT(np.linalg.inv(a))
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones_like(s[..., :1])
+    before = np.concatenate([ones, np.cumprod(s[..., :-1], axis=-1)], axis=-1)
+    after = np.concatenate([np.cumprod(s[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    phase = np.linalg.det(u) * np.linalg.det(vh)
+    out = np.expand_dims(phase, (-2, -1)) * (
+        (u.conj() * (before * after)[..., None, :]) @ vh.conj()
+    )
+    return out if np.iscomplexobj(a) else out.real
+
+
+def inverse(a):
+    """``np.linalg.inv(a)``; where ``a`` is singular, where ``inv`` raises, numpy's answer to
+    ``adj(a) / det(a)``: infinities (NaN where a cofactor is 0 too), with numpy's warning."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        det = np.linalg.det(a)
+        return mT(cofactors(a, det)) / np.expand_dims(det, (-2, -1))
+
+
 def det(g, ans, a):
-    return np.expand_dims(g * ans, (-2, -1)) * mT(np.linalg.inv(a))
+    """Jacobi's formula: ``g`` times the cofactors (also of a singular matrix, where they are
+    not zero: ``inv`` would raise)."""
+    return np.expand_dims(g, (-2, -1)) * cofactors(a, ans)
 
 
 defvjp(np.linalg.det, det)
 
 
 def det_jvp(t, ans, a):
-    """``det(a) tr(a^-1 t)`` (Jacobi's formula)."""
-    return ans * np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)
+    """``tr(adj(a) t)``: the cofactors times ``t``, summed."""
+    return np.sum(cofactors(a, ans) * t, axis=(-2, -1))
 
 
 defjvp(np.linalg.det, det_jvp)
@@ -507,12 +538,13 @@ def slogdet(g, ans, a):
     """``sign, logdet = np.linalg.slogdet(a)``: ``log det a = logdet + i angle`` has the adjoint
     ``c a^-T`` for the adjoint ``c`` of ``log det a``. ``logdet`` is its real part, so ``c`` gets
     the real part of its adjoint; the sign of a real matrix is a step, of a complex one
-    ``exp(i angle)``, which gives ``c`` the imaginary part of ``g_sign sign``."""
+    ``exp(i angle)``, which gives ``c`` the imaginary part of ``g_sign sign``. (Of a singular
+    matrix, ``logdet`` -inf: infinities, ``inverse``'s.)"""
     return np.expand_dims(
         np.real(item_adjoint(g, 1, ans[1]))
         + (1j * np.imag(item_adjoint(g, 0, ans[0]) * ans[0]) if np.iscomplexobj(a) else 0.0),
         (-2, -1),
-    ) * mT(np.linalg.inv(a))
+    ) * mT(inverse(a))
 
 
 defvjp(np.linalg.slogdet, slogdet)
@@ -525,11 +557,11 @@ def slogdet_jvp(t, ans, a):
     return pair_like(
         ans,
         (
-            1j * ans[0] * np.imag(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1))
+            1j * ans[0] * np.imag(np.sum(mT(inverse(a)) * t, axis=(-2, -1)))
             if np.iscomplexobj(a)
             else np.zeros_like(ans[0])
         ),
-        np.real(np.trace(np.linalg.solve(a, t), axis1=-2, axis2=-1)),
+        np.real(np.sum(mT(inverse(a)) * t, axis=(-2, -1))),
     )
 
 

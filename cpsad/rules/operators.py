@@ -7,8 +7,6 @@ same functions serve ``np.add``, ``np.multiply``, ... (registered in elementwise
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from cpsad.deferred import Deferred
@@ -126,7 +124,26 @@ def div_y_jvp(t, ans, x, y):
 defjvp_operator("div", div_x_jvp, div_y_jvp)
 
 
+def div_numpy_x(g, ans, x, y):
+    """``x / y`` where ``x`` may be a numpy value and ``y`` a Python number (ShiftReset chooses it
+    by the kinds): ``np.divide``, numpy's answer at ``y == 0`` as the forward division gave it,
+    where the adjoint -- a Python float after ``float()`` or ``math`` -- would raise."""
+    return unbroadcast(np.divide(g, y), x)
+
+
+defoperator("div_numpy", div_numpy_x, div_y)
+
+
+def div_numpy_x_jvp(t, ans, x, y):
+    return np.divide(t, y)
+
+
+defjvp_operator("div_numpy", div_numpy_x_jvp, div_y_jvp)
+
+
 def pow_x(g, ans, x, y):
+    """``y x^(y-1)``, where ShiftReset knows it raises nothing: ``y`` a constant, 1 or more, or
+    not 0 and ``x`` a numpy value (else ``pow_any``)."""
     return unbroadcast(g * y * x ** (y - 1), x)
 
 
@@ -151,27 +168,52 @@ def pow_y_jvp(t, ans, x, y):
 defjvp_operator("pow", pow_x_jvp, pow_y_jvp)
 
 
+def pow_any_x(g, ans, x, y):
+    """``x ** y`` of any values: ``power_slope``, 0 for ``y == 0`` (also at ``x == 0``), and
+    numpy's answers where Python's arithmetic of numbers raises."""
+    return unbroadcast(g * power_slope(x, y), x)
+
+
+defoperator("pow_any", pow_any_x, pow_y)
+
+
+def pow_any_x_jvp(t, ans, x, y):
+    return t * power_slope(x, y)
+
+
+defjvp_operator("pow_any", pow_any_x_jvp, pow_y_jvp)
+
+
 def pow_number_x(g, ans, x, y):
-    """``x ** y`` of Python numbers (ShiftReset chooses it by the kinds): Python's arithmetic,
-    but at ``x == 0``, where ``0.0 ** -0.5`` raises, numpy's infinity for ``0 < y < 1`` and 0 for
-    ``y == 0`` (``x**0`` is the constant 1: JAX's and autograd's answer)."""
-    return g * y * x ** (y - 1) if x else g * power_at_zero(y)
+    """``x ** y`` of Python numbers (ShiftReset chooses it by the kinds): Python's arithmetic
+    where it cannot fail -- ``y >= 1``, or ``|x| >= 1``, where ``x^(y-1)`` is no larger than
+    ``x^y`` or 1 -- and ``power_slope`` elsewhere (``x = 0``, an overflow)."""
+    return g * y * x ** (y - 1) if y >= 1 or abs(x) >= 1 else g * power_slope(x, y)
 
 
 defoperator("pow_number", pow_number_x, pow_y)
 
 
 def pow_number_x_jvp(t, ans, x, y):
-    return t * y * x ** (y - 1) if x else t * power_at_zero(y)
+    return t * y * x ** (y - 1) if y >= 1 or abs(x) >= 1 else t * power_slope(x, y)
 
 
 defjvp_operator("pow_number", pow_number_x_jvp, pow_y_jvp)
 
 
-def power_at_zero(y):
-    """``y x^(y-1)`` at ``x = 0``: 0 for ``y`` 0 or above 1, 1 for ``y`` 1, else infinite (numpy's
-    ``0.0 ** -0.5``, where Python's raises)."""
-    return 1.0 if y == 1 else 0.0 if y == 0 or y > 1 else math.inf
+def power_slope(x, y):
+    """``y x^(y-1)``, the derivative of ``x ** y`` in ``x``: 0 where ``y`` is 0, also at ``x = 0``
+    (``x**0`` is the constant 1: JAX's and autograd's answer, where the formula gives NaN); of
+    Python numbers, numpy's answers -- an infinity, with numpy's warning -- where Python's
+    arithmetic raises (``0.0 ** -0.5``, a power that overflows)."""
+    if (type(x) is float or type(x) is int) and (type(y) is float or type(y) is int):
+        if not y:
+            return 0.0
+        try:
+            return y * x ** (y - 1)
+        except ArithmeticError:  # ZeroDivisionError, OverflowError
+            return y * float(np.power(float(x), y - 1))
+    return y * x ** (y - (y != 0))
 
 
 def mod_x(g, ans, x, y):

@@ -51,7 +51,9 @@ def sum_vjp(g, ans, a, axis=None, *, keepdims=False):
 
 
 def mean_vjp(g, ans, a, axis=None, *, keepdims=False):
-    return expand(g / count(a, axis=axis), a, axis=axis, keepdims=keepdims)
+    """``g / n`` to each of the ``n`` elements: ``np.divide``, numpy's division as the mean's own
+    (of an empty array, ``n = 0``: inf, where a Python float's ``/ 0`` would raise)."""
+    return expand(np.divide(g, count(a, axis=axis)), a, axis=axis, keepdims=keepdims)
 
 
 def prod_vjp(g, ans, a, axis=None, *, keepdims=False):

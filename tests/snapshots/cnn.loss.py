@@ -24,7 +24,7 @@ def loss_bp(k, params, X, labels):
         logp_item = logp[arange, labels]
         neg_bar = k(-np.mean(logp_item))
         mean_bar = -neg_bar
-        logp_item_bar = expand(mean_bar / count(logp_item), logp_item)
+        logp_item_bar = expand(np.divide(mean_bar, count(logp_item)), logp_item)
         logp_bar = getitem_adjoint(logp_item_bar, logp, (arange, labels))
         del logp, arange, logp_item, neg_bar, mean_bar, logp_item_bar
         # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))

@@ -74,7 +74,7 @@ def loss_bp(k, params, inputs, targets):
                 # total = total - np.mean(logp[np.arange(batch), t])
                 total_bar = acc(total_bar, unbroadcast(total_bar_loop_L58, total))
                 mean_bar = unbroadcast(-total_bar_loop_L58, mean)
-                logp_item_bar = expand(mean_bar / count(logp_item), logp_item)
+                logp_item_bar = expand(np.divide(mean_bar, count(logp_item)), logp_item)
                 logp_bar = getitem_adjoint(logp_item_bar, logp, (arange_batch, t))
                 del (
                     logp,
@@ -159,7 +159,7 @@ def loss_bp(k, params, inputs, targets):
         # return total / len(targets)
         len_targets = len(targets)
         div_bar = k(total_2 / len_targets)
-        total_2_bar = unbroadcast(div_bar / len_targets, total_2)
+        total_2_bar = unbroadcast(np.divide(div_bar, len_targets), total_2)
         del total_2, len_targets, div_bar
         # for x, t in zip(inputs, targets):
         h_2_bar = zeros_like(h_2)

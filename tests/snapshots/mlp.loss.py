@@ -24,7 +24,7 @@ def loss_bp(k, params, X, Y):
         sum_2 = np.sum(mul, axis=1)
         neg_bar = k(-np.mean(sum_2))
         mean_bar = -neg_bar
-        sum_2_bar = expand(mean_bar / count(sum_2), sum_2)
+        sum_2_bar = expand(np.divide(mean_bar, count(sum_2)), sum_2)
         mul_bar = expand(sum_2_bar, mul, axis=1)
         logp_bar = unbroadcast(mul_bar * Y, logp)
         del logp, mul, sum_2, neg_bar, mean_bar, sum_2_bar, mul_bar

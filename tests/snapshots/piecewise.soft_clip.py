@@ -35,6 +35,6 @@ def soft_clip_bp(k, x, lo=-1.0, hi=1.0):
     else:
         z_bar = after_if_L45(z)
     # z = (x - centre) / width
-    sub_bar = unbroadcast(z_bar / width, sub)
+    sub_bar = unbroadcast(np.divide(z_bar, width), sub)
     x_bar = unbroadcast(sub_bar, x)
     return x_bar

@@ -16,7 +16,7 @@ def loss_bp(k, w, x, y):
     sub = h - y
     power = sub**2
     mean_bar = k(np.mean(power))
-    power_bar = expand(mean_bar / count(power), power)
+    power_bar = expand(np.divide(mean_bar, count(power)), power)
     sub_bar = power_bar * 2 * sub
     h_bar = unbroadcast(sub_bar, h)
     del sub, power, mean_bar, power_bar, sub_bar

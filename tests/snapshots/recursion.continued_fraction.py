@@ -2,6 +2,7 @@
 # with respect to x. continued_fraction_bp(k, x, depth) runs `continued_fraction`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
+import numpy as np
 from cpsad.runtime import acc, unbroadcast
 
 
@@ -19,7 +20,7 @@ def continued_fraction_bp(k, x, depth):
             add = 1.0 + continued_fraction_x
             div = x / add
             div_bar = k(div)
-            x_bar = acc(x_bar, unbroadcast(div_bar / add, x))
+            x_bar = acc(x_bar, unbroadcast(np.divide(div_bar, add), x))
             continued_fraction_x_bar = unbroadcast(-div_bar * div / add, add)
             return continued_fraction_x_bar
 

@@ -130,7 +130,7 @@ def loss_bp(k, params, inputs, targets, h):
             # total = total - np.mean(logp[np.arange(len(t)), t])
             total_bar = unbroadcast(total_bar_loop_L60, total)
             mean_bar = unbroadcast(-total_bar_loop_L60, mean)
-            logp_item_bar = expand(mean_bar / count(logp_item), logp_item)
+            logp_item_bar = expand(np.divide(mean_bar, count(logp_item)), logp_item)
             logp_bar = getitem_adjoint(logp_item_bar, logp, (arange, t))
             # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
             sub_bar = unbroadcast(logp_bar, sub)
@@ -180,7 +180,7 @@ def loss_bp(k, params, inputs, targets, h):
         # return total / len(targets)
         len_targets = len(targets)
         div_bar = k(total_2 / len_targets)
-        total_2_bar = unbroadcast(div_bar / len_targets, total_2)
+        total_2_bar = unbroadcast(np.divide(div_bar, len_targets), total_2)
         del total_2, len_targets, div_bar
         # for x, t in zip(inputs, targets):
         h_2_bar = zeros_like(h_2)
