@@ -135,8 +135,13 @@ def test_a_recursive_function_over_objects_is_transformed_once():
 
     f = corpus_control.tree_sum
     args = (((0.5, [1.5, 0.2]), {"left": 0.3, "right": (0.7,)}), 1.1)
+    before = set(compiler._SPECS.get(f, ()))  # (another test may have made the generic one)
     cpsad.grad(f, argnums=(0, 1))(*args)
-    keys = [k for k in compiler._SPECS[f] if k[0] == ("t", "w") and k[2] == "reverse"]
+    keys = [
+        k
+        for k in compiler._SPECS[f]
+        if k[0] == ("t", "w") and k[2] == "reverse" and k not in before
+    ]
     assert len(keys) == 1, keys
 
 
