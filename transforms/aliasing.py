@@ -339,6 +339,11 @@ _FULL_REDUCTIONS = tuple(
 _NUMBER_KINDS = frozenset({"number", "npscalar"})  # immutable: an update rebinds
 
 
+def _kept(key, var):
+    """Not an object: what a caller gives the function ``key`` for ``var`` (``confined``)."""
+    return ("kept", key, var)
+
+
 def _entry(key, var):
     return ("entry", key, var)
 
@@ -1473,6 +1478,14 @@ class _Analysis:
         return answer
 
     def _confined(self, f: _Func, o, assumed: set) -> bool:
+        if o[0] == "kept":  # what a caller gave ``f`` for ``o[2]`` stays in it (whatever
+            # other callers give: ``_kept``)
+            if f.escapes:
+                return False
+            entry = _entry(f.key, o[2])
+            ever, heap = self.values_ever(f)
+            holders = {v for v, val in ever.items() if entry in _reach(val.objs, heap)}
+            return self._confined_in(f, holders | {o[2]}, assumed)
         if o[0] == "call":  # what a local function returned: confined there, and here
             made = self.call_sites.get(o[1])
             if made is None or made[0] != f.key:
@@ -1489,8 +1502,8 @@ class _Analysis:
                 if c.callee != f.key:
                     continue
                 h = self.funcs[c.caller]
-                image = self.entry_image(h, c, ("entry", o[2]))
-                if not image or not all(self.confined(h, x, assumed) for x in image):
+                image = self.entry_image(h, c, ("entry", o[2]))  # (none: a number)
+                if not all(self.confined(h, x, assumed) for x in image):
                     return False
         else:
             return False
@@ -1509,7 +1522,7 @@ class _Analysis:
             if g == f.key:
                 continue
             for v in holders & set(other.entry_vars):
-                if other.escapes or not self.confined(other, _entry(g, v), assumed):
+                if other.escapes or not self.confined(other, _kept(g, v), assumed):
                     return False
         names = {v[1] for v in holders}
         for st in statements(f.fdef.body):
@@ -1538,7 +1551,7 @@ class _Analysis:
                     continue
                 if i >= len(params) or isinstance(arg, A.Starred):
                     return False
-                if not self.confined(self.funcs[g], _entry(g, params[i]), assumed):
+                if not self.confined(self.funcs[g], _kept(g, params[i]), assumed):
                     return False
         return True
 

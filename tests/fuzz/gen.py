@@ -657,7 +657,7 @@ class Gen:
             (0.7 if sc.fn_depth < 2 else 0, self.st_defaults),
             (0.35, self.st_decorator),
             (0.5, self.st_alias),
-            (0.4, self.st_memory),
+            (0.3, self.st_memory),
             (0.4, self.st_tree),
             (0.4, self.st_method),
             (0.4 if not nested else 0, self.st_tuple_capture),
@@ -1339,7 +1339,10 @@ class Gen:
         the very array (a holder cpsad cannot see)."""
         self.lib("memory")
         vec, s = self.fresh("vec"), self.fresh("s")
-        lines = [f"{vec} = {self.E(V, sc, 1)} * 1.0", f"remember({vec})"]
+        # (what depends on the inputs is refused where it is stored; a constant is kept, and
+        # changing it in place after -- `vec += x` -- must be seen, or refused, at `recall`)
+        kept = self.E(V, sc, 1) if self.chance(0.3) else f"(np.ones(3) * {self.const()})"
+        lines = [f"{vec} = {kept} * 1.0", f"remember({vec})"]
         if self.chance(0.6):
             self.tag("aug_array")
             lines.append(f"{vec} {self.pick(['+=', '-=', '*='])} {self.E(V, sc, 1)}")
