@@ -464,6 +464,26 @@ ACCEPTED = {
         """,
         (X,),
     ),
+    # fuzz seed 102345: a view of the accumulator put in a new list after the loop made it
+    # "stored into a container", so the caller's result of a function value was a suspect
+    "an accumulator whose view goes into a new list after the loop": (
+        """
+        def apply_all(fns, v):
+            total = 0.0
+            for fn in fns:
+                total = total + fn(v)
+            return total
+
+        def f(x):
+            s = apply_all([np.sin], x[0])
+            acc = np.zeros(3)
+            for i in range(2):
+                acc += x
+            kept = [acc[1], {"a": acc[2]}]
+            return s + np.sum(acc) * kept[0] * kept[1]["a"]
+        """,
+        (X,),
+    ),
 }
 
 
@@ -512,6 +532,18 @@ def test_accepted_programs_need_no_check():
 # ----------------------------------------------------------------------------- refused
 
 REFUSED = {
+    "a new list that holds the array, read later": (
+        """
+        def f(x):
+            w = x * 1.0
+            kept = [w, 1.0]
+            w += x
+            return np.sum(kept[0] * x)
+        """,
+        (X,),
+        "kept",
+        TypeError,
+    ),
     "a copy of the name, read later (certain: at the line)": (
         """
         def f(x):

@@ -1915,7 +1915,8 @@ def _walk_own(node):
 
 def _stays_local(st) -> bool:
     """A statement through which a value cannot leave the function or reach a derivative rule
-    of another: arithmetic, a primitive's call, a copy, a branch's test."""
+    of another: arithmetic, a primitive's call, a copy, a branch's test, a new container (a
+    holder itself: what is then done with it is asked of its own statements)."""
     if isinstance(st, A.If):
         return True
     if isinstance(st, A.Expr):
@@ -1930,7 +1931,9 @@ def _stays_local(st) -> bool:
     if isinstance(v, A.Call):
         return anno.getanno(v.func, anno.CALLEE_KIND) in ("primitive", "nondiff")
     return isinstance(
-        v, (A.Name, A.Constant, A.BinOp, A.UnaryOp, A.Compare, A.Attribute, A.Subscript, A.Tuple)
+        v,
+        (A.Name, A.Constant, A.BinOp, A.UnaryOp, A.Compare, A.Attribute, A.Subscript, A.Tuple)
+        + (A.List, A.Dict, A.Set),
     )
 
 
