@@ -32,6 +32,8 @@ The output is deliberately naive -- Simplify makes it read like a hand-written b
 
 from __future__ import annotations
 
+from collections import ChainMap
+
 from transforms import anno
 from transforms import astlib as A
 from transforms import scoping as S
@@ -258,6 +260,55 @@ def rename(node, mapping: dict[str, str], loads_only: bool = False):
     return node
 
 
+class Env(dict):
+    """User name -> the name its value is bound to here, with the renaming that follows from it
+    (``renaming``) kept up to date as names are rebound: rebuilt for every statement, it made a
+    long function's lowering quadratic. Copy it with ``copy`` (a branch, a continuation)."""
+
+    __slots__ = ("_renaming", "_pending")
+
+    def __init__(self, entries=()):
+        super().__init__()
+        self._renaming: dict[str, str] = {}
+        self._pending: dict[str, None] = {}  # names rebound since the renaming was brought up
+        self.update(entries)
+
+    def __setitem__(self, name, cur):
+        super().__setitem__(name, cur)
+        self._pending[name] = None
+
+    def update(self, entries=(), **more):
+        for name, cur in dict(entries, **more).items():
+            self[name] = cur
+
+    def setdefault(self, name, cur=None):
+        if name not in self:
+            self[name] = cur
+        return self[name]
+
+    def copy(self) -> Env:
+        out = Env()
+        dict.update(out, self)
+        out._renaming = dict(self._renaming)
+        out._pending = dict(self._pending)
+        return out
+
+    def renaming(self, bar) -> dict[str, str]:
+        """Each user name bound to another name, and its adjoint (``bar(name)``) to that
+        name's adjoint."""
+        m = self._renaming
+        for u in self._pending:
+            cur = self[u]
+            if u != cur:
+                m[u] = cur
+                m[bar(u)] = bar(cur)
+            elif u in m:
+                del m[u]
+                m.pop(bar(u), None)
+        self._pending.clear()
+        return m
+
+
 class LowerCPS:
     name = "cps"
     invariant = "shift/reset are plain closures: each continuation is a nested function"
@@ -274,7 +325,7 @@ class LowerCPS:
         params = A.arg_names(fdef.args)
         self.maybe_none: set[str] = set()
         unit.tree = self.function(
-            fdef, unit.bp_name, None, {p: p for p in params}, unit.active, known
+            fdef, unit.bp_name, None, Env({p: p for p in params}), unit.active, known
         )
         # an adjoint's name is the same in every function that has a variable of that name: it
         # is never absent only if it starts at 0.0 in every one of them
@@ -313,7 +364,7 @@ class LowerCPS:
         new = A.function(bp_name, args, body)
         return A.copy_location(new, fdef)
 
-    def local_def(self, fdef, scope: Scope, env: dict) -> list:
+    def local_def(self, fdef, scope: Scope, env: Env) -> list:
         """A function defined inside: its backpropagator, defined where it was (a closure)."""
         key = anno.getanno(fdef, anno.DEF_KEY)
         info = self.unit.locals[key]
@@ -331,7 +382,7 @@ class LowerCPS:
             return [d]
         saved = self.active, self.kinds
         self.active, self.kinds = self.unit.active_by_scope[key], self.unit.kinds.get(key, {})
-        inner_env = dict(env)
+        inner_env = env.copy()
         inner_env.update({p: p for p in A.arg_names(d.args)})
         known = [p for p in info.active if p in self.active]  # an escaping function may have more
         bp = self.function(d, info.bp_name, scope, inner_env, info.active, known)
@@ -401,18 +452,14 @@ class LowerCPS:
     def loc(stmt, origin):
         return A.locate(stmt, origin)
 
-    def env_map(self, env) -> dict[str, str]:
-        """Renaming of user names (and their adjoints) to the names currently bound."""
-        m = {}
-        for u, cur in env.items():
-            if u != cur:
-                m[u] = cur
-                m[self.bar(u)] = self.bar(cur)
-        return m
+    def env_map(self, env: Env) -> dict[str, str]:
+        """Renaming of user names (and their adjoints) to the names currently bound (read it,
+        do not change it: it is ``env``'s own)."""
+        return env.renaming(self.bar)
 
     # ------------------------------------------------------------------ blocks
 
-    def block(self, stmts, scope: Scope, env: dict, tail) -> list:
+    def block(self, stmts, scope: Scope, env: Env, tail) -> list:
         """``stmts`` in continuation-passing style, then ``tail`` (what follows the block).
 
         A loop, not a recursion, over the primitives' shifts: each one's continuation is the
@@ -461,7 +508,7 @@ class LowerCPS:
             out += after
         return out
 
-    def plain(self, s, scope: Scope, env: dict) -> list:
+    def plain(self, s, scope: Scope, env: Env) -> list:
         """An inactive statement: reads renamed to current names; rebinding of outer names versioned."""
         s = A.deepcopy(s)
         out = []
@@ -505,7 +552,7 @@ class LowerCPS:
 
     # ------------------------------------------------------------------ shifts
 
-    def open_shift(self, s, scope: Scope, env: dict):
+    def open_shift(self, s, scope: Scope, env: Env):
         """The shift's statements with the names it binds -- renamed if an enclosing function
         binds the name -- bound in ``scope``: ``(body, info, values)``."""
         info = shift_info(s)
@@ -513,18 +560,18 @@ class LowerCPS:
         # ShiftReset shares are shared within one shift's statements only; ``rename`` renames
         # each once).
         body = s.body
-        mapping = self.env_map(env)
+        mapping: dict[str, str] = {}
         values = []
         for v in info.values:
             new = self.namer.version(v) if scope.owner(v) is not None else v
             values.append(new)
             mapping[v] = new
             mapping[self.bar(v)] = self.bar(new)
-        rename(body, mapping)
+        rename(body, ChainMap(mapping, self.env_map(env)))
         scope.bound.update(values)
         return body, info, values
 
-    def shift(self, s, body, info, values, rest, scope: Scope, env: dict, tail) -> list:
+    def shift(self, s, body, info, values, rest, scope: Scope, env: Env, tail) -> list:
         """A shift whose continuation is a function (a call's, or a primitive's whose ``k`` is
         not called once): ``def after_g_L7(y): <the rest>``, given to the callee."""
         kname = (
@@ -533,7 +580,7 @@ class LowerCPS:
             else self.namer.call_continuation(info.label, s.lineno)
         )
         cont = Scope(scope, info.binds)
-        cont_env = dict(env)
+        cont_env = env.copy()
         cont_env.update({b: b for b in info.binds})
         cont_body = self.inits(info.binds, s)
         cont_body += self.block(rest, cont, cont_env, tail)
@@ -551,7 +598,7 @@ class LowerCPS:
 
         return self.around(s, body, info, scope, [cont_def], None)
 
-    def direct(self, s, body, info, values, scope: Scope, env: dict):
+    def direct(self, s, body, info, values, scope: Scope, env: Env):
         """A primitive's continuation is called once, where the shift's ``k(...)`` is: the rest
         of the block goes there in place -- what inlining the continuation would give, without
         making it first (most continuations are primitives'). The rest's names are versioned as
@@ -660,7 +707,7 @@ class LowerCPS:
 
     # ------------------------------------------------------------------ if
 
-    def if_(self, s, rest, scope: Scope, env: dict, tail) -> list:
+    def if_(self, s, rest, scope: Scope, env: Env, tail) -> list:
         test = rename(A.deepcopy(s.test), self.env_map(env))
         if not rest:
             body, orelse = self.branches(s, scope, env, tail)
@@ -670,7 +717,7 @@ class LowerCPS:
         joins = [n for n in assigned_in([s]) if n in needed and not scope.is_cell(n)]
         jname = self.namer.join_continuation(s.lineno)
         join = Scope(scope, joins)
-        join_env = dict(env)
+        join_env = env.copy()
         join_env.update({j: j for j in joins})
         jbody = self.inits(joins, s)
         jbody += self.block(rest, join, join_env, tail)
@@ -682,7 +729,7 @@ class LowerCPS:
         jdef = self.loc(A.function(jname, A.params(joins), jbody), s)
         anno.setanno(jdef, anno.CONT, "join")
 
-        def join_tail(branch_scope: Scope, branch_env: dict) -> list:
+        def join_tail(branch_scope: Scope, branch_env: Env) -> list:
             args = []
             for j in joins:
                 cur = branch_env.get(j)
@@ -705,18 +752,18 @@ class LowerCPS:
         body, orelse = self.branches(s, scope, env, join_tail)
         return [jdef, self.loc(A.if_(test, body, orelse), s)]
 
-    def branches(self, s, scope: Scope, env: dict, tail):
+    def branches(self, s, scope: Scope, env: Env, tail):
         """Lower both branches; a name bound in one is not bound on the other's path."""
         before = set(scope.bound)
-        body = self.block(s.body, scope, dict(env), tail) or [A.Pass()]
+        body = self.block(s.body, scope, env.copy(), tail) or [A.Pass()]
         after_body, scope.bound = scope.bound, set(before)
-        orelse = self.block(s.orelse, scope, dict(env), tail)
+        orelse = self.block(s.orelse, scope, env.copy(), tail)
         scope.bound |= after_body
         return body, orelse
 
     # ------------------------------------------------------------------ return
 
-    def return_(self, s, scope: Scope, env: dict) -> list:
+    def return_(self, s, scope: Scope, env: Env) -> list:
         functions = {info.name for info in self.unit.locals.values()}
         active = (
             isinstance(s.value, A.Name)

@@ -47,6 +47,7 @@ class Namer:
         self._tangents: dict[str, str] = {}
         self.temps: set[str] = set()  # temporaries of A-normal form
         self.generated: set[str] = set()  # every name this namer made up
+        self._suffix: dict[str, int] = {}  # base -> the first suffix ``fresh`` may find free
 
     def reserve(self, *names: str) -> None:
         self.taken.update(names)
@@ -59,9 +60,12 @@ class Namer:
             self.generated.add(stem)
             return stem
         base = re.sub(r"_\d+$", "", stem) or stem
-        i = 1
+        # ``taken`` only grows, so the first free suffix never goes down: start from the last
+        # one (counting from 1 every time made a long function's naming quadratic)
+        i = self._suffix.get(base, 1)
         while f"{base}_{i}" in self.taken:
             i += 1
+        self._suffix[base] = i
         out = f"{base}_{i}"
         self.taken.add(out)
         self.generated.add(out)

@@ -576,8 +576,8 @@ class Simplify:
         values, by any call it makes)."""
         out = S.loads(node)
         reads, writes = self.effects
-        for name in out & set(reads):
-            out = out | reads[name] | writes[name]
+        for name in [n for n in out if n in reads]:
+            out |= reads[name] | writes[name]
         if self.escaped and any(isinstance(n, A.Call) for n in S.walk_own(node)):
             out = out | self.escaped
         return out
@@ -610,40 +610,47 @@ class Simplify:
         return True
 
     def _live(self, f, block, live: set, changed) -> set:
-        for s in reversed(list(block)):
+        """What is live before ``block``, given ``live`` after it (updated in place); each
+        dead store removed from it."""
+        # the block is rebuilt backwards, not edited in place (removing statements one at a
+        # time from a long block was quadratic)
+        kept = []
+        for s in reversed(block):
             if isinstance(s, A.FunctionDef):
                 if _inert(s) and not self.facts[id(f)].reads.get(s.name):
-                    block.remove(s)  # a function nothing calls (a continuation inlined away,
-                    changed[0] = True  # a function whose derivative Nested made)
+                    changed[0] = True  # a function nothing calls (a continuation inlined away,
+                    continue  # a function whose derivative Nested made)
+                kept.append(s)
                 continue
             if isinstance(s, A.If):
                 a = self._live(f, s.body, set(live), changed)
                 b = self._live(f, s.orelse, set(live), changed)
                 live = a | b | self._reads(f, s.test)
+                kept.append(s)
                 continue
             if isinstance(s, A.Assign):
                 targets = S.names(s.targets[0])
                 if isinstance(s.targets[0], (A.Name, A.Tuple)) and not (targets & live):
                     if self._removable(f, s):
-                        block.remove(s)
                         changed[0] = True
                         continue
                     if all(
                         t in self.namer.generated and t not in self.namer.temps for t in targets
                     ):
                         # a call that must run, whose result nothing needs: a plain call
-                        block[block.index(s)] = A.copy_location(A.expr_stmt(s.value), s)
+                        kept.append(A.copy_location(A.expr_stmt(s.value), s))
                         changed[0] = True
-                        live = live | self._reads(f, s)
+                        live |= self._reads(f, s)
                         continue
                 if isinstance(s.targets[0], (A.Name, A.Tuple)):
-                    live = live - targets
-                live = live | self._reads(f, s)
+                    live -= targets
+                live |= self._reads(f, s)
+                kept.append(s)
                 continue
-            if isinstance(s, A.Return) or isinstance(s, A.Nonlocal):
-                live = live | self._reads(f, s)
-                continue
-            live = live | self._reads(f, s)
+            live |= self._reads(f, s)
+            kept.append(s)
+        kept.reverse()
+        block[:] = kept
         return live
 
     # ------------------------------------------------------------------ tail calls
