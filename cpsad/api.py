@@ -22,8 +22,9 @@ from cpsad.calls import (
     specialize,
     target,
 )
+from cpsad.depth import deep_recursion, recursion_note
 from cpsad.pytree import check_plain, densify, leaves, owned, promote
-from cpsad.runtime import as_adjoint, deep_recursion, recursion_note, scalar_seed
+from cpsad.runtime import as_adjoint, scalar_seed
 
 
 def _run(f, argnums, args, kwargs, k, given=None):

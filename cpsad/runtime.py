@@ -5,13 +5,12 @@
 * ``unbroadcast(g, x)``  -- sum an adjoint down to the shape of ``x``: broadcasting undone in one place;
 * ``Sparse``             -- the adjoint of a tuple, list or dict: only the entries that received one;
 * ``item_adjoint``, ``getitem_adjoint``, ``unpack_adjoint`` -- adjoints through containers and indexing;
-* ``reset``-side helpers used by the API: ``scalar_seed``, ``deep_recursion``.
+* ``reset``-side helpers used by the API: ``scalar_seed``.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 import types
 
 import numpy as np
@@ -828,70 +827,4 @@ def _not_real_scalar(result, kind: str) -> str:
     return (
         f"grad requires a real (float) scalar output, but the function returned {result!r}, of "
         f"type {kind}: {what} has no gradient; return the float quantity it is computed from"
-    )
-
-
-DEPTH = 200_000  # frames a call of cpsad may nest, at least (see deep_recursion)
-DEPTH_FACTOR = 10  # ... or this many times the limit the caller set, if that is more
-
-_DEEP = threading.Lock()  # guards the three below
-_deep_calls = 0  # calls of backpropagators running now, in every thread
-_deep_saved = 0  # the limit before the first of them began
-_deep_set = 0  # the limit they run under
-
-
-class deep_recursion:
-    """Let emitted code nest ``max(DEPTH, DEPTH_FACTOR * limit)`` Python frames, ``limit`` the
-    recursion limit its caller set; restore that limit when the last such call ends.
-
-    Continuation-passing code nests about two frames per level of the user's recursion, where
-    plain Python nests one, and three per iteration of a loop that calls a function of the
-    user's (the loops ``defunctionalize`` turns into ``while`` loops nest none): under cpsad a
-    recursion 10,000 deep, or such a loop of 60,000 iterations, is fine at Python's default limit
-    of 1,000, and ten times as much at ten times the limit. A limit of 5,000,000 let a runaway
-    recursion run for a minute and take gigabytes before it failed; 200,000 frames fail in about
-    a second and 200 MB (a frame costs ~5 us and ~0.7 kB to unwind, its traceback included).
-
-    Python's limit is one for the whole interpreter (``sys.setrecursionlimit``; on CPython 3.11
-    each thread's copy of it is refreshed from the interpreter's). Calls in several threads at
-    once share one raise: the first call raises the limit, the last one restores it, none lowers
-    it under another that is running (a counter under a lock). A limit changed meanwhile by
-    someone else -- the user's code, another thread -- is theirs, and is left as they set it.
-    Another thread sees the higher limit while cpsad runs; no Python API sets a thread's own.
-
-    On CPython >= 3.11 calls between Python functions do not use the C stack, so the limit is
-    the only bound. (A class, not a generator: it runs on every call of a backpropagator.)
-    """
-
-    __slots__ = ()
-
-    def __enter__(self):
-        global _deep_calls, _deep_saved, _deep_set
-        with _DEEP:
-            now = sys.getrecursionlimit()
-            if _deep_calls == 0:
-                _deep_saved = now
-                _deep_set = max(DEPTH, DEPTH_FACTOR * now)
-            _deep_calls += 1
-            if now < _deep_set and sys.version_info >= (3, 11):
-                sys.setrecursionlimit(_deep_set)
-
-    def __exit__(self, *exc):
-        global _deep_calls
-        with _DEEP:
-            _deep_calls -= 1
-            if _deep_calls == 0 and sys.getrecursionlimit() == _deep_set:
-                sys.setrecursionlimit(_deep_saved)
-        return False
-
-
-def recursion_note() -> str:
-    """What a RecursionError raised in a call of cpsad says of the limit it ran under."""
-    return (
-        f"cpsad ran this call under a recursion limit of {_deep_set:,} frames, "
-        f"max({DEPTH:,}, {DEPTH_FACTOR} x sys.getrecursionlimit()): its code nests about two "
-        "Python frames per level of your recursion (three per iteration of a loop that calls a "
-        "function of yours). A recursion that never ends stops here; for one this deep on "
-        f"purpose, raise sys.setrecursionlimit before calling cpsad: it allows {DEPTH_FACTOR} "
-        "times that"
     )

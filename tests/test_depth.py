@@ -177,19 +177,108 @@ def test_mutual_recursion_is_collapsed_as_a_cycle():
     assert "[Previous 2 lines repeated" in notes
 
 
-def test_the_limit_under_cpsad_is_bounded_and_follows_the_callers():
-    """max(200,000, 10 x the caller's limit) while a call runs; the caller's after."""
+def test_the_limit_the_user_set_is_what_every_thread_sees():
+    """The depth a call may nest is given to the calling thread alone: ``sys.getrecursionlimit()``
+    says what the user set, inside a call too, before and after."""
     limit = sys.getrecursionlimit()
     seen = []
     cpsad.grad(limit_seen)(1.0, seen)
-    assert seen == [max(200_000, 10 * limit)]
+    assert seen == [limit]
     try:
         sys.setrecursionlimit(30_000)
         cpsad.grad(limit_seen)(1.0, seen)
-        assert seen[-1] == 300_000
+        assert seen[-1] == 30_000
         assert sys.getrecursionlimit() == 30_000
     finally:
         sys.setrecursionlimit(limit)
+
+
+def test_the_raise_is_per_thread_where_cpython_allows_it():
+    """On CPython >= 3.11 the probe of the thread state must succeed (else every deep test
+    here would pass only by luck of a fallback)."""
+    from cpsad import depth
+
+    if sys.implementation.name == "cpython" and sys.version_info >= (3, 11):
+        assert depth.raised()
+
+
+def _plain_depth(n=0):
+    """How much deeper plain Python may nest from here, in this thread."""
+    try:
+        return _plain_depth(n + 1)
+    except RecursionError:
+        return n
+
+
+def test_another_thread_keeps_its_limit_while_a_call_runs():
+    """While one thread is inside a call of cpsad (under its raised depth), another thread's
+    plain recursion fails where it fails without cpsad: raising the interpreter's limit let it
+    run 200,000 frames deep (and, in C, past the end of its stack)."""
+    import threading
+
+    from cpsad.rules import defnondiff
+
+    limit = sys.getrecursionlimit()
+    inside, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def pause():
+        inside.set()
+        assert done.wait(30)
+        return 0.0
+
+    defnondiff(pause)
+
+    def f(x):
+        return power_of(x, 3_000) + pause()
+
+    def other():
+        assert inside.wait(30)
+        seen["limit"] = sys.getrecursionlimit()
+        seen["depth"] = _plain_depth()
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        g = cpsad.grad(f)(1.0001)
+    finally:
+        done.set()
+        t.join()
+    assert g == pytest.approx(3_000 * 1.0001**2_999)
+    assert seen["limit"] == limit
+    assert 0 < seen["depth"] < limit
+
+
+def power_of(x, n):
+    if n == 0:
+        return 1.0
+    return x * power_of(x, n - 1)
+
+
+def test_the_limit_set_during_a_call_is_kept():
+    """A limit the user's code sets while a call runs is theirs: the call goes on under it, and
+    it is what the thread has after, in full."""
+    from cpsad.rules import defnondiff
+
+    limit = sys.getrecursionlimit()
+
+    def set_limit():
+        sys.setrecursionlimit(limit + 2_000)
+        return 0.0
+
+    defnondiff(set_limit)
+
+    def f(x):
+        return x * x + set_limit()
+
+    try:
+        assert cpsad.grad(f)(3.0) == pytest.approx(6.0)
+        assert sys.getrecursionlimit() == limit + 2_000
+        assert limit + 1_000 < _plain_depth() < limit + 2_000
+    finally:
+        sys.setrecursionlimit(limit)
+    assert _plain_depth() < limit
 
 
 def test_recursion_as_deep_as_the_raised_limit_allows():
@@ -224,10 +313,10 @@ def test_a_loop_that_calls_a_function_of_yours():
 # --------------------------------------------------------------------------- threads
 
 
-def test_threads_differentiating_at_once_share_one_limit():
+def test_threads_differentiating_at_once_do_not_interfere():
     """Several threads calling grad at once, recursion (10,000 frames deep, ten times the default
-    limit) and loops: no RecursionError -- the first call raises the limit, the last restores it,
-    none lowers it under another -- correct gradients, and the caller's limit exactly, after."""
+    limit) and loops: no RecursionError -- each thread's depth is its own -- correct gradients,
+    and the caller's limit exactly, after."""
     import threading
 
     limit = sys.getrecursionlimit()
