@@ -103,7 +103,7 @@ def test_finding(name, request):
 
 # --------------------------------------------------------------------------- the fuzzer itself
 
-SELF_CHECK_SEEDS = range(10_000, 10_040)
+SELF_CHECK_SEEDS = range(10_000, 10_025)
 
 
 @pytest.mark.parametrize("perturb", ["grad", "value"])
