@@ -122,6 +122,9 @@ class Release:
             for g in inner:  # a closure reads what it mentions whenever it runs
                 kept |= self.mentioned(g)
                 self.functions += [x for x in _defs(g) if isinstance(x, A.FunctionDef)]
+        returning = len(body)  # from here on only a return (or pass): returning releases all
+        while returning and isinstance(body[returning - 1], (A.Return, A.Pass)):
+            returning -= 1
         after: dict[int, list[str]] = {}
         for name, i in last.items():
             if name in kept or name in below or name not in first or not self.maybe_array(name):
@@ -130,7 +133,7 @@ class Release:
                 self.pick_in_place(body[i], name)
             while i + 1 < len(body) and _line(body[i + 1]) == _line(body[i]):
                 i += 1  # at the end of the statements of the user's line: one del a line
-            if all(isinstance(s, (A.Return, A.Pass)) for s in body[i + 1 :]):
+            if i + 1 >= returning:
                 continue  # returning releases it
             after.setdefault(i, []).append(name)
         if not after:
