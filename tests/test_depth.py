@@ -1,5 +1,6 @@
 """Loops and recursion as deep as users need, under the recursion limit they left."""
 
+import contextlib
 import re
 import sys
 
@@ -202,6 +203,19 @@ def test_the_raise_is_per_thread_where_cpython_allows_it():
         assert depth.raised()
 
 
+@contextlib.contextmanager
+def _nondiff(fn):
+    """``fn`` has no derivative while the block runs (registered, then taken out again)."""
+    from cpsad.rules import core
+
+    core.defnondiff(fn)
+    try:
+        yield
+    finally:
+        core.NONDIFF.discard(fn)
+        core._changed()
+
+
 def _plain_depth(n=0):
     """How much deeper plain Python may nest from here, in this thread."""
     try:
@@ -216,8 +230,6 @@ def test_another_thread_keeps_its_limit_while_a_call_runs():
     run 200,000 frames deep (and, in C, past the end of its stack)."""
     import threading
 
-    from cpsad.rules import defnondiff
-
     limit = sys.getrecursionlimit()
     inside, done = threading.Event(), threading.Event()
     seen = {}
@@ -226,8 +238,6 @@ def test_another_thread_keeps_its_limit_while_a_call_runs():
         inside.set()
         assert done.wait(30)
         return 0.0
-
-    defnondiff(pause)
 
     def f(x):
         return power_of(x, 3_000) + pause()
@@ -241,7 +251,8 @@ def test_another_thread_keeps_its_limit_while_a_call_runs():
     t = threading.Thread(target=other)
     t.start()
     try:
-        g = cpsad.grad(f)(1.0001)
+        with _nondiff(pause):
+            g = cpsad.grad(f)(1.0001)
     finally:
         done.set()
         t.join()
@@ -259,21 +270,18 @@ def power_of(x, n):
 def test_the_limit_set_during_a_call_is_kept():
     """A limit the user's code sets while a call runs is theirs: the call goes on under it, and
     it is what the thread has after, in full."""
-    from cpsad.rules import defnondiff
-
     limit = sys.getrecursionlimit()
 
     def set_limit():
         sys.setrecursionlimit(limit + 2_000)
         return 0.0
 
-    defnondiff(set_limit)
-
     def f(x):
         return x * x + set_limit()
 
     try:
-        assert cpsad.grad(f)(3.0) == pytest.approx(6.0)
+        with _nondiff(set_limit):
+            assert cpsad.grad(f)(3.0) == pytest.approx(6.0)
         assert sys.getrecursionlimit() == limit + 2_000
         assert limit + 1_000 < _plain_depth() < limit + 2_000
     finally:
