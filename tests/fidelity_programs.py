@@ -213,6 +213,72 @@ def late_binding_def(x):
     return fs[0](x) + fs[1](2.0)
 
 
+# The functions below call a function the loop makes anew in each iteration (with defaults, or
+# another definition). Called within its iteration, or kept having bound it by a default, they
+# are right; kept past the iteration, calling it by name, they are refused (test_fidelity).
+def redefined_function_called_in_its_iteration(x):
+    total = 0.0
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        h = lambda t: g(t) * x
+        total = total + h(x) + g(2.0)
+    return total
+
+
+def redefined_function_given_to_a_helper(x):
+    total = 0.0
+    for i in range(1, 4):
+        g = (lambda t: t * 2.0) if i == 1 else (lambda t: t * t)
+        g = lambda t, g=g: g(t) + 1.0
+        total = total + apply(lambda t: g(t) * x, x)
+    return total
+
+
+def redefined_function_kept_itself(x):
+    fs = []
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        fs.append(g)
+    return fs[0](x) + fs[2](x) * x
+
+
+def redefined_function_bound_by_a_default(x):
+    fs = []
+    for i in range(3):
+        if i == 0:
+            g = lambda t: t * 2.0
+        else:
+            g = lambda t: t * 3.0
+        fs.append(lambda t, g=g: g(t))
+    return fs[0](x) * fs[1](x)
+
+
+def redefined_function_last_one_after_the_loop(x):
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+    return g(x)
+
+
+def same_function_each_iteration_kept(x):
+    fs = []
+    for i in range(1, 4):
+
+        def g(t):
+            return t * i
+
+        fs.append(lambda t: g(t) * x)
+    return fs[0](x)
+
+
 def late_binding_dict(x):
     fs = {}
     for i in range(3):
@@ -501,6 +567,12 @@ CASES = [
     (late_binding_nested_loops, (0.7,)),
     (late_binding_while, (0.7,)),
     (late_binding_def, (0.7,)),
+    (redefined_function_called_in_its_iteration, (0.7,)),
+    (redefined_function_given_to_a_helper, (0.7,)),
+    (redefined_function_kept_itself, (0.7,)),
+    (redefined_function_bound_by_a_default, (0.7,)),
+    (redefined_function_last_one_after_the_loop, (0.7,)),
+    (same_function_each_iteration_kept, (0.7,)),
     (late_binding_dict, (0.7,)),
     (closure_called_in_loop, (0.7,)),
     (lambda_in_comprehension_element, (0.7,)),

@@ -1,5 +1,7 @@
 """Regression tests of programs cpsad once got wrong: value, gradient, forward mode, autograd."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -73,6 +75,77 @@ def test_a_value_kept_in_module_state_is_refused(f):
 
 def test_a_constant_kept_in_module_state_is_fine():
     assert_faithful(constant_through_a_global, np.array([0.3, -1.2, 2.0]))
+
+
+# ------------------------------------------------------- a function redefined in a loop, kept
+
+
+def kept_lambda_calls_a_redefined_def(x):
+    fs = []
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        fs.append(lambda t: g(t))  # noqa: B023 - the late binding under test
+    return fs[0](x)
+
+
+def kept_lambda_calls_a_lambda_of_a_branch(x):
+    fs = []
+    for i in range(3):
+        if i == 0:
+            g = lambda t: t * 2.0
+        else:
+            g = lambda t: t * 3.0
+        fs.append(lambda t: g(t))  # noqa: B023 - the late binding under test
+    return fs[0](x)
+
+
+def kept_def_calls_a_redefined_def(x):
+    fs = {}
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        def h(t):
+            return g(t) * 2.0
+
+        fs[i] = h
+    return fs[1](x)
+
+
+def kept_through_another_closure(x):
+    fs = []
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        h = lambda t: g(t)
+        fs.append(lambda t: h(t) + t)  # noqa: B023 - the late binding under test
+    return fs[0](x)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        kept_lambda_calls_a_redefined_def,
+        kept_lambda_calls_a_lambda_of_a_branch,
+        kept_def_calls_a_redefined_def,
+        kept_through_another_closure,
+    ],
+)
+def test_a_kept_closure_calling_a_redefined_function_is_refused(f):
+    """Python's closure calls the function bound to the name when it runs (after the loop: the
+    last one); cpsad's called its own iteration's, silently: 1.3 for 3.9 (``def g(t, i=i)``),
+    2.6 for 3.9 (a lambda of another branch)."""
+    x = 1.3
+    with pytest.raises(cpsad.TransformError, match="makes anew in each iteration") as info:
+        cpsad.value_and_grad(f)(x)
+    assert info.value.filename == __file__
+    assert re.search(r"`lambda t, (\w)=\1: \1\(t\)`", str(info.value))
 
 
 # ----------------------------------------------------------------------------- objects as data

@@ -82,6 +82,9 @@ class Desugar:
 
     def function(self, fdef) -> None:
         self.fdef_stack = getattr(self, "fdef_stack", []) + [fdef]
+        stale = _stale_function_call(fdef.body)
+        if stale is not None:
+            raise self.unit.error(*stale)
         shared = _late_bound(fdef.body)
         self.shared = getattr(self, "shared", []) + [shared]
         self.unbound = getattr(self, "unbound", []) + [set()]
@@ -620,6 +623,121 @@ def _late_bound(body) -> set[str]:
             }
             out |= (bound - defined) & read
     return out
+
+
+def _stale_function_call(body):
+    """``(message, node, hint)`` where a function made in a loop may outlive its iteration and
+    calls by name a function the loop makes anew in each iteration, whose instances may differ;
+    else None.
+
+    Python's closure reads the name when it runs: after the loop, the last function bound to it
+    (``fs.append(lambda t: g(t))`` after ``def g(t, i=i)``: every entry calls the last ``g``).
+    Desugar gives each iteration its own scope, and Resolve binds a call by name to the
+    definition it sees, so cpsad's closure would call its own iteration's ``g``. That is the same
+    function whenever the instances cannot differ -- one definition, no decorator, no default
+    but constants, and reading no function that may differ -- and the same call whenever the
+    closure runs within its iteration: called there, or passed to a function (a helper calls what
+    it is given). It is refused where neither holds: the closure is kept (in a list, tuple, set or
+    dict, an item or attribute, by a method such as ``append``, returned) or is a lambda put
+    anywhere else than a call's arguments or a name."""
+    defining: dict[str, list] = {}  # name -> the definitions of it in the scope
+    for n in _own(body):
+        if isinstance(n, A.FunctionDef):
+            defining.setdefault(n.name, []).append(n)
+        elif isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
+            defining.setdefault(n.id, []).append(n)
+    lambdas = {}  # id(lambda) -> the name it is assigned to
+    parent: dict[int, object] = {}
+    for n in _own(body):
+        for c in A.iter_child_nodes(n):
+            parent[id(c)] = n
+        if (
+            isinstance(n, A.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], A.Name)
+            and isinstance(n.value, A.Lambda)
+        ):
+            lambdas[id(n.value)] = n.targets[0].id
+
+    def varies(fn) -> bool:  # its instances may differ from one iteration to the next
+        args = fn.args
+        defaults = [d for d in [*args.defaults, *args.kw_defaults] if d is not None]
+        return any(not isinstance(d, A.Constant) for d in defaults) or bool(
+            getattr(fn, "decorator_list", None)
+        )
+
+    def kept(node) -> bool:  # the value of ``node`` may outlive the statement that makes it
+        up = parent.get(id(node))
+        if isinstance(up, A.Call) and node is not up.func:
+            return isinstance(up.func, A.Attribute)  # `fs.append(g)`; `helper(g)` calls it now
+        if isinstance(up, A.keyword):
+            return kept(up)
+        if isinstance(up, A.Call) or isinstance(up, A.Expr):
+            return False
+        if isinstance(up, A.Assign) and all(isinstance(t, A.Name) for t in up.targets):
+            return False  # a name: see its uses
+        return True
+
+    for outer in _top_loops(body):
+        for loop in [outer, *_own_loops(outer.body + outer.orelse)]:
+            made = [n for n in _own(loop.body + loop.orelse) if isinstance(n, A.FunctionDef)]
+            made += [
+                n
+                for st in _own(loop.body + loop.orelse)
+                for n in A.walk(st)
+                if isinstance(n, A.Lambda) and parent.get(id(n)) is st
+            ]
+            names = {}  # name of a function made in the loop -> its node
+            for n in made:
+                name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
+                if name is not None:
+                    names[name] = n
+            differ = {
+                name for name, n in names.items() if len(defining.get(name, ())) > 1 or varies(n)
+            }
+            reads = {
+                id(n): (
+                    free_names(n)
+                    if isinstance(n, A.FunctionDef)
+                    else _loads(n.body) - set(A.arg_names(n.args))
+                )
+                for n in made
+            }
+            changed = True
+            while changed:  # a function that calls one that differs differs too
+                changed = False
+                for name, n in names.items():
+                    if name not in differ and reads[id(n)] & differ:
+                        differ.add(name)
+                        changed = True
+            if not differ:
+                continue
+            loads = [n for n in _own(loop.body + loop.orelse) if isinstance(n, A.Name)]
+            for n in made:
+                stale = sorted(reads[id(n)] & differ)
+                if not stale:
+                    continue
+                name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
+                if name is None:
+                    escapes = kept(n)
+                else:
+                    escapes = any(
+                        m.id == name and isinstance(m.ctx, A.Load) and kept(m) for m in loads
+                    )
+                if escapes:
+                    g = stale[0]
+                    what = f"`{name}`" if name else "this lambda"
+                    return (
+                        f"{what} is made in a loop and kept past its iteration, and it calls "
+                        f"`{g}`, which the loop makes anew in each iteration (with other "
+                        "defaults, another definition, or calling one that is): Python calls "
+                        f"the `{g}` bound when it runs -- after the loop, the last one -- and "
+                        "cpsad would call this iteration's",
+                        n,
+                        f"say which `{g}` it calls: pass it as a default (`lambda t, {g}={g}: "
+                        f"{g}(t)`, this iteration's), or call the last one after the loop",
+                    )
+    return None
 
 
 def _top_loops(stmts):
