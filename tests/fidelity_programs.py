@@ -214,8 +214,9 @@ def late_binding_def(x):
 
 
 # The functions below call a function the loop makes anew in each iteration (with defaults, or
-# another definition). Called within its iteration, or kept having bound it by a default, they
-# are right; kept past the iteration, calling it by name, they are refused (test_fidelity).
+# another definition). Called within their iteration, or having bound it by a default, they are
+# right; kept past the iteration (or given to a helper), calling it by name, they are refused
+# (test_fidelity).
 def redefined_function_called_in_its_iteration(x):
     total = 0.0
     for i in range(1, 4):
@@ -233,7 +234,7 @@ def redefined_function_given_to_a_helper(x):
     for i in range(1, 4):
         g = (lambda t: t * 2.0) if i == 1 else (lambda t: t * t)
         g = lambda t, g=g: g(t) + 1.0
-        total = total + apply(lambda t: g(t) * x, x)
+        total = total + apply(lambda t, g=g: g(t) * x, x)
     return total
 
 

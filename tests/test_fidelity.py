@@ -128,9 +128,25 @@ def kept_through_another_closure(x):
     return fs[0](x)
 
 
+def _listed(fn):
+    return [fn]
+
+
+def kept_by_a_helper(x):
+    fs = []
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        fs = fs + _listed(lambda t: g(t))  # noqa: B023 - the late binding under test
+    return fs[0](x)
+
+
 @pytest.mark.parametrize(
     "f",
     [
+        kept_by_a_helper,
         kept_lambda_calls_a_redefined_def,
         kept_lambda_calls_a_lambda_of_a_branch,
         kept_def_calls_a_redefined_def,

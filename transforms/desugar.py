@@ -636,10 +636,10 @@ def _stale_function_call(body):
     definition it sees, so cpsad's closure would call its own iteration's ``g``. That is the same
     function whenever the instances cannot differ -- one definition, no decorator, no default
     but constants, and reading no function that may differ -- and the same call whenever the
-    closure runs within its iteration: called there, or passed to a function (a helper calls what
-    it is given). It is refused where neither holds: the closure is kept (in a list, tuple, set or
-    dict, an item or attribute, by a method such as ``append``, returned) or is a lambda put
-    anywhere else than a call's arguments or a name."""
+    closure runs within its iteration: called there by name (or made and called at once). It is
+    refused where neither holds: the closure may be kept -- put in a list, tuple, set or dict, an
+    item or attribute, returned, or given to any call (``fs.append(h)``; a helper may return or
+    keep what it is given)."""
     defining: dict[str, list] = {}  # name -> the definitions of it in the scope
     for n in _own(body):
         if isinstance(n, A.FunctionDef):
@@ -668,12 +668,10 @@ def _stale_function_call(body):
 
     def kept(node) -> bool:  # the value of ``node`` may outlive the statement that makes it
         up = parent.get(id(node))
-        if isinstance(up, A.Call) and node is not up.func:
-            return isinstance(up.func, A.Attribute)  # `fs.append(g)`; `helper(g)` calls it now
-        if isinstance(up, A.keyword):
-            return kept(up)
-        if isinstance(up, A.Call) or isinstance(up, A.Expr):
-            return False
+        if isinstance(up, (A.Call, A.keyword)) and node is not getattr(up, "func", None):
+            return True  # `fs.append(h)`, or a helper that may return or keep what it is given
+        if isinstance(up, (A.Call, A.Expr)):
+            return False  # called right there
         if isinstance(up, A.Assign) and all(isinstance(t, A.Name) for t in up.targets):
             return False  # a name: see its uses
         return True
