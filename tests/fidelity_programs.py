@@ -299,6 +299,89 @@ def lambda_in_comprehension_element(x):
     return sum([(lambda t: t * x)(i) for i in range(3)])
 
 
+# -- a function that assigns a nonlocal, called through a value --------------------------------
+# grad 0.0 (right 1.0 and 2x): the call's result unused, its argument had no adjoint -- the
+# analysis did not see that the argument flows into the variable the function changes
+
+
+def nonlocal_changed_through_an_alias(x):
+    acc = 0.0
+
+    def bump(t):
+        nonlocal acc
+        acc = acc + t
+
+    h = bump
+    h(x)
+    return acc
+
+
+def nonlocal_changed_through_a_list(x):
+    acc = 0.0
+    fs = []
+    for i in range(2):
+
+        def bump(t):
+            nonlocal acc
+            acc = acc + t * i
+
+        fs.append(bump)
+    fs[0](x)
+    fs[1](x * x)
+    return acc
+
+
+def nonlocal_changed_result_unused(x):
+    acc = 0.0
+
+    def bump(t):
+        nonlocal acc
+        acc = acc + t * t
+        return 1.0
+
+    h = bump
+    y = h(x)
+    return acc
+
+
+def nonlocal_changed_by_a_constant_call(x):
+    acc = 0.0
+
+    def bump(t):
+        nonlocal acc
+        acc = acc + t * x
+        return 1.0
+
+    h = bump
+    y = h(2.0)
+    h(3.0)
+    return acc
+
+
+def nonlocal_changed_by_a_def_of_a_loop(x):
+    acc = 0.0
+    for i in range(2):
+
+        def bump(t):
+            nonlocal acc
+            acc = acc + t * i
+
+    bump(x)
+    return acc * x
+
+
+def array_changed_through_loop_values(x):
+    acc = np.zeros(2)
+
+    def bump(t):
+        nonlocal acc
+        acc = acc + t
+
+    for h in [bump, bump]:
+        h(x)
+    return np.sum(acc * acc)
+
+
 # -- lists and tuples joined and repeated ----------------------------------------------------
 
 
@@ -568,6 +651,12 @@ CASES = [
     (late_binding_nested_loops, (0.7,)),
     (late_binding_while, (0.7,)),
     (late_binding_def, (0.7,)),
+    (nonlocal_changed_through_an_alias, (0.7,)),
+    (nonlocal_changed_through_a_list, (0.7,)),
+    (nonlocal_changed_result_unused, (0.7,)),
+    (nonlocal_changed_by_a_constant_call, (0.7,)),
+    (nonlocal_changed_by_a_def_of_a_loop, (0.7,)),
+    (array_changed_through_loop_values, (0.7,)),
     (redefined_function_called_in_its_iteration, (0.7,)),
     (redefined_function_given_to_a_helper, (0.7,)),
     (redefined_function_kept_itself, (0.7,)),

@@ -205,6 +205,7 @@ class Activity:
                         targets = vars_(assigned_names(s))
                         edges.append((targets, vars_(flow_operands(ctx, value))))
                         edges += self.local_call(value, targets, scopes, key)
+                        sinks |= set(vars_(_passed_to_value(value)))
                     elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
                         # x[i] = v: x now depends on v (and still on its old self)
                         edges.append((vars_([t.value.id]), vars_(_names([s.value, t.value]))))
@@ -218,6 +219,7 @@ class Activity:
                             edges += self.shared(s, vars_, [f.value.id, *_names(call.args)])
                     if anno.getanno(f, anno.CALLEE_KIND) == "dynamic" and isinstance(f, A.Name):
                         sinks |= set(vars_([f.id]))  # called for its effect: it may change state
+                    sinks |= set(vars_(_passed_to_value(call)))
                     edges += self.local_call(call, [], scopes, key)
                 elif isinstance(s, A.Return) and isinstance(s.value, A.Name):
                     edges.append(([(key, RET)], vars_([s.value.id])))
@@ -265,6 +267,13 @@ class Activity:
                 if isinstance(s, A.Assign):
                     t = s.targets[0]
                     if any(n in view for n in assigned_names(s)):
+                        anno.setanno(s, anno.ACTIVE, True)
+                    elif (
+                        isinstance(s.value, A.Call)
+                        and (set(_passed_to_value(s.value)) | set(_names([s.value.func]))) & view
+                        and anno.getanno(s.value.func, anno.CALLEE_KIND) == "dynamic"
+                    ):
+                        # its result unused, but the call may change active state
                         anno.setanno(s, anno.ACTIVE, True)
                     elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
                         if t.value.id in view:
@@ -548,6 +557,17 @@ def called_local(scopes, value):
         g = anno.getanno(value.func, anno.CALLEE)
         return g, scopes.node.get(g)
     return None, None
+
+
+def _passed_to_value(value) -> list[str]:
+    """The names ``value``, a call of a function value (``f(a, b)``), passes to it. The function
+    may keep what it is given in state it changes (a ``nonlocal`` it assigns, which someone reads
+    after), whatever its result is used for: each is needed (a sink), as a value someone reads.
+    Empty for anything else."""
+    if not isinstance(value, A.Call) or anno.getanno(value.func, anno.CALLEE_KIND) != "dynamic":
+        return []
+    args = [a.value if isinstance(a, A.Starred) else a for a in value.args]
+    return _names(args + [k.value for k in value.keywords])
 
 
 def _changes_outer_state(fdef) -> bool:
