@@ -38,6 +38,7 @@ CI_SEEDS = list(range(200)) + list(range(CLEAN, CLEAN + 150))
 DOCUMENTED = (
     "would change in place an array that another name shares",
     "which is not a variable of the function being differentiated",  # a global list
+    "which the loop makes anew in each iteration",  # a kept closure calling a redefined function
 )
 
 
@@ -138,7 +139,8 @@ swap unpack aug_num aug_array acc_zeros local_def lambda capture capture_before_
 capture_reassigned apply_1line apply_multi fn_in_list fn_in_tuple fn_in_dict fn_returned
 late_binding default_binding recursion_linear recursion_tree list dict append listcomp
 list_concat helper_call helper_multi nonlocal default_arg default_capture decorator alias_fn
-int_arg compose tuple_capture_unpack map global_state objects methods
+int_arg compose tuple_capture_unpack map global_state objects methods nonlocal_through_value
+loop_redefined
 """.split()
 
 

@@ -649,6 +649,7 @@ class Gen:
             (0.8 if not nested else 0, self.st_fn_container),
             (0.8 if sc.fn_depth < 2 else 0, self.st_fn_returned),
             (0.7 if not nested else 0, self.st_late_binding),
+            (0.4 if not nested else 0, self.st_loop_redefined),
             (1.0, self.st_recursion),
             (1.2 if deep < 2 else 0, self.st_list),
             (0.8, self.st_dict),
@@ -1092,6 +1093,36 @@ class Gen:
         sc.vars[res] = kind
         return lines
 
+    def st_loop_redefined(self, sc):
+        """A function the loop makes anew in each iteration, with its own default: called within
+        the iteration, or kept by a closure that binds it by a default -- or, refused, by one
+        that calls it by name (Python calls the last one)."""
+        kind = self.any_kind()
+        fs, acc, i = self.fresh("fs"), self.new_name(kind), self.fresh("i")
+        g, p, c = self.fresh("g"), self.fresh("u"), self.fresh("c")
+        inner = Scope({**sc.vars, p: kind, c: S}, ro=set(sc.vars), fn_depth=sc.fn_depth + 1)
+        body = f"{p} * {c} + {self.E(kind, inner, 1)}"
+        lines = [f"{fs} = []", f"{acc} = {self.E(kind, sc, 1)}", f"for {i} in range(1, 4):"]
+        if self.chance(0.3):
+            self.tag("loop_redefined", "lambda", "default_arg")
+            lines.append(f"    {g} = lambda {p}, {c}={i} * {self.const(0.2, 0.6, 0)}: {body}")
+        else:
+            self.tag("loop_redefined", "local_def", "default_arg")
+            lines += [
+                f"    def {g}({p}, {c}={i} * {self.const(0.2, 0.6, 0)}):",
+                f"        return {body}",
+            ]
+        form = self.wpick([(2, "now"), (2, "default"), (1, "name")])
+        arg = self.E(kind, sc, 1)
+        if form == "now":
+            lines.append(f"    {acc} = {acc} + {g}({arg})")
+        else:
+            bind = f", {g}={g}" if form == "default" else ""
+            lines.append(f"    {fs}.append(lambda {p}{bind}: {g}({p}) * {self.const()})")
+            lines.append(f"{acc} = {acc} + {fs}[0]({arg}) + {fs}[-1]({arg})")
+        sc.vars[acc] = kind
+        return lines
+
     def st_recursion(self, sc):
         kind = self.any_kind()
         res = self.new_name(kind)
@@ -1257,10 +1288,40 @@ class Gen:
             f"    nonlocal {total}",
             f"    {total} = {total} * {self.const(0.3, 0.9, 0)} + {self.E(kind, inner, 1)}",
         ]
-        if self.chance(0.4):
+        returns = self.chance(0.4)
+        if returns:
             lines.append(f"    return {total}")
+        # how it is called: by name, or through a value -- an alias, a list, a helper, a result
+        # left unused (the argument flows into `total` all the same)
+        form = self.wpick(
+            [
+                (4, "name"),
+                (1.5, "alias"),
+                (1.5, "list"),
+                (1, "helper"),
+                (1 if returns else 0, "unused"),
+            ]
+        )
+        callee = bump
+        if form == "alias":
+            self.tag("nonlocal_through_value", "alias_fn")
+            callee = self.fresh("k")
+            lines.append(f"{callee} = {bump}")
+        elif form == "list":
+            self.tag("nonlocal_through_value", "fn_in_list")
+            fs = self.fresh("fs")
+            lines.append(f"{fs} = [{bump}]")
+            callee = f"{fs}[0]"
         for _ in range(self.r.randint(1, 3)):
-            lines.append(f"{bump}({self.E(kind, sc, 1)})")
+            arg = self.E(kind, sc, 1)
+            if form == "helper":
+                self.tag("nonlocal_through_value")
+                lines.append(f"{self.lib('apply')}({bump}, {arg})")
+            elif form == "unused":
+                self.tag("nonlocal_through_value")
+                lines.append(f"{self.fresh('unused')} = {callee}({arg})")
+            else:
+                lines.append(f"{callee}({arg})")
         sc.vars[total] = kind
         return lines
 
