@@ -238,7 +238,7 @@ class Activity:
             gdef = scopes.node[g]
             sources |= {(g, p) for p in A.arg_names(gdef.args)}
             sinks.add((g, RET))
-            sinks |= {(g, p) for p in A.arg_names(gdef.args)}  # called with anything, by anyone
+            # (its parameters are not sinks: what it does with them decides whether they are needed)
             unit.locals[g].escapes = True
             # the function as a value carries its result's activity (for calls through it)
             parent = scopes.parent[g]
