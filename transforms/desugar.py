@@ -640,6 +640,13 @@ def _stale_function_call(body):
     refused where neither holds: the closure may be kept -- put in a list, tuple, set or dict, an
     item or attribute, returned, or given to any call (``fs.append(h)``; a helper may return or
     keep what it is given)."""
+    loops = [
+        loop
+        for outer in _top_loops(body)
+        for loop in [outer, *_own_loops(outer.body + outer.orelse)]
+    ]
+    if not loops:
+        return None
     defining: dict[str, list] = {}  # name -> the definitions of it in the scope
     for n in _own(body):
         if isinstance(n, A.FunctionDef):
@@ -676,65 +683,55 @@ def _stale_function_call(body):
             return False  # a name: see its uses
         return True
 
-    for outer in _top_loops(body):
-        for loop in [outer, *_own_loops(outer.body + outer.orelse)]:
-            made = [n for n in _own(loop.body + loop.orelse) if isinstance(n, A.FunctionDef)]
-            made += [
-                n
-                for st in _own(loop.body + loop.orelse)
-                for n in A.walk(st)
-                if isinstance(n, A.Lambda) and parent.get(id(n)) is st
-            ]
-            names = {}  # name of a function made in the loop -> its node
-            for n in made:
-                name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
-                if name is not None:
-                    names[name] = n
-            differ = {
-                name for name, n in names.items() if len(defining.get(name, ())) > 1 or varies(n)
-            }
-            reads = {
-                id(n): (
-                    free_names(n)
-                    if isinstance(n, A.FunctionDef)
-                    else _loads(n.body) - set(A.arg_names(n.args))
-                )
-                for n in made
-            }
-            changed = True
-            while changed:  # a function that calls one that differs differs too
-                changed = False
-                for name, n in names.items():
-                    if name not in differ and reads[id(n)] & differ:
-                        differ.add(name)
-                        changed = True
-            if not differ:
+    for loop in loops:
+        own = list(_own(loop.body + loop.orelse))
+        made = [n for n in own if isinstance(n, (A.FunctionDef, A.Lambda))]
+        names = {}  # name of a function made in the loop -> its node
+        for n in made:
+            name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
+            if name is not None:
+                names[name] = n
+        differ = {name for name, n in names.items() if len(defining.get(name, ())) > 1 or varies(n)}
+        reads = {
+            id(n): (
+                free_names(n)
+                if isinstance(n, A.FunctionDef)
+                else _loads(n.body) - set(A.arg_names(n.args))
+            )
+            for n in made
+        }
+        changed = True
+        while changed:  # a function that calls one that differs differs too
+            changed = False
+            for name, n in names.items():
+                if name not in differ and reads[id(n)] & differ:
+                    differ.add(name)
+                    changed = True
+        if not differ:
+            continue
+        loads = [n for n in own if isinstance(n, A.Name)]
+        for n in made:
+            stale = sorted(reads[id(n)] & differ)
+            if not stale:
                 continue
-            loads = [n for n in _own(loop.body + loop.orelse) if isinstance(n, A.Name)]
-            for n in made:
-                stale = sorted(reads[id(n)] & differ)
-                if not stale:
-                    continue
-                name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
-                if name is None:
-                    escapes = kept(n)
-                else:
-                    escapes = any(
-                        m.id == name and isinstance(m.ctx, A.Load) and kept(m) for m in loads
-                    )
-                if escapes:
-                    g = stale[0]
-                    what = f"`{name}`" if name else "this lambda"
-                    return (
-                        f"{what} is made in a loop and kept past its iteration, and it calls "
-                        f"`{g}`, which the loop makes anew in each iteration (with other "
-                        "defaults, another definition, or calling one that is): Python calls "
-                        f"the `{g}` bound when it runs -- after the loop, the last one -- and "
-                        "cpsad would call this iteration's",
-                        n,
-                        f"say which `{g}` it calls: pass it as a default (`lambda t, {g}={g}: "
-                        f"{g}(t)`, this iteration's), or call the last one after the loop",
-                    )
+            name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
+            if name is None:
+                escapes = kept(n)
+            else:
+                escapes = any(m.id == name and isinstance(m.ctx, A.Load) and kept(m) for m in loads)
+            if escapes:
+                g = stale[0]
+                what = f"`{name}`" if name else "this lambda"
+                return (
+                    f"{what} is made in a loop and kept past its iteration, and it calls "
+                    f"`{g}`, which the loop makes anew in each iteration (with other "
+                    "defaults, another definition, or calling one that is): Python calls "
+                    f"the `{g}` bound when it runs -- after the loop, the last one -- and "
+                    "cpsad would call this iteration's",
+                    n,
+                    f"say which `{g}` it calls: pass it as a default (`lambda t, {g}={g}: "
+                    f"{g}(t)`, this iteration's), or call the last one after the loop",
+                )
     return None
 
 
