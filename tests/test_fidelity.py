@@ -143,9 +143,23 @@ def kept_by_a_helper(x):
     return fs[0](x)
 
 
+def called_in_the_next_iteration(x):
+    total = 0.0
+    h = lambda t: 0.0
+    for i in range(1, 4):
+
+        def g(t, i=i):
+            return t * i
+
+        total = total + h(x)  # the last iteration's h, which calls this iteration's g: 6.5
+        h = lambda t: g(t)  # noqa: B023 - the late binding under test
+    return total
+
+
 @pytest.mark.parametrize(
     "f",
     [
+        called_in_the_next_iteration,
         kept_by_a_helper,
         kept_lambda_calls_a_redefined_def,
         kept_lambda_calls_a_lambda_of_a_branch,

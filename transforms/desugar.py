@@ -639,7 +639,8 @@ def _stale_function_call(body):
     closure runs within its iteration: called there by name (or made and called at once). It is
     refused where neither holds: the closure may be kept -- put in a list, tuple, set or dict, an
     item or attribute, returned, or given to any call (``fs.append(h)``; a helper may return or
-    keep what it is given)."""
+    keep what it is given) -- or called in a later iteration (read in the loop before the line
+    that makes it: ``total += h(x)`` above ``h = lambda t: g(t)``, after ``g`` is made again)."""
     loops = [
         loop
         for outer in _top_loops(body)
@@ -717,8 +718,14 @@ def _stale_function_call(body):
             name = n.name if isinstance(n, A.FunctionDef) else lambdas.get(id(n))
             if name is None:
                 escapes = kept(n)
-            else:
-                escapes = any(m.id == name and isinstance(m.ctx, A.Load) and kept(m) for m in loads)
+            else:  # kept, or called in a later iteration (read before it is made again)
+                made_at = (n.lineno, n.col_offset)
+                escapes = any(
+                    m.id == name
+                    and isinstance(m.ctx, A.Load)
+                    and (kept(m) or (m.lineno, m.col_offset) < made_at)
+                    for m in loads
+                )
             if escapes:
                 g = stale[0]
                 what = f"`{name}`" if name else "this lambda"
