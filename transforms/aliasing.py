@@ -2018,11 +2018,31 @@ def _mutates(fn, ctx) -> bool:
             if isinstance(f, A.Name):
                 if f.id in params:
                     return True  # a function value: anything
-                g = getattr(fn, "__globals__", {}).get(f.id)
+                g = _named(fn, f.id)
+                if g is _CELL:
+                    return True  # a function value the closure holds, unknown: anything
                 if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
                     if may_change_arguments(g, ctx):
                         return True
     return False
+
+
+_CELL = object()  # ``_named``: a closure's variable that holds no user function
+
+
+def _named(fn, name: str):
+    """What ``name`` means in the body of ``fn``: the function a closure cell holds (a
+    decorator's wrapper calling the ``fn`` it wraps), else ``_CELL`` for a cell holding anything
+    else; a global otherwise (None where there is none)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and name in code.co_freevars:
+        cell = (fn.__closure__ or ())[code.co_freevars.index(name)]
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            return _CELL
+        return value if isinstance(value, types.FunctionType) else _CELL
+    return getattr(fn, "__globals__", {}).get(name)
 
 
 _KEEPS: dict = {}  # function -> may it keep an argument in state outside it (a cache)
@@ -2066,7 +2086,9 @@ def _keeps(fn, ctx) -> bool:
             elif isinstance(f, A.Name):
                 if f.id in own:
                     return True  # a function value: anything
-                g = getattr(fn, "__globals__", {}).get(f.id)
+                g = _named(fn, f.id)
+                if g is _CELL:
+                    return True
                 if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
                     if may_keep_arguments(g, ctx):
                         return True
