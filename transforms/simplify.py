@@ -561,11 +561,16 @@ class Simplify:
     def dead_stores(self, f) -> bool:
         # A function of the user's used as a value (`Closure(g_bp)`, stored, returned) may run
         # in any call made after, or after `f` returns: what it reads is live there.
+        # So may one nested deeper that its own parent uses as a value: returned from there
+        # (`def make(c): def inner(u): return u * c + v; return inner`), it runs in `f` later.
         reads, _ = self.effects
         self.escaped = set()
-        for g in self.facts[id(f)].nested:
-            if not anno.hasanno(g, anno.CONT) and _used_as_value(f, g.name):
+        parents = [(f, g) for g in self.facts[id(f)].nested]
+        while parents:
+            parent, g = parents.pop()
+            if not anno.hasanno(g, anno.CONT) and _used_as_value(parent, g.name):
                 self.escaped |= reads.get(g.name, set())
+            parents += [(g, h) for h in self.facts[id(g)].nested]
         live_out = set(self.facts[id(f)].declared) | self.escaped
         changed = [False]
         self._live(f, f.body, live_out, changed)
