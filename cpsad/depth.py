@@ -96,21 +96,28 @@ def _nest(n: int) -> int:
 
 
 def _works(index: int) -> bool:
-    """Raise this thread's counters, nest past the limit, lower them: did each step do what it
-    should, and is the thread left exactly as it was?"""
+    """Try the counters on this thread, whatever its limit: left with 30 frames to go, a nest of
+    100 must fail; raised by 200 more, it must not; and the thread is left exactly as it was."""
     pair = _pair(index)
-    before = tuple(pair)
-    past = max(0, sys.getrecursionlimit() - (before[1] - before[0])) + 50  # past the limit
-    pair[0] += past + 100
-    pair[1] += past + 100
+    # (read by indexing: inside a call of a C function, as in ``tuple(pair)``, CPython 3.11
+    # counts one frame more)
+    before = (pair[0], pair[1])
+    limit = sys.getrecursionlimit()
     try:
-        _nest(past)
-    except RecursionError:
-        return False
+        pair[0], pair[1] = 30, limit  # (at 0 left, CPython finds the depth at the limit: raises)
+        try:
+            _nest(100)
+            return False
+        except RecursionError:
+            pass
+        pair[0], pair[1] = 230, limit + 200
+        try:
+            _nest(100)
+        except RecursionError:
+            return False
     finally:
-        pair[0] -= past + 100
-        pair[1] -= past + 100
-    return tuple(pair) == before
+        pair[0], pair[1] = before
+    return (pair[0], pair[1]) == before
 
 
 _INDEX_LOCK = threading.Lock()

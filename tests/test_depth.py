@@ -224,6 +224,27 @@ def _plain_depth(n=0):
         return n
 
 
+def test_the_trial_of_the_counters_leaves_the_thread_as_it_was():
+    """The probe's trial raise, at any limit, leaves this thread exactly the depth it had (a
+    value read inside a C call is one frame off: restored as read, it moved the thread's depth
+    by one)."""
+    from cpsad import depth
+
+    index = depth._counters_index()
+    if index is None:
+        pytest.skip("no per-thread counters on this Python")
+    before = _plain_depth()
+    assert depth._works(index)
+    assert _plain_depth() == before
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(1_000_000)  # the trial does not nest as deep as the limit
+        assert depth._works(index)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert _plain_depth() == before
+
+
 def test_another_thread_keeps_its_limit_while_a_call_runs():
     """While one thread is inside a call of cpsad (under its raised depth), another thread's
     plain recursion fails where it fails without cpsad: raising the interpreter's limit let it
