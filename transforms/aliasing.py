@@ -297,6 +297,7 @@ _NEW_ARRAYS = frozenset(
 
 # --------------------------------------------------------------------------- abstract values
 
+_UPTO_PASSES = 32  # ``values_ever`` passes up to a statement, per function
 TOP = ("top",)
 ESCAPED = ("escaped",)  # what code this analysis cannot see may hold (see the docstring)
 _UNKNOWN = frozenset({TOP, ESCAPED})
@@ -510,9 +511,11 @@ class _Analysis:
         self.sequences: set = set()  # sites that may make a list or a tuple
         self.duplicates: set = set()  # containers that may hold an object twice
         self._stored = None  # (container, new value) of the last ``x[i] op= v``
-        self._track = False  # recording every value (``values_ever``)
+        self._track = None  # (key in ``ever``, upto) while recording (``values_ever``)
+        self._upto_passes: dict = {}  # function -> ``values_ever`` passes with ``upto``
         self.ever: dict = {}
-        self._confined_memo: dict = {}  # (function, object) -> ``confined``'s answer
+        self._confined_memo: dict = {}  # (function, object, upto) -> ``confined``'s answer
+        self._order: dict = {}  # function -> ``order``
         self._free_vars()
         self.live_after: dict = {}  # id(statement) -> variables read after it
         self.next: dict = {}  # id(statement) -> the statement after it in its block
@@ -922,11 +925,11 @@ class _Analysis:
                 objs = self.reach(val.objs, state)
                 if not objs:
                     continue
-                if TOP in objs or any(self.overlap(f, objs, r) for r in reaches):
+                if TOP in objs or any(self.overlap(f, objs, r, s) for r in reaches):
                     held.add(slot)
                     continue
                 for e, hold in f.holders.items():
-                    if hold and self.overlap(f, objs, frozenset({(e[0], f.key, e[1])})):
+                    if hold and self.overlap(f, objs, frozenset({(e[0], f.key, e[1])}), s):
                         held.add(slot)
                         break
             anno.setanno(call, anno.HELD_ARGS, frozenset(held))
@@ -1137,8 +1140,10 @@ class _Analysis:
                 return None
             else:
                 self._statement(f, s, state)
-                if self._track:
-                    ever, heap = self.ever.setdefault(f.key, ({}, {}))
+                if self._track and (
+                    self._track[1] is None or self.order(f)[id(s)] <= self._track[1]
+                ):
+                    ever, heap = self.ever[self._track[0]]
                     for v, val in state.env.items():
                         old = ever.get(v)
                         ever[v] = val if old is None else _join(old, val)
@@ -1422,8 +1427,9 @@ class _Analysis:
 
     # ---------------------------------------------------------------- relations between entries
 
-    def overlap(self, f: _Func, a, b) -> bool:
-        """May a value made of the objects ``a`` share memory with one made of ``b`` (in ``f``)?"""
+    def overlap(self, f: _Func, a, b, at=None) -> bool:
+        """May a value made of the objects ``a`` share memory with one made of ``b`` (in ``f``,
+        at the statement ``at`` -- where ``b`` is read after it --, or anywhere in it)?"""
         if not a or not b:
             return False
         if a & _UNKNOWN or b & _UNKNOWN:
@@ -1431,8 +1437,10 @@ class _Analysis:
                 return True
             top, other = (a, b) if a & _UNKNOWN else (b, a)
             # anything, or what unknown code may hold: never an object that no such code can
-            # reach (``confined``)
-            if not all(self.confined(f, o) for o in other):
+            # reach (``confined``) -- up to ``at``: given away only later, it is what the
+            # variable holds then that unknown code gets, after the change, in Python and here
+            upto = None if at is None else self.order(f).get(id(at))
+            if not all(self.confined(f, o, upto=upto) for o in other):
                 return True
             a, b = top - _UNKNOWN, other
             if not a:
@@ -1451,7 +1459,15 @@ class _Analysis:
         eb = [o[::2] for o in b if o[0] in _ENTRY_KINDS and o[1] == f.key]
         return any(frozenset((x, y)) in f.related for x in ea for y in eb if x != y)
 
-    def confined(self, f: _Func, o, assumed=None) -> bool:
+    def order(self, f: _Func) -> dict:
+        """id(statement) -> its place in ``f``'s statements (``statements``' order: no
+        statement runs in an activation before one placed earlier, since loops are calls)."""
+        found = self._order.get(f.key)
+        if found is None:
+            found = self._order[f.key] = {id(st): i for i, st in enumerate(statements(f.fdef.body))}
+        return found
+
+    def confined(self, f: _Func, o, assumed=None, upto=None) -> bool:
         """Is ``o`` an object that no code this analysis cannot see can reach during this
         activation of ``f``: a new array or number made here, or a parameter's value where every
         call of ``f`` (a local function called by name only) gives it such an object -- and
@@ -1460,10 +1476,11 @@ class _Analysis:
         keep their parameter confined the same way: never passed to a user function or a
         function value, stored into a container or a cell, or read by a nested function? Such
         an object is none of what an unknown call returns (``TOP``): that code could only have
-        got it from here. (An activation's returns come after it.)"""
+        got it from here. (An activation's returns come after it.) With ``upto``, only the
+        statements placed up to that one (``order``) may give it away: those that have run."""
         if o in _UNKNOWN:
             return False
-        key = (f.key, o)
+        key = (f.key, o, upto)
         known = self._confined_memo.get(key)
         if known is not None:
             return known
@@ -1471,21 +1488,21 @@ class _Analysis:
         if key in assumed:  # (a recursive call: a greatest fixpoint)
             return True
         assumed.add(key)
-        answer = self._confined(f, o, assumed)
+        answer = self._confined(f, o, assumed, upto)
         assumed.discard(key)
         if not answer or not assumed:  # (a True under assumptions is not final)
             self._confined_memo[key] = answer
         return answer
 
-    def _confined(self, f: _Func, o, assumed: set) -> bool:
+    def _confined(self, f: _Func, o, assumed: set, upto=None) -> bool:
         if o[0] == "kept":  # what a caller gave ``f`` for ``o[2]`` stays in it (whatever
             # other callers give: ``_kept``)
             if f.escapes:
                 return False
             entry = _entry(f.key, o[2])
-            ever, heap = self.values_ever(f)
+            ever, heap = self.values_ever(f, upto)
             holders = {v for v, val in ever.items() if entry in _reach(val.objs, heap)}
-            return self._confined_in(f, holders | {o[2]}, assumed)
+            return self._confined_in(f, holders | {o[2]}, assumed, upto)
         if o[0] == "call":  # what a local function returned: confined there, and here
             made = self.call_sites.get(o[1])
             if made is None or made[0] != f.key:
@@ -1507,13 +1524,13 @@ class _Analysis:
                     return False
         else:
             return False
-        ever, heap = self.values_ever(f)
+        ever, heap = self.values_ever(f, upto)
         holders = {v for v, val in ever.items() if o in _reach(val.objs, heap)}
         if o[0] == "entry":
             holders.add(o[2])
-        return self._confined_in(f, holders, assumed)
+        return self._confined_in(f, holders, assumed, upto)
 
-    def _confined_in(self, f: _Func, holders: set, assumed: set) -> bool:
+    def _confined_in(self, f: _Func, holders: set, assumed: set, upto=None) -> bool:
         # (a variable of an enclosing function the function reads: its entry value's holder)
         if any((v[0] != f.key and v not in f.entry_vars) or v in self.cells for v in holders):
             return False
@@ -1525,8 +1542,15 @@ class _Analysis:
                 if other.escapes or not self.confined(other, _kept(g, v), assumed):
                     return False
         names = {v[1] for v in holders}
-        for st in statements(f.fdef.body):
-            used = {n.id for n in self._statement_nodes(st) if isinstance(n, A.Name)}
+        for i, st in enumerate(statements(f.fdef.body)):
+            if upto is not None and i > upto:
+                break
+            # (a holder assigned anew lets go of the object: only reads can give it away)
+            used = {
+                n.id
+                for n in self._statement_nodes(st)
+                if isinstance(n, A.Name) and not isinstance(n.ctx, A.Store)
+            }
             if not used & names:
                 continue
             if isinstance(st, A.FunctionDef):
@@ -1595,7 +1619,7 @@ class _Analysis:
                 if c.callee in needed and c.caller not in needed:
                     needed.add(c.caller)
                     grew = True
-        work = []  # (call, callee, caller, entry objects, their images, live reaches)
+        work = []  # (callee, caller, entry objects, their images, live reaches, call statement)
         for c in sorted(self.calls, key=lambda c: _depth(self.scopes, c.caller)):
             g, h = self.funcs[c.callee], self.funcs[c.caller]
             if g.escapes or c.callee not in needed:
@@ -1604,22 +1628,22 @@ class _Analysis:
             image = {o: self.entry_image(h, c, o) for o in objs}
             objs = [o for o in objs if image[o]]
             live = {n: self.reach(self.var_value(h, c.state, n).objs, c.state) for n in c.live}
-            work.append((g, h, objs, image, {n: r for n, r in live.items() if r}))
+            work.append((g, h, objs, image, {n: r for n, r in live.items() if r}, c.stmt))
         changed = True
         while changed:
             changed = False
-            for g, h, objs, image, live in work:
+            for g, h, objs, image, live, at in work:
                 for i, a in enumerate(objs):
                     for b in objs[i + 1 :]:
                         if a[1] != b[1]:
                             pair = frozenset((a, b))
-                            if pair not in g.related and self.overlap(h, image[a], image[b]):
+                            if pair not in g.related and self.overlap(h, image[a], image[b], at):
                                 g.related.add(pair)
                                 changed = True
                 for o in objs:
-                    found = {n for n, r in live.items() if self.overlap(h, image[o], r)}
+                    found = {n for n, r in live.items() if self.overlap(h, image[o], r, at)}
                     for e, hold in h.holders.items():
-                        if hold and self.overlap(h, image[o], frozenset({(e[0], h.key, e[1])})):
+                        if hold and self.overlap(h, image[o], frozenset({(e[0], h.key, e[1])}), at):
                             found |= hold
                     old = g.holders.get(o, set())
                     if not found <= old:
@@ -1659,7 +1683,7 @@ class _Analysis:
             )
         for n in sorted(self.live_after.get(id(s), ()) - skip, key=repr):
             other = self.reach(self.var_value(f, state, n).objs, state)
-            if not self.overlap(f, objs, other):
+            if not self.overlap(f, objs, other, s):
                 continue
             if self.visible(key, n) and self.readable(f, state, n):
                 names.append(n[1])
@@ -1668,7 +1692,7 @@ class _Analysis:
             else:
                 held.append(f"`{n[1]}` of an enclosing function")
         for e, hold in sorted(f.holders.items(), key=repr):
-            if not hold or not self.overlap(f, objs, frozenset({(e[0], key, e[1])})):
+            if not hold or not self.overlap(f, objs, frozenset({(e[0], key, e[1])}), s):
                 continue
             for h in sorted(hold, key=repr):
                 if h in skip:
@@ -1740,19 +1764,26 @@ class _Analysis:
         names = list(dict.fromkeys(names))
         return Sharing(names=names, held="; ".join(dict.fromkeys(held)) or None, must=[])
 
-    def values_ever(self, f):
+    def values_ever(self, f, upto=None):
         """(variable -> every value it holds anywhere in ``f``, the heap of all its points):
-        one more pass over ``f`` (its summaries are final), which records them."""
-        if f.key not in self.ever:
+        one more pass over ``f`` (its summaries are final), which records them. With ``upto``:
+        at the points after the statements placed up to that one (``order``) only; at most
+        ``_UPTO_PASSES`` such passes a function (then everywhere: a superset)."""
+        if upto is not None and (f.key, upto) not in self.ever:
+            self._upto_passes[f.key] = self._upto_passes.get(f.key, 0) + 1
+            if self._upto_passes[f.key] > _UPTO_PASSES:
+                upto = None
+        k = f.key if upto is None else (f.key, upto)
+        if k not in self.ever:
             saved = self.calls, self.updates
             self.calls, self.updates = [], []
-            self._track, self.ever[f.key] = True, ({}, {})
+            self._track, self.ever[k] = (k, upto), ({}, {})
             try:
                 self._points_to(f)
             finally:
-                self._track = False
+                self._track = None
                 self.calls, self.updates = saved
-        return self.ever[f.key]
+        return self.ever[k]
 
     def readable(self, f, state, var) -> bool:
         """Is ``var`` surely assigned at ``state`` (so the check may read it)? A local variable

@@ -8,8 +8,12 @@
 Refused at run time: "`s6` of the function that calls `loop_L..` holds it too". What a closure
 given away reads counts as kept by code that may run later, and the loop's function, a caller of which holds
 such a value, relates its own arguments to it. Nothing holds `acc` but `acc`: Python changes only
-it, and so would cpsad. Open: 3 of the 20,000 programs of seeds 400000..419999 (407939 reduced
-here; 410334, 415940). (Reduced by the fuzzer's reducer, the call in the branch made readable.)
+it, and so would cpsad. 3 of the 20,000 programs of seeds 400000..419999 (407939 reduced here;
+410334 is accumulator_refused_beside_unknown_cell.py). (Reduced by the fuzzer's reducer, the call
+in the branch made readable.)
+Cause: `acc13 = mat5.dot(1.0)` after the loop *assigns* `acc13`, and Aliasing's `confined` took
+every statement naming a holder for one that may give its value away (here to a method no rule
+knows). Only a read can: a holder assigned anew lets go of the object.
 Features: capture, fn_returned, acc_zeros, aug_array, for_range.
 """
 
@@ -40,7 +44,7 @@ def f(y):
 
 
 ARGS = (0.18130717473119518,)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show
