@@ -216,6 +216,23 @@ def test_lambda_as_the_differentiated_function():
     assert cpsad.grad(lambda x: x**3)(2.0) == pytest.approx(12.0)
 
 
+LOSSES = {
+    "cube": lambda x: x**3,
+    "scaled": lambda x: np.sin(x) * 2.0,
+}
+PAIR = [lambda x: x * 2.0, lambda x: x * 3.0]  # (two lambdas of one line, the same parameters)
+
+
+def test_lambdas_in_a_display_each_differentiated():
+    """A lambda whose line is a fragment (a dict's entry), or one of two on its line: the one that
+    compiled to the function is differentiated (each was refused: "cannot tell which lambda")."""
+    assert cpsad.grad(LOSSES["cube"])(2.0) == pytest.approx(12.0)
+    assert cpsad.grad(LOSSES["scaled"])(0.5) == pytest.approx(2.0 * np.cos(0.5))
+    assert [cpsad.grad(f)(1.0) for f in PAIR] == [pytest.approx(2.0), pytest.approx(3.0)]
+    same = [lambda x: x * 2.0, lambda x: x * 2.0]  # indistinguishable, and equal: either will do
+    assert cpsad.grad(same[1])(1.0) == pytest.approx(2.0)
+
+
 def test_transform_source_and_stages():
     t = cpsad.transform(C.branch, argnums=(0, 1))
     assert "def branch_bp(k, x, y):" in t.source

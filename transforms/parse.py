@@ -185,34 +185,102 @@ def _fingerprint(code, outer: frozenset):
     )
 
 
+def _lambda_keywords(source: str) -> list:
+    """Where each ``lambda`` keyword of ``source`` starts (not in strings or comments)."""
+    import io
+    import tokenize
+
+    offsets = [0]
+    for line in source.splitlines(True):
+        offsets.append(offsets[-1] + len(line))
+    found = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME and tok.string == "lambda":
+                found.append(offsets[tok.start[0] - 1] + tok.start[1])
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # (a fragment: unclosed brackets at its end; the keywords before are found)
+    return found
+
+
+def _parse_lambda_at(text: str):
+    """The lambda ``text`` starts with: the longest start of it that parses as one (what
+    follows may close an enclosing bracket or go on with a comma: ``lambda x: x,`` parses as
+    a tuple), or None."""
+    text = text.rstrip()
+    while text:
+        try:
+            body = A.parse(text).body
+        except SyntaxError:
+            body = None
+        if body and isinstance(body[0], A.Expr) and isinstance(body[0].value, A.Lambda):
+            return body[0].value
+        text = text[:-1].rstrip()
+    return None
+
+
+def _arg_names(lam) -> list:
+    return [a.id for a in lam.args.args + lam.args.kwonlyargs]
+
+
+def _shift(node, lines: int, cols: int) -> None:
+    """Locations of a tree parsed from a fragment, made the source's: ``lines`` down, and
+    ``cols`` right on the fragment's first line."""
+    for n in A.walk(node):
+        if getattr(n, "lineno", None) is None:
+            continue
+        if n.lineno == 1:
+            n.col_offset += cols
+        if getattr(n, "end_lineno", None) == 1 and n.end_col_offset is not None:
+            n.end_col_offset += cols
+        n.lineno += lines
+        if getattr(n, "end_lineno", None) is not None:
+            n.end_lineno += lines
+
+
+def _compiles_to(lam, code) -> bool:
+    """Does the lambda ``lam`` compile to the code ``code`` (its constants, parameters and the
+    names it reads the same; a free variable compiles to a global read on its own)?"""
+    try:
+        module = compile(A.to_source(lam).strip(), "<lambda>", "eval")
+    except SyntaxError:  # pragma: no cover - it parsed
+        return False
+    (new,) = [c for c in module.co_consts if isinstance(c, types.CodeType)]
+
+    def consts(c):
+        return [repr(x) for x in c.co_consts if not isinstance(x, types.CodeType)]
+
+    return (
+        new.co_argcount == code.co_argcount
+        and new.co_kwonlyargcount == code.co_kwonlyargcount
+        and new.co_varnames == code.co_varnames
+        and consts(new) == consts(code)
+        and set(new.co_names) | set(new.co_freevars) == set(code.co_names) | set(code.co_freevars)
+    )
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
 def _parse_lambda_source(source: str, fn) -> A.FunctionDef:
-    """Find the lambda that compiled to ``fn`` in the lines that hold it; return it as a ``def``."""
+    """Find the lambda that compiled to ``fn`` in the lines that hold it; return it as a ``def``.
+
+    The lines may be a fragment of a larger expression (``"a": lambda x: 2 * x,`` in a dict
+    display, a call's last argument): the lambdas are read from each ``lambda`` keyword on, and
+    of several with ``fn``'s parameters the one that compiles to ``fn``'s code is taken."""
     code = fn.__code__
-    src = source
-    tree = None
-    # The lines may be a fragment of a larger expression: trim until it parses.
-    for _ in range(len(src)):
-        try:
-            tree = A.parse(src.strip())
-            break
-        except SyntaxError:
-            src = src.rstrip()[:-1]
-    if tree is None:  # pragma: no cover
-        raise TransformError(
-            "cannot parse the lambda's source",
-            filename=code.co_filename,
-            lineno=code.co_firstlineno,
-        )
     arg_names = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    lambdas = [
-        n
-        for n in A.walk(tree)
-        if isinstance(n, A.Lambda) and [a.id for a in n.args.args + n.args.kwonlyargs] == arg_names
-    ]
+    lambdas = []
+    for at in _lambda_keywords(source):
+        lam = _parse_lambda_at(source[at:])
+        if lam is not None and _arg_names(lam) == arg_names:
+            _shift(lam, source[:at].count("\n"), at - (source.rfind("\n", 0, at) + 1))
+            lambdas.append(lam)
+    if len(lambdas) > 1:
+        lambdas = [lam for lam in lambdas if _compiles_to(lam, code)]
+        if len({A.to_source(lam) for lam in lambdas}) == 1:
+            lambdas = lambdas[:1]  # the same lambda written twice: either is the function
     if len(lambdas) != 1:
         raise TransformError(
             "cannot tell which lambda on this line to differentiate",
