@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import cpsad
+from cpsad.testing import check_grads
 from tests import fidelity_programs as P
 from tests.faithful import assert_faithful
 
@@ -209,3 +210,71 @@ def test_a_method_of_an_object_that_is_data(f):
     and kin): a call of the function value ``layer.apply``, differentiated by the dispatch --
     it was refused as "the method .apply() on a differentiable value"."""
     assert_faithful(f, np.array([0.3, -1.2, 2.0]))
+
+
+# ------------------------------------------- a helper changes an array the backward pass reads
+
+
+def _halve_in_place(a):
+    a -= 0.5 * a
+
+
+def changed_after_an_active_read(x):
+    m = np.ones(3)
+    w = np.dot(m, x)  # the adjoint of this reads m ...
+    _halve_in_place(m)  # ... which Python changes here, before the backward pass runs
+    return np.sum(w) + np.sum(m * x)
+
+
+def changed_in_a_loop_before_the_read(x):
+    m = np.ones(3)
+    total = 0.0
+    for _ in range(3):
+        _halve_in_place(m)  # the next iteration changes what this one's adjoint reads
+        total = total + np.dot(m, x)
+    return total
+
+
+def changed_through_another_name(x):
+    m = np.ones(3)
+    n = m
+    w = np.dot(n, x)
+    _halve_in_place(m)
+    return np.sum(w)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [changed_after_an_active_read, changed_in_a_loop_before_the_read, changed_through_another_name],
+)
+def test_a_helper_changing_what_the_backward_pass_reads_is_refused(f):
+    """The helper runs as plain Python on an array with no derivative of its own, so its own
+    checks never see it; the backward pass read the changed array: the gradient of
+    ``changed_after_an_active_read`` was 1.0 where Python's is 1.5 (fuzz seed 601422)."""
+    with pytest.raises(cpsad.TransformError, match="may change in place the array") as info:
+        cpsad.grad(f)(np.array([0.3, -0.2, 0.5]))
+    assert info.value.filename == __file__
+    assert ".copy()" in str(info.value)
+    # forward mode computes each derivative as it goes: right, and accepted
+    x, v = np.array([0.3, -0.2, 0.5]), np.array([0.2, 0.7, -0.4])
+    _, tangent = cpsad.jvp(f, (x,), (v,))
+    eps = 1e-6
+    assert tangent == pytest.approx((f(x + eps * v) - f(x - eps * v)) / (2 * eps), rel=1e-6)
+
+
+def copied_where_the_derivative_reads(x):
+    m = np.ones(3)
+    w = np.dot(m.copy(), x)
+    _halve_in_place(m)
+    return np.sum(w) + np.sum(m * x)
+
+
+def changed_before_the_read(x):
+    m = np.ones(3)
+    _halve_in_place(m)
+    return np.sum(np.dot(m, x))
+
+
+@pytest.mark.parametrize("f", [copied_where_the_derivative_reads, changed_before_the_read])
+def test_a_helper_changing_an_array_read_after_it_is_right(f):
+    check_grads(f, np.array([0.3, -0.2, 0.5]))

@@ -278,6 +278,7 @@ class Activity:
                     elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
                         if t.value.id in view:
                             anno.setanno(s, anno.ACTIVE, True)
+        _changed_after_read(unit, scopes, ctx)
         for key, fdef in scopes.functions():
             if key:
                 info = unit.locals[key]
@@ -534,6 +535,123 @@ def _held_changed(s, ctx) -> list[str]:
         return []
     slots = list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords]
     return [a.id for slot, a in slots if slot in held and isinstance(a, A.Name)]
+
+
+def _changed_after_read(unit, scopes, ctx) -> None:
+    """Refuse a call of a user function that may change in place an array the backward pass
+    reads: an operand of an active statement that may run before it (earlier in the function, or
+    anywhere where the function runs more than once -- a loop's, a local function's -- or in
+    another function). Python changes the array, and the derivative of that statement, computed
+    after everything, would read the changed values (``w = np.dot(m, x)`` then ``helper(m)``,
+    where ``m`` has no derivative of its own: the helper's own checks never see it; they see an
+    active one, ``_held_changed``). Forward
+    mode computes each derivative as it goes: nothing to refuse there."""
+    if unit.mode == "forward" or getattr(unit, "emitted", False):
+        return  # (emitted code changes only the buffers it made, ``acc_into``)
+    readers: dict = {}  # variable -> [(function key, place, statement)] of active statements
+    places: dict = {}
+    for key, fdef in scopes.functions():
+        for i, s in enumerate(statements(fdef.body)):
+            places[id(s)] = (key, i)
+            if not anno.getanno(s, anno.ACTIVE):
+                continue
+            value = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+            if value is None:
+                continue
+            for n in A.walk(value):
+                if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
+                    v = scopes.resolve(key, n.id)
+                    if v is not None:
+                        readers.setdefault(v, []).append((key, i, s))
+    for key, fdef in scopes.functions():
+        for s in statements(fdef.body):
+            call = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+            if not (
+                isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "user"
+            ):
+                continue
+            if not anno.getanno(call, anno.HELD_ARGS):
+                continue
+            fn = anno.getanno(call.func, anno.CALLEE)
+            changed = aliasing.changed_parameters(fn, ctx)
+            if changed is not None and aliasing.VALUE_CALLS in changed:
+                # the functions it is given, local ones that change nothing, change nothing
+                if all(_changes_nothing(scopes, key, a) for _, a in _slots(call, fn)):
+                    changed = changed - {aliasing.VALUE_CALLS}
+                else:
+                    changed = None
+            if changed is not None and not changed:
+                continue
+            holders = anno.getanno(call, anno.HELD_READERS) or {}
+            names = set()
+            for slot, a in _slots(call, fn):
+                if changed is None or slot[1] is None or slot[1] in changed:
+                    if isinstance(a, A.Name):
+                        names.add(a.id)
+                    names |= set(holders.get(slot[0], ()))
+            _, at = places[id(s)]
+            for name in sorted(names):
+                v = scopes.resolve(key, name)
+                if scopes.defs.get(v) is not None or v in unit.active_vars:
+                    # a local function: no array to change; an active value: the call runs
+                    # transformed, and the helper's own checks refuse the change
+                    continue
+                for rkey, i, r in readers.get(v, ()):
+                    if r is s or (rkey == key and not key and i >= at):
+                        continue  # the call itself; after it, in the entry function's one run
+                    shown = getattr(fn, "__name__", "the function")
+                    line = getattr(r, "lineno", None)
+                    raise unit.error(
+                        f"`{shown}` may change in place the array `{name}` holds, and the "
+                        f"derivative of line {line} reads `{name}`: the backward pass, which "
+                        "runs after everything, would see the changed values",
+                        node=call,
+                        hint=f"give the derivative a copy where it reads `{name}` "
+                        f"(`{name}.copy()` there), or give `{shown}` a copy "
+                        f"(`{name}.copy()` here) if the change is not needed",
+                    )
+
+
+def _changes_nothing(scopes, key, arg) -> bool:
+    """Is the argument ``arg`` (of a call in function ``key``) no local function, or one whose
+    body changes nothing in place and calls nothing but primitives, functions without a
+    derivative and local functions (``aliasing.changed_parameters``' function values)?"""
+    if not isinstance(arg, A.Name):
+        return True
+    g = scopes.defs.get(scopes.resolve(key, arg.id))
+    if g is None:
+        return True  # (an array, or a function of its own: the helper's source judged that)
+    for n in A.walk(scopes.node[g]):
+        if isinstance(n, A.AugAssign):
+            return False
+        if isinstance(n, (A.Subscript, A.Attribute)) and isinstance(n.ctx, A.Store):
+            return False
+        if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) not in (
+            "primitive",
+            "nondiff",
+            "local",
+        ):
+            return False
+    return True
+
+
+def _slots(call, fn) -> list:
+    """``((position or keyword, the parameter's name or None), argument)`` for each argument of
+    ``call`` (of the function ``fn``): None where a ``*args`` takes it or it is not known."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, A.Starred):
+            a = a.value
+        out.append(((i, positional[i] if i < len(positional) else None), a))
+    out += [((k.arg, k.arg), k.value) for k in call.keywords]
+    return out
 
 
 def _kept_outside(s, ctx) -> list[str]:

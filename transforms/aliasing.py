@@ -918,13 +918,21 @@ class _Analysis:
                 for v in self.value_reads(f.key, [st])
                 if v[0] == f.key or self.visible(f.key, v)
             }
+            live = sorted(live, key=repr)
             reaches = [self.reach(self.var_value(f, state, n).objs, state) for n in live]
-            held = set()
+            held, readers = set(), {}
             slots = list(range(len(call.args))) + [k.arg for k in call.keywords]
             for slot, val in zip(slots, args):
                 objs = self.reach(val.objs, state)
                 if not objs:
                     continue
+                # (the names that hold the very objects made here: Activity's check of what
+                # the backward pass reads, ``_changed_after_read``)
+                readers[slot] = frozenset(
+                    n[1]
+                    for n, r in zip(live, reaches)
+                    if self.overlap(f, objs - _UNKNOWN, r - _UNKNOWN, s)
+                )
                 if TOP in objs or any(self.overlap(f, objs, r, s) for r in reaches):
                     held.add(slot)
                     continue
@@ -933,6 +941,7 @@ class _Analysis:
                         held.add(slot)
                         break
             anno.setanno(call, anno.HELD_ARGS, frozenset(held))
+            anno.setanno(call, anno.HELD_READERS, readers)
 
     def _invoked_reads(self, callees) -> None:
         """A call of a local function reads, too, what the function values it calls read."""
@@ -2017,6 +2026,8 @@ def may_change_arguments(fn, ctx) -> bool:
     its source: an augmented assignment, a store into an item or an attribute, a method that
     changes its object, or a call of a function value or of a user function that may (a
     cycle counts as may not: what it does is seen in its other statements)."""
+    if getattr(fn, "__cpsad_composite__", None) is not None:
+        return False  # a composite (``Context.composite``): numpy's function, which changes nothing
     if fn in _MUTATES:
         return _MUTATES[fn]
     _MUTATES[fn] = False  # while it is looked at: a recursive call
@@ -2055,6 +2066,91 @@ def _mutates(fn, ctx) -> bool:
                 if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
                     if may_change_arguments(g, ctx):
                         return True
+    return False
+
+
+_DISPLAYS = (A.List, A.Dict, A.Set, A.ListComp, A.DictComp, A.SetComp)
+VALUE_CALLS = "<calls a function value it is given>"  # in ``changed_parameters``
+
+
+def changed_parameters(fn, ctx):
+    """The parameters of the user function ``fn`` that a call may change in place -- those it
+    updates, stores into or calls a changing method of by their own name -- or None for any
+    of them (a change through another name, a function value, a user function that may change
+    what it is given; ``may_change_arguments``). An empty set: it changes none. ``VALUE_CALLS``
+    among them: it calls a function value it was given, which may change anything it reaches
+    (the caller knows which functions it gives)."""
+    import inspect
+    import textwrap
+
+    if not may_change_arguments(fn, ctx):
+        return frozenset()
+    try:
+        tree = A.parse(textwrap.dedent(inspect.getsource(fn.__code__)))
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        return None
+    defs = [n for n in tree.body if isinstance(n, A.FunctionDef)]
+    if len(defs) != 1 or any(
+        isinstance(n, (A.FunctionDef, A.Lambda)) and n is not defs[0] for n in A.walk(defs[0])
+    ):
+        return None
+    params = set(A.arg_names(defs[0].args))
+    # names bound only to new containers (``out = []``): changing them changes nothing given
+    bound: dict = {}
+    for node in A.walk(defs[0]):
+        if isinstance(node, A.Assign):
+            for t in node.targets:
+                for n in A.walk(t):
+                    if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
+                        fresh = t is n and isinstance(node.value, _DISPLAYS)
+                        bound[n.id] = bound.get(n.id, True) and fresh
+        elif isinstance(node, (A.For, A.With, A.AugAssign, A.NamedExpr, A.comprehension)):
+            for n in A.walk(getattr(node, "target", None) or node):
+                if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
+                    bound[n.id] = False
+    own = {n for n, fresh in bound.items() if fresh and n not in params}
+    changed = set()
+    for node in A.walk(defs[0]):
+        if isinstance(node, A.AugAssign):
+            target = node.target
+        elif isinstance(node, (A.Subscript, A.Attribute)) and isinstance(node.ctx, A.Store):
+            target = node.value
+        elif (
+            isinstance(node, A.Call)
+            and isinstance(node.func, A.Attribute)
+            and node.func.attr in MUTATING_METHODS
+        ):
+            target = node.func.value
+        elif isinstance(node, A.Call):
+            if isinstance(node.func, A.Name) and node.func.id in params:
+                # a function value it was given: what that changes (``VALUE_CALLS``)
+                changed.add(VALUE_CALLS)
+            continue
+        else:
+            continue
+        while isinstance(target, (A.Subscript, A.Attribute)):
+            target = target.value
+        if isinstance(target, A.Name) and target.id in own:
+            continue
+        if not (isinstance(target, A.Name) and target.id in params):
+            return None  # through another name: which parameter it holds is not known here
+        changed.add(target.id)
+    if may_change_arguments_through_calls(defs[0], fn, ctx, params):
+        return None
+    return frozenset(changed)
+
+
+def may_change_arguments_through_calls(fdef, fn, ctx, params) -> bool:
+    """Does ``fdef`` (the source of ``fn``) call a user function that may change what it is
+    given, or a function a closure holds (``_mutates``'s calls)?"""
+    for node in A.walk(fdef):
+        if isinstance(node, A.Call) and isinstance(node.func, A.Name):
+            g = _named(fn, node.func.id)
+            if g is _CELL:
+                return True
+            if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
+                if may_change_arguments(g, ctx):
+                    return True
     return False
 
 

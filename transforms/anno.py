@@ -29,6 +29,9 @@ ALIASED_AUG = (
 )
 SHARED_MUTATION = "shared_mutation"  # normalize: `xs.append(v)` / `d[k] = v` whose container
 # someone else may read after (an aliasing.Sharing): shift/reset checks it where it is active
+HELD_READERS = "held_readers"  # aliasing: of such a call, for each argument (position or
+# keyword) the variables that may hold its array (by objects made here, not by what unknown code
+# may hold)
 HELD_ARGS = "held_args"  # aliasing: of a call of a user function, the positions (or keywords)
 # of its arguments whose values the caller (or its callers) may still read after it returns
 ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is the update it guards
