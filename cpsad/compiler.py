@@ -450,6 +450,9 @@ def _link(t: Transformation, fn) -> Spec:
     bp.__kwdefaults__ = fn.__kwdefaults__
     bp.__qualname__ = t.bp_name
     bp.__module__ = fn.__module__
+    composite = getattr(fn, "__cpsad_composite__", None)
+    if composite is not None:  # (cpsad's own module: transformed again all the same)
+        bp.__cpsad_composite__ = composite
     if t.bp_name in t.code.co_freevars:
         bp.__closure__[t.code.co_freevars.index(t.bp_name)].cell_contents = bp
     return Spec(t, fn, bp)

@@ -44,6 +44,8 @@ class Context:
     def classify(self, obj) -> str:
         if core.lookup(obj) is not None:
             return "primitive"
+        if getattr(obj, "__cpsad_composite__", None) is not None:
+            return "user"  # a composite's implementation (``defcomposite``): transformed
         if core.is_nondiff(obj):
             return "nondiff"
         if getattr(obj, "__cpsad_operator__", None) in ("jvp", "vjp"):
@@ -88,6 +90,9 @@ class Context:
 
     def subscript_function(self, obj):
         return core.subscript_function(obj)
+
+    def composite(self, obj):
+        return core.composite(obj)
 
     def shape_only(self, fn) -> frozenset:
         return getattr(fn, "__cpsad_shape_only__", frozenset())

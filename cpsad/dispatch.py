@@ -90,6 +90,9 @@ def _dispatch(f, k, args, kwargs):
     rule = core.lookup(f)
     if rule is not None:
         return _primitive(rule, f, k, args, kwargs), None
+    composite = core.composite(f)
+    if composite is not None:  # computed from functions with rules: transformed
+        return _function(composite, k, args, kwargs)
     if core.is_nondiff(f) or f in (int, bool, str):
         k(f(*args, **kwargs))
         return tuple(zeros_like(a) for a in args), {n: zeros_like(v) for n, v in kwargs.items()}
@@ -468,6 +471,9 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
     if rule is not None:
         _no_keyword_tangents(f, kw_tangents)
         return _primitive_jvp(rule, f, tangents, args, kwargs)
+    composite = core.composite(f)
+    if composite is not None:
+        return _call_jvp(composite, tangents, kw_tangents, args, kwargs)
     if core.is_nondiff(f) or f in (int, bool, str):
         ans = f(*args, **kwargs)
         return ans, tangent_zeros(ans)

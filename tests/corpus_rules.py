@@ -1696,6 +1696,29 @@ case(take, np.take, u(3, 4), [0, 5, 5, 11], autograd=NO_TAKE)
 case(take, np.take, u(3, 4), np.array([[2, 0], [2, 2]]), 1, autograd=NO_TAKE)
 case(take, np.take, u(3, 4), 1, -2, autograd=NO_TAKE)
 case(take_method, Method("take"), u(3, 4), [2, 0, 2], kw=dict(axis=1), fn_kw={}, autograd=NO_TAKE)
+
+
+def item_only(x):
+    return x.item()
+
+
+def item_flat(x):
+    return x.item(-7)
+
+
+def item_per_axis(x):
+    return x.item(1, 2)
+
+
+def item_tuple(x):
+    return x.item((2, -1))
+
+
+NO_ITEM = "autograd's boxes have no .item()"
+case(item_only, Method("item"), u(1, 1), fn_kw={}, autograd=NO_ITEM)
+case(item_flat, Method("item"), u(3, 4), -7, fn_kw={}, autograd=NO_ITEM)
+case(item_per_axis, Method("item"), u(3, 4), 1, 2, fn_kw={}, autograd=NO_ITEM)
+case(item_tuple, Method("item"), u(3, 4), (2, -1), fn_kw={}, autograd=NO_ITEM)
 ORDER = np.argsort(u(3, 4), axis=1)
 NO_ALONG = "autograd has no rule for np.take_along_axis"
 case(take_along_axis, np.take_along_axis, u(3, 4), ORDER[:, :2], 1, autograd=NO_ALONG)
@@ -1736,6 +1759,8 @@ NO_LINSPACE = "autograd's linspace takes other arguments"
 case(linspace, np.linspace, 0.3, 1.7, 5, wrt=(0, 1), autograd=NO_LINSPACE)
 case(linspace, np.linspace, -0.3, 0.7, 4, False, wrt=(0, 1), autograd=NO_LINSPACE)
 case(linspace, np.linspace, u(3), u(2, 3), 4, wrt=(0, 1), autograd=NO_LINSPACE)
+case(linspace, np.linspace, 0.3, 1.7, 1, wrt=(0, 1), autograd=NO_LINSPACE)
+case(linspace, np.linspace, u(3), 1.7, 0, wrt=(0, 1), autograd=NO_LINSPACE)  # no points
 # distinct values: with repeated ones, any change of them changes the result's length
 case(unique, np.unique, np.array([0.3, -0.2, 0.9, 0.1, 0.5]), autograd="autograd has no unique")
 NO_BINCOUNT = "autograd has no rule for np.bincount"

@@ -29,10 +29,11 @@ import pytest
 
 import cpsad
 from cpsad import runtime
-from cpsad.rules import core
+from cpsad.rules import composite, core
 from cpsad.rules import emitted as em
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
+from cpsad.rules import operators as ops
 from cpsad.rules import reductions as rd
 from cpsad.testing import check_grads, check_jvp
 
@@ -187,7 +188,9 @@ SAMPLES: list[tuple] = [
     (runtime.index_step, ([X[0], X[1]], 1), {}),
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
     (rd.count, (M, 1), {}),
-    (jn.linspace_weights, (5, True, X[0]), {}),
+    (jn.linspace_weights, (5, True, X), {}),
+    (ops.item_index, ((3, 4), (-5,)), {}),
+    (ops.item_index, ((3, 4), ((1, 2),)), {}),
     (jn.given, (X[0],), {}),
     (la.tensordot_subscripts, (M, M.T, 1), {}),
     (la.inner_subscripts, (M, M), {}),
@@ -212,6 +215,29 @@ SAMPLES: list[tuple] = [
 # an identity changes with every value, text with every digit. (float(str(x)) is a known gap: it
 # is differentiated as a constant; autograd and JAX cannot run it at all.)
 NOT_NUMBERS = {builtins.str, builtins.repr, builtins.hash, builtins.id}
+
+# The stop-gradient of the composites (cpsad/rules/composite.py): numpy's own value, whose
+# derivative the formula beside it gives -- its output moves, by design, so it is checked apart
+STOP_GRADIENTS = {composite._numpy_value}
+
+
+def test_the_stop_gradient_is_used_beside_a_formula_only():
+    """``_numpy_value`` is called in ``_exactly`` alone, where ``formula`` gives the derivative:
+    anywhere else it would be a silent zero gradient."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(composite))
+    callers = {
+        fn.name
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef)
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "_numpy_value"
+    }
+    assert callers == {"_exactly"}, callers
+    assert _moves(composite._numpy_value, (np.sin, X), {}) is not None  # (it is not a constant)
+
 
 # Results whose values are not defined (np.empty's memory): only their shapes and types compared
 SHAPES_ONLY = {np.empty, np.empty_like, runtime.like}
@@ -312,7 +338,7 @@ def test_the_check_finds_functions_that_move(fn, args):
 
 def test_every_function_without_derivative_has_a_sample():
     """So that a function added to the list is checked here (or named as no number)."""
-    sampled = {id(f) for f, _, _ in SAMPLES} | {id(f) for f in NOT_NUMBERS}
+    sampled = {id(f) for f, _, _ in SAMPLES} | {id(f) for f in NOT_NUMBERS | STOP_GRADIENTS}
     missing = sorted(_label(o) for o in core.NONDIFF if id(o) not in sampled)
     assert not missing, f"no sample in SAMPLES for {missing}"
     stale = sorted(_label(f) for f, _, _ in SAMPLES if not core.is_nondiff(f))

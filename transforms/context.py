@@ -84,6 +84,12 @@ class Context(Protocol):  # pragma: no cover - an interface
         function of the index that computes it -- called instead, so that the index can carry a
         derivative -- or None. (Optional: a context without it leaves subscripts as they are.)"""
 
+    def composite(self, obj):
+        """For a function without a rule of its own, a Python function that computes the same
+        from functions that have rules -- called instead, and transformed like the user's own
+        -- or None. (Optional: a context without it has no composites.) The function carries
+        the attribute ``__cpsad_composite__``: like numpy's, it changes nothing it is given."""
+
     def shape_only(self, fn) -> frozenset:
         """The parameters of a helper or rule function ``fn`` the emitted code calls by name that
         read only their argument's shape and type, never its values (``unbroadcast``'s ``x``)."""

@@ -23,7 +23,13 @@ import weakref
 
 from transforms import anno
 from transforms import astlib as A
-from transforms.resolve import annotate_global_call, resolve_call, scope_of, subscript_call
+from transforms.resolve import (
+    annotate_global_call,
+    composite_call,
+    resolve_call,
+    scope_of,
+    subscript_call,
+)
 from transforms.unit import ABSENT, Unit
 
 MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
@@ -172,7 +178,9 @@ class Inline:
                     kind = "method" if isinstance(n.func, A.Attribute) else "dynamic"
                     anno.setanno(n.func, anno.CALLEE_KIND, kind)
                 else:
-                    annotate_global_call(self.unit, n.func, path)
+                    obj = annotate_global_call(self.unit, n.func, path)
+                    if anno.getanno(n.func, anno.CALLEE_KIND) == "unknown":
+                        composite_call(self.unit, n, obj)
         self.inlined.append(fn.__qualname__)
         return out
 

@@ -4,6 +4,7 @@ Importing this package registers every family; ``defvjp`` adds a rule of your ow
 """
 
 from cpsad.rules import (  # noqa: F401
+    composite,
     containers,
     elementwise,
     emitted,
@@ -14,4 +15,12 @@ from cpsad.rules import (  # noqa: F401
     reductions,
     shape,
 )
-from cpsad.rules.core import DISCRETE, defjvp, defnondiff, defvjp, is_nondiff, lookup  # noqa: F401
+from cpsad.rules.core import (  # noqa: F401
+    DISCRETE,
+    defcomposite,
+    defjvp,
+    defnondiff,
+    defvjp,
+    is_nondiff,
+    lookup,
+)

@@ -42,6 +42,9 @@ ATTRIBUTES: dict[str, Rule] = {}  # array attribute name -> Rule
 NONDIFF: set = set()  # objects with no derivative (by identity)
 NONDIFF_ATTRIBUTES: set[str] = set()  # x.shape, x.ndim, ...
 SUBSCRIPTED: dict = {}  # id of an object like np.r_ -> the function of the index its subscript is
+# a function with no rule of its own -> a Python function computing the same from primitives that
+# have rules (``defcomposite``): cpsad transforms it like a function of yours
+COMPOSITES: dict = {}
 # How many times the tables above changed: a transformation made before a change may have used
 # what changed (a rule registered for a function it transformed instead), and is made again.
 VERSION = [0]
@@ -253,6 +256,26 @@ def lookup(obj) -> Rule | None:
         return None
 
 
+def defcomposite(primitive, implementation):
+    """Differentiate ``primitive`` as ``implementation``: a plain Python function of the same
+    parameters (and defaults), written with functions that have rules, which returns what
+    ``primitive`` returns. Calls of ``primitive`` -- written in the code, or through a value --
+    run it, transformed like a function of yours: reverse and forward mode and any order come
+    from the rules it calls (as ``jax.numpy`` is written on ``lax``)."""
+    _changed()
+    implementation.__cpsad_composite__ = primitive
+    COMPOSITES[primitive] = implementation
+    return implementation
+
+
+def composite(obj):
+    """The implementation ``defcomposite`` gave ``obj``, or None."""
+    try:
+        return COMPOSITES.get(obj)
+    except TypeError:  # unhashable
+        return None
+
+
 def is_nondiff(obj) -> bool:
     try:
         return obj in NONDIFF
@@ -285,6 +308,14 @@ def table() -> str:
     for family in ("numpy", "math module", "builtins"):
         if family in fam:
             lines.append(f"| {family} | " + ", ".join(sorted(set(fam[family]))) + " |")
+    composites = []
+    for prim, fn in COMPOSITES.items():
+        params = ", ".join(inspect.signature(fn).parameters)
+        composites.append(f"`{_label(prim)}({params})`")
+    lines.append(
+        "| numpy, computed with the functions above (cpsad/rules/composite.py: any order, both"
+        " modes) | " + ", ".join(sorted(composites)) + " |"
+    )
     ops = ", ".join(f"`{n}`" for n in sorted(OPERATORS))
     lines.append(f"| operators | {ops} |")
     lines.append("| array methods | " + ", ".join(f"`.{n}()`" for n in sorted(METHODS)) + " |")
@@ -297,7 +328,11 @@ def table() -> str:
     nondiff = sorted(
         {_label(o) for o in NONDIFF if not _label(o).startswith(("np.random.", "cpsad."))}
     )
-    steps = sorted(o.__name__ for o in NONDIFF if (_label(o)).startswith("cpsad."))
+    steps = sorted(
+        o.__name__
+        for o in NONDIFF
+        if _label(o).startswith("cpsad.") and not _label(o).startswith("cpsad.rules.composite")
+    )
     lines.append("")
     lines.append(
         "Non-differentiable (results pass through with no adjoint): "

@@ -481,28 +481,29 @@ defjvp(np.full_like, DISCRETE, full_like_value_jvp)
 
 
 def linspace_weights(num, endpoint, like):
-    """Where each point lies between ``start`` (0) and ``stop`` (1), as a column for arrays."""
+    """Where each point lies between ``start`` (0) and ``stop`` (1), as a column for arrays
+    (``like`` is the result, or its adjoint or tangent: no points, ``num=0``, included)."""
     t = np.linspace(0.0, 1.0, num, endpoint=endpoint, dtype=np.result_type(like, np.float32))
-    return np.reshape(t, (-1,) + (1,) * np.ndim(like))
+    return np.reshape(t, (-1,) + (1,) * (np.ndim(like) - 1))
 
 
 def linspace_start(g, ans, start, stop, num=50, endpoint=True):
-    return unbroadcast(np.sum(g * (1 - linspace_weights(num, endpoint, g[0])), axis=0), start)
+    return unbroadcast(np.sum(g * (1 - linspace_weights(num, endpoint, g)), axis=0), start)
 
 
 def linspace_stop(g, ans, start, stop, num=50, endpoint=True):
-    return unbroadcast(np.sum(g * linspace_weights(num, endpoint, g[0]), axis=0), stop)
+    return unbroadcast(np.sum(g * linspace_weights(num, endpoint, g), axis=0), stop)
 
 
 defvjp(np.linspace, linspace_start, linspace_stop)
 
 
 def linspace_start_jvp(t, ans, start, stop, num=50, endpoint=True):
-    return broadcast_like((1 - linspace_weights(num, endpoint, ans[0])) * t, ans)
+    return broadcast_like((1 - linspace_weights(num, endpoint, ans)) * t, ans)
 
 
 def linspace_stop_jvp(t, ans, start, stop, num=50, endpoint=True):
-    return broadcast_like(linspace_weights(num, endpoint, ans[0]) * t, ans)
+    return broadcast_like(linspace_weights(num, endpoint, ans) * t, ans)
 
 
 defjvp(np.linspace, linspace_start_jvp, linspace_stop_jvp)

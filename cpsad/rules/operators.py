@@ -14,7 +14,10 @@ from cpsad.rules.core import (
     DISCRETE,
     broadcast_like,
     defjvp,
+    defjvp_method,
     defjvp_operator,
+    defmethod,
+    defnondiff,
     defoperator,
     defvjp,
 )
@@ -442,6 +445,40 @@ def with_entry(container, key, value):
 
 
 defjvp_operator("item", DISCRETE, item_jvp)
+
+
+def item_index(shape, args) -> tuple:
+    """The element ``x.item(*args)`` reads, as an index of ``x`` (of ``shape``): none for an
+    array of one element, a flat index, or one per axis (as several numbers or one tuple)."""
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if len(args) == 0:
+        if int(np.prod(shape)) != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return (0,) * len(shape)
+    if len(args) == 1:
+        return np.unravel_index(args[0] % int(np.prod(shape)), shape)
+    return tuple(args)
+
+
+defnondiff(item_index)
+
+
+def item_method(g, ans, a, *args):
+    """``x.item(...)``: one element as a Python number; its adjoint goes back to the element."""
+    return getitem_adjoint(
+        np.asarray(g).astype(np.result_type(a, np.float32)), a, item_index(np.shape(a), args)
+    )
+
+
+defmethod("item", item_method)
+
+
+def item_method_jvp(t, ans, a, *args):
+    return t.item(*args)
+
+
+defjvp_method("item", item_method_jvp)
 
 
 def unpack(g, ans, x):

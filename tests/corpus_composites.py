@@ -1,0 +1,256 @@
+"""Cases for the composites (cpsad/rules/composite.py): numpy functions differentiated as the
+Python functions that compute them. Each wrapper calls the numpy function as a user would; the
+cases run end to end (reverse and forward mode against central finite differences, autograd
+where it has the function). Importing this module adds them to ``corpus_rules.CASES``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.corpus_rules import end_to_end, u
+
+NO_AUTOGRAD = "autograd has no rule for it"
+
+# --------------------------------------------------------------------------- moving elements
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    return np.rot90(m, k, axes)
+
+
+ROT90 = "autograd's rot90 takes no axes"
+for k in (1, 2, 3, 4, -1):
+    end_to_end(rot90, u(3, 4), k=k, autograd=ROT90)
+end_to_end(rot90, u(2, 3, 4), k=1, axes=(2, 0), autograd=ROT90)
+
+
+def rollaxis(a, axis, start=0):
+    return np.rollaxis(a, axis, start)
+
+
+for axis, start in ((2, 0), (0, 3), (-1, 1), (1, 1), (0, -1)):
+    negative = "autograd's rollaxis: no negative axis or start"
+    end_to_end(
+        rollaxis,
+        u(2, 3, 4),
+        axis=axis,
+        start=start,
+        autograd=negative if min(axis, start) < 0 else None,
+    )
+
+
+def hsplit_middle(x):
+    a, b, c = np.hsplit(x, 3)
+    return b * 2.0 + np.sum(a) * c
+
+
+def hsplit_vector(x):
+    return np.hsplit(x, [1, 3])[1]
+
+
+def vsplit_first(x):
+    return np.vsplit(x, 2)[0]
+
+
+def dsplit_last(x):
+    return np.dsplit(x, [1])[1]
+
+
+end_to_end(hsplit_middle, u(2, 6))
+end_to_end(hsplit_vector, u(5), autograd="autograd's hsplit: not of a 1-d array")
+end_to_end(vsplit_first, u(4, 3))
+end_to_end(dsplit_last, u(2, 2, 3), autograd=NO_AUTOGRAD)
+
+
+def append(arr, values, axis=None):
+    return np.append(arr, values, axis)
+
+
+end_to_end(append, u(2, 3), u(4))
+end_to_end(append, u(2, 3), u(1, 3), axis=0)
+end_to_end(append, u(2, 3), u(2, 2), axis=-1)
+end_to_end(append, u(3), 0.7)
+
+# --------------------------------------------------------------------------- differences, products
+
+
+def diff(a, n=1, axis=-1):
+    return np.diff(a, n, axis)
+
+
+def diff_ends(a, prepend, append):
+    return np.diff(a, 2, 0, prepend=prepend, append=append)
+
+
+end_to_end(diff, u(5))
+end_to_end(diff, u(4, 5), n=2)
+end_to_end(diff, u(4, 5), n=3, axis=0)
+end_to_end(diff, u(3, 4), n=0)
+end_to_end(diff_ends, u(4, 2), 0.5, u(2, 2), autograd=NO_AUTOGRAD)
+
+
+def cross(a, b):
+    return np.cross(a, b)
+
+
+def cross_axes(a, b):
+    return np.cross(a, b, axisa=0, axisb=1, axisc=0)
+
+
+end_to_end(cross, u(3), u(3))
+end_to_end(cross, u(4, 3), u(3), autograd="autograd's cross: no broadcasting")
+end_to_end(cross, u(2), u(3), autograd="numpy 2 deprecates 2-vectors")
+end_to_end(cross, u(5, 2), u(5, 2), autograd="numpy 2 deprecates 2-vectors")
+end_to_end(cross_axes, u(3, 4), u(4, 3), autograd=NO_AUTOGRAD)
+
+
+def kron(a, b):
+    return np.kron(a, b)
+
+
+end_to_end(kron, u(3), u(2))
+end_to_end(kron, u(2, 3), u(3, 2))
+end_to_end(kron, u(2), u(2, 3))
+
+# --------------------------------------------------------------------------- elementwise
+
+
+def sinc(x):
+    return np.sinc(x)
+
+
+def nan_to_num(x):
+    return np.nan_to_num(
+        np.concatenate([x, [np.inf, -np.inf, np.nan]]), nan=0.5, posinf=2.0, neginf=-3.0
+    )
+
+
+def nan_to_num_plain(x):
+    return np.nan_to_num(x)
+
+
+def real_if_close(x):
+    return np.real_if_close(x + 0j)
+
+
+end_to_end(sinc, np.array([0.0, 0.3, -1.2, 2.5]), autograd="autograd's sinc: NaN at 0")
+end_to_end(nan_to_num, u(3), autograd="autograd's nan_to_num: no nan=")
+end_to_end(nan_to_num_plain, u(3, 2))
+end_to_end(real_if_close, u(4), autograd=NO_AUTOGRAD)
+
+# --------------------------------------------------------------------------- statistics
+
+
+def average(a, weights, axis=None):
+    return np.average(a, axis, weights)
+
+
+def average_returned(a, weights):
+    avg, total = np.average(a, 1, weights, returned=True)
+    return avg * total
+
+
+def average_plain(a):
+    return np.average(a, axis=0)
+
+
+AVERAGE = "autograd has no rule for average"
+end_to_end(average, u(3, 4), u(3, 4, lo=0.5, hi=1.5), autograd=AVERAGE)
+end_to_end(average, u(3, 4), u(4, lo=0.5, hi=1.5), axis=1, autograd=AVERAGE)
+end_to_end(average_returned, u(3, 4), u(4, lo=0.5, hi=1.5), autograd=NO_AUTOGRAD)
+end_to_end(average_plain, u(3, 4), autograd=AVERAGE)
+
+
+def quantile(a, q, axis=None, method="linear", keepdims=False):
+    return np.quantile(a, q, axis, method=method, keepdims=keepdims)
+
+
+def percentile(a, q, axis=None):
+    return np.percentile(a, q, axis)
+
+
+def median(a, axis=None, keepdims=False):
+    return np.median(a, axis, keepdims=keepdims)
+
+
+QUANTILE = "autograd has no rule for quantiles"
+end_to_end(quantile, u(7), q=0.3, autograd=QUANTILE)
+end_to_end(quantile, u(4, 5), q=[0.2, 0.9], axis=1, autograd=QUANTILE)
+end_to_end(quantile, u(4, 5), q=0.4, axis=0, keepdims=True, autograd=QUANTILE)
+end_to_end(quantile, u(4, 5), q=[[0.1], [0.7]], keepdims=True, autograd=QUANTILE)
+for method in ("lower", "higher", "midpoint"):
+    end_to_end(quantile, u(6), q=[0.25, 0.5], method=method, autograd=QUANTILE)
+end_to_end(percentile, u(3, 6), q=35.0, axis=-1, autograd=QUANTILE)
+end_to_end(median, u(6), autograd=QUANTILE)
+end_to_end(median, u(5, 3), axis=0, autograd=QUANTILE)
+end_to_end(median, u(5, 3), axis=1, keepdims=True, autograd=QUANTILE)
+
+
+def partition_smallest(x):
+    return np.sum(np.partition(x, 2)[:3] ** 2)
+
+
+def partition_rows(x):
+    return np.partition(x, (0, 2), axis=0)[0]
+
+
+end_to_end(partition_smallest, u(6), autograd=NO_AUTOGRAD)
+end_to_end(partition_rows, u(4, 3), autograd=NO_AUTOGRAD)
+
+
+def interp(x, xp, fp):
+    return np.interp(x, xp, fp)
+
+
+def interp_ends(x, fp, left):
+    return np.interp(x, [0.0, 0.5, 1.0], fp, left=left, right=2.0)
+
+
+# (the points away from the knots, where the function is smooth in every argument)
+INTERP = "autograd has no rule for interp"
+XP = np.array([0.0, 0.3, 0.6, 1.0])
+end_to_end(interp, np.array([-0.3, 0.1, 0.45, 0.8, 1.4]), XP, u(4), autograd=INTERP)
+end_to_end(interp, 0.37, XP, u(4), autograd=INTERP)
+end_to_end(interp_ends, np.array([-0.3, 0.2, 0.7, 1.4]), u(3), 0.25, autograd=NO_AUTOGRAD)
+
+
+# --------------------------------------------------------------------------- more of numpy
+
+
+def gradient(f):
+    return np.gradient(f)
+
+
+def gradient_spaced(f, dx):
+    return np.gradient(f, dx, edge_order=2)
+
+
+def gradient_coordinates(f, x):
+    return np.gradient(f, x, axis=1)
+
+
+def gradient_axes(f):
+    gy, gx = np.gradient(f)
+    return gy * gx
+
+
+GRADIENT = "autograd has no rule for gradient"
+end_to_end(gradient, u(6), autograd=GRADIENT)
+end_to_end(gradient_spaced, u(6), 0.3, autograd=GRADIENT)
+end_to_end(gradient_coordinates, u(3, 5), np.array([0.0, 0.4, 0.5, 1.1, 2.0]), autograd=GRADIENT)
+end_to_end(gradient_axes, u(4, 3), autograd=GRADIENT)
+
+
+def select(x, y):
+    return np.select([x > 0.1, y > 0.0], [x * y, y**2], -1.0)
+
+
+end_to_end(select, u(6), u(6), autograd="autograd has no rule for select")
+
+
+def matrix_power(a, n):
+    return np.linalg.matrix_power(a, n)
+
+
+for n in (-2, 0, 1, 3, 6):
+    end_to_end(matrix_power, u(3, 3) * 0.3 + np.eye(3), n=n, autograd="autograd: matrix_power")
