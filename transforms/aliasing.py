@@ -2057,16 +2057,22 @@ def _mutates(fn, ctx) -> bool:
             f = node.func
             if isinstance(f, A.Attribute) and f.attr in MUTATING_METHODS:
                 return True
-            if isinstance(f, A.Name):
-                if f.id in params:
-                    return True  # a function value: anything
-                g = _named(fn, f.id)
-                if g is _CELL:
-                    return True  # a function value the closure holds, unknown: anything
-                if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
-                    if may_change_arguments(g, ctx):
-                        return True
+            if isinstance(f, A.Name) and (f.id in params or _call_changes(fn, f.id, ctx)):
+                return True  # (a function value it was given: anything)
     return False
+
+
+def _call_changes(fn, name: str, ctx) -> bool:
+    """May a call of ``name`` (not a parameter) in ``fn``'s body change what it is given: a
+    function value the closure holds (unknown: anything), or a user function that may?"""
+    g = _named(fn, name)
+    if g is _CELL:
+        return True
+    return (
+        isinstance(g, types.FunctionType)
+        and ctx.classify(g) == "user"
+        and (may_change_arguments(g, ctx))
+    )
 
 
 _DISPLAYS = (A.List, A.Dict, A.Set, A.ListComp, A.DictComp, A.SetComp)
@@ -2125,6 +2131,8 @@ def changed_parameters(fn, ctx):
             if isinstance(node.func, A.Name) and node.func.id in params:
                 # a function value it was given: what that changes (``VALUE_CALLS``)
                 changed.add(VALUE_CALLS)
+            elif isinstance(node.func, A.Name) and _call_changes(fn, node.func.id, ctx):
+                return None  # what the callee changes of what it is given is not followed
             continue
         else:
             continue
@@ -2135,23 +2143,7 @@ def changed_parameters(fn, ctx):
         if not (isinstance(target, A.Name) and target.id in params):
             return None  # through another name: which parameter it holds is not known here
         changed.add(target.id)
-    if may_change_arguments_through_calls(defs[0], fn, ctx, params):
-        return None
     return frozenset(changed)
-
-
-def may_change_arguments_through_calls(fdef, fn, ctx, params) -> bool:
-    """Does ``fdef`` (the source of ``fn``) call a user function that may change what it is
-    given, or a function a closure holds (``_mutates``'s calls)?"""
-    for node in A.walk(fdef):
-        if isinstance(node, A.Call) and isinstance(node.func, A.Name):
-            g = _named(fn, node.func.id)
-            if g is _CELL:
-                return True
-            if isinstance(g, types.FunctionType) and ctx.classify(g) == "user":
-                if may_change_arguments(g, ctx):
-                    return True
-    return False
 
 
 _CELL = object()  # ``_named``: a closure's variable that holds no user function

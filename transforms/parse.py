@@ -18,8 +18,10 @@ from __future__ import annotations
 import __future__
 
 import inspect
+import io
 import linecache
 import textwrap
+import tokenize
 import types
 
 from transforms import astlib as A
@@ -187,9 +189,6 @@ def _fingerprint(code, outer: frozenset):
 
 def _lambda_keywords(source: str) -> list:
     """Where each ``lambda`` keyword of ``source`` starts (not in strings or comments)."""
-    import io
-    import tokenize
-
     offsets = [0]
     for line in source.splitlines(True):
         offsets.append(offsets[-1] + len(line))
