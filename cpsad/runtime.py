@@ -644,6 +644,23 @@ _IN_PLACE = {
 }
 
 
+def kept_copy(x):
+    """A copy of an array a call of a helper may change in place while the backward pass still
+    has to read it (``check_unchanged``); None for anything else."""
+    return x.copy() if isinstance(x, np.ndarray) else None
+
+
+def check_unchanged(x, kept, message: str) -> None:
+    """After the call: refuse (``TypeError``: ``message``) if it changed ``x``, of which
+    ``kept`` is the copy from before."""
+    if kept is not None and not (
+        isinstance(x, np.ndarray)
+        and x.shape == kept.shape
+        and np.array_equal(x, kept, equal_nan=np.issubdtype(kept.dtype, np.inexact))
+    ):
+        raise TypeError(message)
+
+
 def check_in_place(x, op, statement, line, held, names, *values, within=None):
     """Before ``statement`` (``y op= v`` at the user's ``line``), which cpsad runs as ``y = y op
     v``: where Python would instead change ``x`` (y's value) in place -- its type has the

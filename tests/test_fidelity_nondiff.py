@@ -189,6 +189,7 @@ SAMPLES: list[tuple] = [
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
     (rd.count, (M, 1), {}),
     (jn.linspace_weights, (5, True, X), {}),
+    (runtime.check_unchanged, (X, None, "changed"), {}),  # (None: nothing kept to compare)
     (ops.item_index, ((3, 4), (-5,)), {}),
     (ops.item_index, ((3, 4), ((1, 2),)), {}),
     (jn.given, (X[0],), {}),
@@ -217,8 +218,10 @@ SAMPLES: list[tuple] = [
 NOT_NUMBERS = {builtins.str, builtins.repr, builtins.hash, builtins.id}
 
 # The stop-gradient of the composites (cpsad/rules/composite.py): numpy's own value, whose
-# derivative the formula beside it gives -- its output moves, by design, so it is checked apart
-STOP_GRADIENTS = {composite._numpy_value}
+# derivative the formula beside it gives -- its output moves, by design, so it is checked apart;
+# and the copy emitted code keeps of an array with no derivative, to check a helper left it
+# unchanged (``runtime.kept_copy``: only ever of a variable Activity found inactive)
+STOP_GRADIENTS = {composite._numpy_value, runtime.kept_copy}
 
 
 def test_the_stop_gradient_is_used_beside_a_formula_only():

@@ -39,7 +39,7 @@ DOCUMENTED = (
     "would change in place an array that another name shares",
     "which is not a variable of the function being differentiated",  # a global list
     "which the loop makes anew in each iteration",  # a kept closure calling a redefined function
-    "may change in place the array",  # a helper changing what the backward pass reads
+    "changed in place the array",  # a helper changing what the backward pass reads
 )
 
 

@@ -538,14 +538,15 @@ def _held_changed(s, ctx) -> list[str]:
 
 
 def _changed_after_read(unit, scopes, ctx) -> None:
-    """Refuse a call of a user function that may change in place an array the backward pass
-    reads: an operand of an active statement that may run before it (earlier in the function, or
-    anywhere where the function runs more than once -- a loop's, a local function's -- or in
-    another function). Python changes the array, and the derivative of that statement, computed
-    after everything, would read the changed values (``w = np.dot(m, x)`` then ``helper(m)``,
-    where ``m`` has no derivative of its own: the helper's own checks never see it; they see an
-    active one, ``_held_changed``). Forward
-    mode computes each derivative as it goes: nothing to refuse there."""
+    """Mark a call of a user function that may change in place an array the backward pass
+    reads -- an operand of an active statement that may run before it (earlier in the function,
+    or anywhere where the function runs more than once -- a loop's, a local function's -- or in
+    another function) -- with ``anno.KEEP_UNCHANGED``: ShiftReset keeps a copy before it and
+    refuses a change when it runs. Python changes the array, and the derivative of that
+    statement, computed after everything, would read the changed values (``w = np.dot(m, x)``
+    then ``helper(m)``, where ``m`` has no derivative of its own: the helper's own checks never
+    see it; they see an active one, ``_held_changed``). Forward mode computes each derivative as
+    it goes: nothing to check there."""
     if unit.mode == "forward" or getattr(unit, "emitted", False):
         return  # (emitted code changes only the buffers it made, ``acc_into``)
     readers: dict = {}  # variable -> [(function key, place, statement)] of active statements
@@ -590,6 +591,7 @@ def _changed_after_read(unit, scopes, ctx) -> None:
                         names.add(a.id)
                     names |= set(holders.get(slot[0], ()))
             _, at = places[id(s)]
+            keep = []
             for name in sorted(names):
                 v = scopes.resolve(key, name)
                 if scopes.defs.get(v) is not None or v in unit.active_vars:
@@ -600,16 +602,19 @@ def _changed_after_read(unit, scopes, ctx) -> None:
                     if r is s or (rkey == key and not key and i >= at):
                         continue  # the call itself; after it, in the entry function's one run
                     shown = getattr(fn, "__name__", "the function")
-                    line = getattr(r, "lineno", None)
-                    raise unit.error(
-                        f"`{shown}` may change in place the array `{name}` holds, and the "
-                        f"derivative of line {line} reads `{name}`: the backward pass, which "
-                        "runs after everything, would see the changed values",
-                        node=call,
-                        hint=f"give the derivative a copy where it reads `{name}` "
-                        f"(`{name}.copy()` there), or give `{shown}` a copy "
-                        f"(`{name}.copy()` here) if the change is not needed",
+                    message = (
+                        f"line {getattr(s, 'lineno', None)}: `{shown}` changed in place the "
+                        f"array `{name}` holds, and the derivative of line "
+                        f"{getattr(r, 'lineno', None)} reads `{name}`: the backward pass, which "
+                        "runs after everything, would see the changed values. Give the "
+                        f"derivative a copy where it reads `{name}` (`{name}.copy()` there), "
+                        f"or give `{shown}` a copy (`{name}.copy()` here) if the change is not "
+                        "needed"
                     )
+                    keep.append((name, message))
+                    break
+            if keep:
+                anno.setanno(s, anno.KEEP_UNCHANGED, keep)
 
 
 def _changes_nothing(scopes, key, arg) -> bool:

@@ -931,7 +931,9 @@ class _Analysis:
                 readers[slot] = frozenset(
                     n[1]
                     for n, r in zip(live, reaches)
-                    if self.overlap(f, objs - _UNKNOWN, r - _UNKNOWN, s)
+                    if self.visible(f.key, n)
+                    and self.readable(f, state, n)  # (assigned there: the check reads it)
+                    and self.overlap(f, objs - _UNKNOWN, r - _UNKNOWN, s)
                 )
                 if TOP in objs or any(self.overlap(f, objs, r, s) for r in reaches):
                     held.add(slot)

@@ -29,6 +29,8 @@ ALIASED_AUG = (
 )
 SHARED_MUTATION = "shared_mutation"  # normalize: `xs.append(v)` / `d[k] = v` whose container
 # someone else may read after (an aliasing.Sharing): shift/reset checks it where it is active
+KEEP_UNCHANGED = "keep_unchanged"  # activity: of a call statement, [(variable, message)]: arrays
+# a helper may change in place that the backward pass reads (checked around the call when it runs)
 HELD_READERS = "held_readers"  # aliasing: of such a call, for each argument (position or
 # keyword) the variables that may hold its array (by objects made here, not by what unknown code
 # may hold)

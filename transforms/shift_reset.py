@@ -94,8 +94,13 @@ class ShiftReset:
     def block(self, stmts) -> list:
         out = []
         for s in stmts:
+            keep = after = None
             if isinstance(s, (A.Assign, A.Expr)):
                 refuse_dispatch(self.unit, s.value)
+                keep = anno.getanno(s, anno.KEEP_UNCHANGED)
+            if keep:
+                before, after = self.keep_unchanged(s, keep)
+                out += before
             if isinstance(s, A.If):
                 s.body = self.block(s.body)
                 s.orelse = self.block(s.orelse)
@@ -134,7 +139,31 @@ class ShiftReset:
                 out.append(s)
             else:
                 out.append(s)
+            if after:
+                out += after
         return out
+
+    def keep_unchanged(self, s, keep) -> tuple[list, list]:
+        """Around a call that may change in place arrays the backward pass reads
+        (``anno.KEEP_UNCHANGED``, from Activity): a copy of each before it, and after it a check
+        that refuses, when it runs, a change (``kept_copy``, ``check_unchanged``)."""
+        before, after = [], []
+        for name, message in keep:
+            kept = self.unit.namer.fresh(f"{name}_kept")
+            copy = self.runtime_call("kept_copy", [A.name(name)])
+            check = self.runtime_call("check_unchanged", [A.name(name), A.name(kept)])
+            check.args.append(A.const(message))
+            before.append(A.copy_location(A.assign(kept, copy), s))
+            after.append(A.copy_location(A.expr_stmt(check), s))
+        return before, after
+
+    def runtime_call(self, helper: str, args: list):
+        """A call of the runtime's ``helper`` (one without a derivative) on ``args``."""
+        fn = self.ctx.runtime(helper)
+        func = A.name(self.unit.inject(fn, helper))
+        anno.setanno(func, anno.CALLEE, fn)
+        anno.setanno(func, anno.CALLEE_KIND, "nondiff")
+        return A.Call(func=func, args=args, keywords=[])
 
     def mutation_guard(self, s) -> list:
         """Before a differentiated change of a container in place (``xs.append(v)``, ``d[k] =

@@ -43,11 +43,13 @@ from cpsad.runtime import (
     add_tangent,
     as_adjoint,
     check_in_place,
+    check_unchanged,
     entries_adjoint,
     getitem_adjoint,
     index_step,
     item_adjoint,
     items_adjoint,
+    kept_copy,
     like,
     pick_into,
     repeat_adjoint,
@@ -65,6 +67,8 @@ from cpsad.runtime import (
 # `like`'s stand-ins, read only for their shapes; a check that returns nothing.
 defnondiff(
     check_in_place,
+    check_unchanged,
+    kept_copy,
     zeros_like,
     index_step,
     like,

@@ -378,7 +378,7 @@ class Gen:
         self.tag("reduce")
         if self.chance(0.65):
             a = self.E(V, sc, d)
-            return self.wpick(
+            picked = self.wpick(
                 [
                     (3, f"np.sum({a})"),
                     (2, f"np.mean({a})"),
@@ -390,8 +390,10 @@ class Gen:
                     (1, f"np.linalg.norm({a})"),
                     (1, f"np.prod({a})"),
                     (1, f"np.sum({a}[{self.r.randrange(2)}:])"),
+                    (1, None),  # (a composite, made only if picked)
                 ]
             )
+            return self.composite_reduce(a, sc, d) if picked is None else picked
         a = self.E(M, sc, d)
         self.tag("matrix")
         return self.wpick(
@@ -404,6 +406,18 @@ class Gen:
                 (1, f"{a}.mean()"),
             ]
         )
+
+    def composite_reduce(self, a, sc, d):
+        """A reduction numpy computes in Python, which cpsad differentiates as its composite."""
+        self.tag("composite")
+        form = self.r.randrange(4)
+        if form == 0:
+            return f"np.median({a})"
+        if form == 1:
+            return f"np.percentile({a}, {self.r.choice([10, 35, 50, 80])})"
+        if form == 2:
+            return f"np.average({a}, weights=np.abs({self.E(V, sc, d - 1)}) + 0.5)"
+        return f"np.sum(np.diff({a}) ** 2)"
 
     def s_ternary(self, sc, d):
         self.tag("ternary")
@@ -458,8 +472,24 @@ class Gen:
 
     def v_shape(self, sc, d):
         a = self.E(V, sc, d)
-        form = self.pick(["slice", "flip", "roll", "cumsum", "concat", "reshape", "reshape_m"])
+        form = self.pick(
+            ["slice", "flip", "roll", "cumsum", "concat", "reshape", "reshape_m", "composite"]
+        )
         self.tag({"concat": "concatenate", "reshape_m": "reshape"}.get(form, form), "vector")
+        if form == "composite":  # numpy computing in Python: cpsad's composites
+            b = self.E(V, sc, d)
+            self.tag("composite")
+            return self.pick(
+                [
+                    f"np.diff({a}, prepend=0.5)",
+                    f"np.cross({a}, {b})",
+                    f"np.interp({a}, [-1.0, 0.0, 1.0], {b})",
+                    f"np.gradient({a})",
+                    f"np.append({a}[:1], {b}[1:])",
+                    f"np.sinc({a})",
+                    f"np.kron({a}[:1], {b})",
+                ]
+            )
         if form == "slice":
             return f"{a}[::-1]"
         if form == "flip":
@@ -541,6 +571,8 @@ class Gen:
                 f"np.reshape(np.reshape({a}, 9), (3, 3))",
                 f"(({a} + {a}.T) * 0.5)",
                 f"np.tril({a})",
+                f"np.rot90({a})",
+                f"np.linalg.matrix_power(0.5 * {a}, 2)",
             ]
         )
 

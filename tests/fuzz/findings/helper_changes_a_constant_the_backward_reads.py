@@ -8,8 +8,11 @@ Right (central differences): 3.0 (mat6 as it was at the dot); cpsad: 1.5 -- the 
 which runs after everything, read mat6 after the helper had changed it. The helper ran as plain
 Python (nothing it was given is differentiated), so its own in-place checks never saw the call;
 the fix for helper_changes_what_backward_reads.py covered differentiated arguments only. Now
-refused at the call (Activity's ``_changed_after_read``) with the copy that makes it right;
-forward mode, which computes each derivative as it goes, is accepted and right. Seed 601422 of
+a copy of mat6 is kept before the call and compared after it (Activity's
+``_changed_after_read``, ``check_unchanged``): the change is refused when it happens, with the
+copy that makes it right (a helper that could change it and does not is accepted); forward mode,
+which computes each derivative as it goes, is accepted and right. (A static refusal of every
+such call refused 22 of 400 fuzzed programs, nearly all falsely.) Seed 601422 of
 seeds 600000..601499 (reduced by the fuzzer's reducer).
 Features: helper_call, aug_array, matmul.
 """
