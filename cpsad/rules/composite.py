@@ -6,8 +6,8 @@ returns what numpy returns, value and type. ``defcomposite`` registers it: a cal
 function in differentiated code runs the composite instead, transformed like a function of
 yours, so reverse mode, forward mode and every higher order come from the rules it calls -- the
 way ``jax.numpy`` is written on ``lax``. Each one is checked like a rule, end to end, against
-central finite differences, autograd where it has the function, and numpy's own value
-(tests/corpus_rules.py, "composites").
+central finite differences, autograd where it has the function (tests/corpus_composites.py),
+and against numpy's own value (tests/test_composites.py).
 
 The invariant: for every argument numpy accepts here, a composite returns numpy's value, bit for
 bit (``cpsad.vjp`` compares the two runs exactly), and raises where numpy raises; what it does not
@@ -32,9 +32,9 @@ def _part(fn):
 
 
 def _numpy_value(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` as a constant: the one function on the no-derivative list whose
-    value moves with its inputs -- a stop-gradient, called in ``_exactly`` alone (a test keeps
-    it so), where the formula beside it gives the derivative."""
+    """``fn(*args, **kwargs)`` as a constant: on the no-derivative list though its value moves
+    with its inputs -- a stop-gradient, called in ``_exactly`` alone (a test keeps it so), where
+    the formula beside it gives the derivative."""
     return fn(*args, **kwargs)
 
 
