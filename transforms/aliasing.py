@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import builtins
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -2081,6 +2082,11 @@ _DISPLAYS = (A.List, A.Dict, A.Set, A.ListComp, A.DictComp, A.SetComp)
 VALUE_CALLS = "<calls a function value it is given>"  # in ``changed_parameters``
 
 
+# function -> (its code, ``changed_parameters``' answer): a cache that lets the function go and
+# is asked again when its code is replaced (a reload)
+_CHANGED = weakref.WeakKeyDictionary()
+
+
 def changed_parameters(fn, ctx):
     """The parameters of the user function ``fn`` that a call may change in place -- those it
     updates, stores into or calls a changing method of by their own name -- or None for any
@@ -2088,6 +2094,17 @@ def changed_parameters(fn, ctx):
     what it is given; ``may_change_arguments``). An empty set: it changes none. ``VALUE_CALLS``
     among them: it calls a function value it was given, which may change anything it reaches
     (the caller knows which functions it gives)."""
+    code = getattr(fn, "__code__", None)
+    try:
+        known = _CHANGED.get(fn)
+    except TypeError:  # (not weakly referable)
+        return _changed_parameters(fn, ctx)
+    if known is None or known[0] is not code:
+        known = _CHANGED[fn] = (code, _changed_parameters(fn, ctx))
+    return known[1]
+
+
+def _changed_parameters(fn, ctx):
     import inspect
     import textwrap
 
