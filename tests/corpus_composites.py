@@ -254,3 +254,14 @@ def matrix_power(a, n):
 
 for n in (-2, 0, 1, 3, 6):
     end_to_end(matrix_power, u(3, 3) * 0.3 + np.eye(3), n=n, autograd="autograd: matrix_power")
+
+
+def piecewise(x):
+    return np.piecewise(x, [x < 0.0, x > 0.5], [np.sin, 2.0, _square_centered])
+
+
+def _square_centered(t):
+    return (t - np.mean(t)) ** 2
+
+
+end_to_end(piecewise, np.array([-0.8, -0.2, 0.3, 0.9, 1.5]), autograd="autograd has no piecewise")

@@ -19,6 +19,13 @@ def u(*shape):
     return R.uniform(-1.0, 1.0, shape)
 
 
+PW = np.array([-0.8, -0.2, 0.3, 0.9, 1.5])
+
+
+def _centered(t):
+    return t - np.mean(t)  # (not elementwise: numpy gives it the selected elements at once)
+
+
 # (numpy function, positional arguments, keywords): each differentiable argument first
 VALUES = [
     *[(np.rot90, (u(3, 4), k), {}) for k in range(-2, 6)],
@@ -105,6 +112,11 @@ VALUES = [
     *[(np.linalg.matrix_power, (u(3, 3) + np.eye(3), k), {}) for k in (-3, -1, 0, 1, 2, 3, 4, 7)],
     (np.linalg.matrix_power, (u(2, 3, 3), 5), {}),
     (np.linalg.matrix_power, (np.arange(4).reshape(2, 2), 3), {}),
+    (np.piecewise, (PW, [PW < 0, PW >= 0], [np.negative, np.square]), {}),
+    (np.piecewise, (PW, [PW < 0, PW > 0.5], [np.sin, 2.0, np.tanh]), {}),
+    (np.piecewise, (PW, [PW < 0.5, PW < 0], [_centered, np.exp]), {}),
+    (np.piecewise, (np.arange(4), [np.arange(4) > 1], [np.sqrt, 0]), {}),
+    (np.piecewise, (0.3, 0.3 > 0, [np.sin, np.cos]), {}),
 ]
 
 

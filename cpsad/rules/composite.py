@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defcomposite, defnondiff
+from cpsad.runtime import getitem_adjoint
 
 
 def _part(fn):
@@ -613,3 +614,32 @@ def matrix_power(a, n):
 
 
 defcomposite(np.linalg.matrix_power, matrix_power)
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """``np.piecewise``: where each condition holds (the later ones over the earlier), its
+    function of ``x`` there, or its constant; an extra function for where none holds."""
+    x = np.asarray(x)
+    if np.isscalar(condlist) or (
+        not isinstance(condlist[0], (list, np.ndarray)) and np.ndim(x) != 0
+    ):
+        condlist = [condlist]
+    conds = np.asarray(condlist, dtype=bool)
+    n = len(conds)
+    if n == len(funclist) - 1:
+        conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)], axis=0)
+        n = n + 1
+    elif n != len(funclist):
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    y = np.zeros_like(x)
+    for i in range(n):
+        cond = conds[i]
+        func = funclist[i]
+        if not callable(func):
+            y = np.where(cond, func, y)
+        elif np.any(cond):
+            y = np.where(cond, getitem_adjoint(func(x[cond], *args, **kw), x, cond), y)
+    return y.astype(x.dtype)
+
+
+defcomposite(np.piecewise, piecewise)
