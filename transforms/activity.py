@@ -549,21 +549,7 @@ def _changed_after_read(unit, scopes, ctx) -> None:
     it goes: nothing to check there."""
     if unit.mode == "forward" or getattr(unit, "emitted", False):
         return  # (emitted code changes only the buffers it made, ``acc_into``)
-    readers: dict = {}  # variable -> [(function key, place, statement)] of active statements
-    places: dict = {}
-    for key, fdef in scopes.functions():
-        for i, s in enumerate(statements(fdef.body)):
-            places[id(s)] = (key, i)
-            if not anno.getanno(s, anno.ACTIVE):
-                continue
-            value = s.value if isinstance(s, (A.Assign, A.Expr)) else None
-            if value is None:
-                continue
-            for n in A.walk(value):
-                if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
-                    v = scopes.resolve(key, n.id)
-                    if v is not None:
-                        readers.setdefault(v, []).append((key, i, s))
+    index = None  # (readers, places): made at the first call that needs it
     for key, fdef in scopes.functions():
         for s in statements(fdef.body):
             call = s.value if isinstance(s, (A.Assign, A.Expr)) else None
@@ -583,6 +569,9 @@ def _changed_after_read(unit, scopes, ctx) -> None:
                     changed = None
             if changed is not None and not changed:
                 continue
+            if index is None:
+                index = _active_readers(scopes)
+            readers, places = index
             holders = anno.getanno(call, anno.HELD_READERS) or {}
             names = set()
             for slot, a in _slots(call, fn):
@@ -615,6 +604,27 @@ def _changed_after_read(unit, scopes, ctx) -> None:
                     break
             if keep:
                 anno.setanno(s, anno.KEEP_UNCHANGED, keep)
+
+
+def _active_readers(scopes) -> tuple[dict, dict]:
+    """(variable -> [(function key, place, statement)] of the active statements that read it,
+    id(statement) -> (function key, place)): places in ``statements`` order."""
+    readers: dict = {}
+    places: dict = {}
+    for key, fdef in scopes.functions():
+        for i, s in enumerate(statements(fdef.body)):
+            places[id(s)] = (key, i)
+            if not anno.getanno(s, anno.ACTIVE):
+                continue
+            value = s.value if isinstance(s, (A.Assign, A.Expr)) else None
+            if value is None:
+                continue
+            for n in A.walk(value):
+                if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
+                    v = scopes.resolve(key, n.id)
+                    if v is not None:
+                        readers.setdefault(v, []).append((key, i, s))
+    return readers, places
 
 
 def _changes_nothing(scopes, key, arg) -> bool:
