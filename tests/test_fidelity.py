@@ -296,3 +296,74 @@ def test_a_helper_changing_an_array_read_after_it_is_right(f):
     """Accepted where the derivative reads the array as it was: a copy, the change before the
     read, or a helper that could change it and does not (checked when it runs: no refusal)."""
     check_grads(f, np.array([0.3, -0.2, 0.5]))
+
+
+# ----------------------------------------------------------------------------- flow-sensitive activity
+# A value read before its name is rebound to something active is not active itself: the rebinding
+# (a loop carrying it, a branch, a plain statement) reaches nothing and gets no adjoint code. Were
+# it differentiated anyway, its zero adjoint would meet the overflowed values the rebinding made
+# (0 * inf = NaN) -- finding nan_through_unused_loop_carried_value.py, seed 601102.
+
+
+def read_before_a_loop_rebinds_it(x):
+    s = 1.0
+    r = s
+    for _ in range(3):
+        s = s * np.exp(1000.0 * x)
+    return r + x
+
+
+def read_before_a_while_loop_rebinds_it(x):
+    s, r = 1.0, 0.0
+    r = s * 2.0
+    n = 0
+    while n < 4:
+        s = s * np.exp(900.0 * x)
+        n += 1
+    return r * x
+
+
+def read_in_a_branch_before_a_loop_rebinds_it(x):
+    s = 2.0
+    if x > 0:
+        r = s
+    else:
+        r = s + 1.0
+    for _ in range(2):
+        s = np.exp(800.0 * x) * s
+    return r * x
+
+
+def read_before_and_after_a_loop_rebinds_it(x):
+    s = x * 0.5
+    r = s
+    for _ in range(3):
+        s = s * np.sin(x) + x
+    return r * s
+
+
+def kept_by_a_closure_before_a_loop_rebinds_it(x):
+    s = 1.0
+    g = lambda: s  # noqa: E731  (shares s: one variable, flow-insensitive, still right)
+    r = g()
+    for _ in range(2):
+        s = s * x
+    return r * x + g()
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        read_before_a_loop_rebinds_it,
+        read_before_a_while_loop_rebinds_it,
+        read_in_a_branch_before_a_loop_rebinds_it,
+        read_before_and_after_a_loop_rebinds_it,
+        kept_by_a_closure_before_a_loop_rebinds_it,
+    ],
+)
+def test_a_value_read_before_its_name_is_rebound(f):
+    with np.errstate(over="ignore", invalid="ignore"):  # the rebinding overflows, unused
+        for x in (0.7, -0.4):
+            grad = cpsad.grad(f)(x)
+            assert np.isfinite(grad), grad
+            assert_faithful(f, x)

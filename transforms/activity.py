@@ -2,7 +2,11 @@
 
 A value is *active* when it depends on a differentiated parameter (forward) and can reach the
 function's result (backward): only active values get adjoint code, so ``n = len(x)`` or a loop
-counter costs nothing in the backward pass. The analysis is flow-insensitive and conservative: a
+counter costs nothing in the backward pass. Within a function the analysis is flow-sensitive: each
+assignment of a name nothing else sees is a version of its own (``Versions``), so ``r = s`` read
+before ``s`` is rebound to an active value is not active (nor is a loop whose results reach
+nothing, which would otherwise send zero adjoints through overflowed values: 0 * inf is NaN).
+Across functions, and for what nested functions share, it is flow-insensitive and conservative: a
 variable is active if any of its assignments is. Variables are resolved as Python resolves them
 -- a name in a nested function may be its own or an enclosing function's -- and derivatives flow
 into a local function through its parameters and out through its returns; a local function
@@ -23,7 +27,7 @@ from transforms import aliasing, anno
 from transforms import astlib as A
 from transforms.context import Default
 from transforms.normalize import MUTATORS
-from transforms.scoping import local_names, own_nodes
+from transforms.scoping import free_names, local_names, own_nodes
 from transforms.unit import Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
@@ -138,6 +142,87 @@ def statements(block):
             yield from statements(s.orelse)
 
 
+class Versions:
+    """The versions of a function's own variables, one per assignment (an SSA form of its
+    acyclic body: loops are recursive functions by now), so that activity is flow-sensitive
+    within a function: ``s = x`` read before ``s`` is rebound to something active is not
+    active itself. A variable is ``(key, name)`` -- for a parameter or a name read before any
+    assignment, its value on entry -- or ``(key, name, n)``, the value the n-th assignment
+    gives it. Versioned are only names nothing else can see change: not those a nested function
+    reads or writes, nor a function's name, nor a container changed in place (``x[i] = v``,
+    ``xs.append(v)``, a change aliasing finds others share) -- those stay one variable."""
+
+    def __init__(self, scopes, key, fdef):
+        self.scopes, self.key = scopes, key
+        targets = set()
+        unversioned = set()
+        for s in statements(fdef.body):
+            if isinstance(s, A.Assign):
+                t = s.targets[0]
+                named = [t] if isinstance(t, A.Name) else getattr(t, "elts", [])
+                targets |= {id(e) for e in named if isinstance(e, A.Name)}
+            elif isinstance(s, A.FunctionDef):
+                unversioned.add(s.name)
+                unversioned |= free_names(s)
+            name, in_place = _mutated(s)
+            if in_place:
+                unversioned.add(name)
+            found = anno.getanno(s, anno.SHARED_MUTATION)
+            if found is not None:
+                unversioned |= set(found.names)
+        for n in own_nodes(fdef):
+            if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load) and id(n) not in targets:
+                unversioned.add(n.id)  # bound some other way: a single variable
+        self.versioned = scopes.locals[key] - unversioned
+        self.count = 0
+
+    def reader(self, env):
+        """The variables each of some names may hold where ``env`` holds."""
+
+        def vars_(names) -> list:
+            out = []
+            for n in names:
+                if n in self.versioned:
+                    out += env.get(n, [(self.key, n)])
+                else:
+                    v = self.scopes.resolve(self.key, n)
+                    if v is not None:
+                        out.append(v)
+            return out
+
+        return vars_
+
+    def fresh(self, names) -> list:
+        """The variables an assignment to ``names`` binds (in order; a global: none)."""
+        out = []
+        for n in names:
+            if n in self.versioned:
+                self.count += 1
+                out.append((self.key, n, self.count))
+            else:
+                v = self.scopes.resolve(self.key, n)
+                if v is not None:
+                    out.append(v)
+        return out
+
+    def bind(self, env, names, variables) -> None:
+        """After the assignment: ``env`` sees the new versions (``fresh``'s) of ``names``."""
+        for v in variables:
+            if len(v) == 3:
+                env[v[1]] = [v]
+
+    def merge(self, envs) -> dict:
+        """Where branches join: a name may hold what it holds at the end of any of them."""
+        out: dict = {}
+        for env in envs:
+            for n, vs in env.items():
+                out[n] = out.get(n, []) + [v for v in vs if v not in out.get(n, [])]
+        for n in out:
+            if any(n not in env for env in envs):  # unbound on entry in some branch
+                out[n] = out[n] + [(self.key, n)]
+        return out
+
+
 def scope_key(fdef, root) -> str:
     return "" if fdef is root else anno.getanno(fdef, anno.DEF_KEY)
 
@@ -188,41 +273,60 @@ class Activity:
         escaping: set[str] = set()
 
         for key, fdef in scopes.functions():
+            versions = Versions(scopes, key, fdef)
 
-            def var(name, key=key):
-                return scopes.resolve(key, name)
+            def walk(block, env, key=key, versions=versions):
+                """The edges of ``block``'s statements, in order; ``env``: the versions each name
+                may hold here. Returns the versions after the block (None: it returned)."""
+                for s in block:
+                    vars_ = versions.reader(env)
+                    if isinstance(s, A.If):
+                        after = [e for e in (walk(s.body, dict(env)), walk(s.orelse, dict(env)))]
+                        after = [e for e in after if e is not None]
+                        if not after:
+                            return None
+                        env = versions.merge(after)
+                        continue
+                    sinks.update(vars_(_held_changed(s, ctx)))
+                    sinks.update(vars_(_kept_outside(s, ctx)))
+                    if isinstance(s, A.Assign):
+                        t = s.targets[0]
+                        value = s.value
+                        if isinstance(t, (A.Name, A.Tuple, A.List)):
+                            operands = vars_(flow_operands(ctx, value))
+                            sinks.update(vars_(_passed_to_value(value)))
+                            targets = versions.fresh(assigned_names(s))
+                            edges.append((targets, operands))
+                            edges.extend(self.local_call(value, targets, scopes, key, vars_))
+                            versions.bind(env, assigned_names(s), targets)
+                        elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(
+                            t.value, A.Name
+                        ):
+                            # x[i] = v: x now depends on v (and still on its old self)
+                            edges.append((vars_([t.value.id]), vars_(_names([s.value, t.value]))))
+                            edges.extend(self.shared(s, vars_, [t.value.id, *_names([s.value])]))
+                    elif isinstance(s, A.Expr) and isinstance(s.value, A.Call):
+                        call = s.value
+                        f = call.func
+                        if anno.getanno(f, anno.CALLEE_KIND) == "method" and f.attr in MUTATORS:
+                            if isinstance(f.value, A.Name):
+                                edges.append((vars_([f.value.id]), vars_(_names(call.args))))
+                                edges.extend(
+                                    self.shared(s, vars_, [f.value.id, *_names(call.args)])
+                                )
+                        if anno.getanno(f, anno.CALLEE_KIND) == "dynamic" and isinstance(f, A.Name):
+                            sinks.update(
+                                vars_([f.id])
+                            )  # called for its effect: it may change state
+                        sinks.update(vars_(_passed_to_value(call)))
+                        edges.extend(self.local_call(call, [], scopes, key, vars_))
+                    elif isinstance(s, A.Return):
+                        if isinstance(s.value, A.Name):
+                            edges.append(([(key, RET)], vars_([s.value.id])))
+                        return None
+                return env
 
-            def vars_(names, key=key):
-                return [v for v in (scopes.resolve(key, n) for n in names) if v is not None]
-
-            for s in statements(fdef.body):
-                sinks |= set(vars_(_held_changed(s, ctx)))
-                sinks |= set(vars_(_kept_outside(s, ctx)))
-                if isinstance(s, A.Assign):
-                    t = s.targets[0]
-                    value = s.value
-                    if isinstance(t, (A.Name, A.Tuple, A.List)):
-                        targets = vars_(assigned_names(s))
-                        edges.append((targets, vars_(flow_operands(ctx, value))))
-                        edges += self.local_call(value, targets, scopes, key)
-                        sinks |= set(vars_(_passed_to_value(value)))
-                    elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
-                        # x[i] = v: x now depends on v (and still on its old self)
-                        edges.append((vars_([t.value.id]), vars_(_names([s.value, t.value]))))
-                        edges += self.shared(s, vars_, [t.value.id, *_names([s.value])])
-                elif isinstance(s, A.Expr) and isinstance(s.value, A.Call):
-                    call = s.value
-                    f = call.func
-                    if anno.getanno(f, anno.CALLEE_KIND) == "method" and f.attr in MUTATORS:
-                        if isinstance(f.value, A.Name):
-                            edges.append((vars_([f.value.id]), vars_(_names(call.args))))
-                            edges += self.shared(s, vars_, [f.value.id, *_names(call.args)])
-                    if anno.getanno(f, anno.CALLEE_KIND) == "dynamic" and isinstance(f, A.Name):
-                        sinks |= set(vars_([f.id]))  # called for its effect: it may change state
-                    sinks |= set(vars_(_passed_to_value(call)))
-                    edges += self.local_call(call, [], scopes, key)
-                elif isinstance(s, A.Return) and isinstance(s.value, A.Name):
-                    edges.append(([(key, RET)], vars_([s.value.id])))
+            walk(fdef.body, {})
             # functions used as values escape: anything may flow in, their results anywhere
             calls = {
                 id(n.func)
@@ -251,9 +355,10 @@ class Activity:
                 sinks.add((parent, gdef.name))
 
         forward = _closure(sources, edges, forward=True)
-        _stored_outside(unit, scopes, forward)
         useful = _closure(sinks, edges, forward=False)
-        active = forward & useful
+        # what follows asks about variables: one is active when any of its versions is
+        active = {v[:2] for v in forward & useful}
+        _stored_outside(unit, scopes, {v[:2] for v in forward})
         unit.active_vars = active
 
         unit.active_by_scope = {}
@@ -395,8 +500,9 @@ class Activity:
                     unit.locals[parent].transformed = changed = True
 
     @staticmethod
-    def local_call(value, targets, scopes, key) -> list:
-        """Edges of a call of a local function: arguments into parameters, result out."""
+    def local_call(value, targets, scopes, key, vars_) -> list:
+        """Edges of a call of a local function: arguments into parameters, result out
+        (``vars_``: the variables the caller's names hold there)."""
         g, gdef = called_local(scopes, value)
         if gdef is None:
             if g is None:
@@ -404,8 +510,7 @@ class Activity:
             # a local function this analysis does not see: its result depends on everything
             names = [a.value if isinstance(a, A.Starred) else a for a in value.args]
             names += [k.value for k in value.keywords]
-            found = [scopes.resolve(key, n.id) for n in names if isinstance(n, A.Name)]
-            return [(targets, [v for v in found if v is not None])] if targets else []
+            return [(targets, vars_(_names(names)))] if targets else []
         args = gdef.args
         positional = [a.id for a in args.posonlyargs + args.args]
         star = [args.vararg.id] if args.vararg is not None else []
@@ -415,9 +520,9 @@ class Activity:
 
         def flow(node, into):
             if isinstance(node, A.Name):
-                v = scopes.resolve(key, node.id)
-                if v is not None:
-                    edges.append(([(g, p) for p in into], [v]))
+                found = vars_([node.id])
+                if found:
+                    edges.append(([(g, p) for p in into], found))
 
         for i, a in enumerate(value.args):
             if isinstance(a, A.Starred):  # f(*xs): xs may fill any parameter from here on

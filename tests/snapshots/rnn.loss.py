@@ -177,14 +177,14 @@ def loss_bp(k, params, inputs, targets, h):
     def after_loop_L60_1(loop_L60_2):
         # for x, t in zip(inputs, targets):
         h_2, total_2 = loop_L60_2
+        del h_2
         # return total / len(targets)
         len_targets = len(targets)
         div_bar = k(total_2 / len_targets)
         total_2_bar = unbroadcast(np.divide(div_bar, len_targets), total_2)
         del total_2, len_targets, div_bar
         # for x, t in zip(inputs, targets):
-        h_2_bar = zeros_like(h_2)
-        loop_L60_2_bar = unpack_adjoint((h_2_bar, total_2_bar), loop_L60_2)
+        loop_L60_2_bar = unpack_adjoint((None, total_2_bar), loop_L60_2)
         return loop_L60_2_bar
 
     # for x, t in zip(inputs, targets):

@@ -9,8 +9,10 @@ insensitive: `s13 = s4` makes `s4` active, so the loop gets adjoint code; the lo
 returns `zeros_like(s4)` (a continuation never returns None), and the body's rules multiply that
 zero by inf. known_nan_through_unused_loop.py fixed the same through a cell by letting an absent
 adjoint skip its rules; a loop-carried adjoint is returned by a continuation, whose result is
-never None in the calling convention. Open. Seed 601102 of seeds 600000..601499 (reduced by the
-fuzzer's reducer).
+never None in the calling convention. Fixed at the root: activity is flow-sensitive within a
+function (``activity.Versions``: a version per assignment), so `s13 = s4` reads the constant
+1.0, the loop's `s4` reaches nothing, and the loop gets no adjoint code. Seed 601102 of seeds
+600000..601499 (reduced by the fuzzer's reducer).
 Features: aug_array, aug_input, for_range, for_seq, helper_call.
 """
 
@@ -32,7 +34,7 @@ def f(v):
 
 
 ARGS = (np.array([0.10346244, -0.30769603, 1.07987996]),)
-STATUS = "open"
+STATUS = "fixed"
 
 if __name__ == "__main__":
     from tests.fuzz.findings import show
