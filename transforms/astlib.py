@@ -939,6 +939,29 @@ def dotted(node) -> str | None:
     return ".".join(reversed(parts))
 
 
+def function_defs(tree) -> list:
+    """``tree`` (a function definition) and every function defined in it, outermost first:
+    definitions are statements after Desugar (lambdas are gone), so only statement lists are
+    searched -- a fraction of the nodes ``walk`` would visit."""
+    out = [tree]
+    todo = [tree]
+    while todo:
+        level, todo = todo, []
+        for node in level:
+            stack = list(reversed(node.body))  # (in the order of the source)
+            while stack:
+                s = stack.pop()
+                if isinstance(s, FunctionDef):
+                    out.append(s)
+                    todo.append(s)
+                    continue
+                for field in ("finalbody", "orelse", "handlers", "body"):
+                    v = getattr(s, field, None)
+                    if isinstance(v, list):
+                        stack.extend(reversed(v))
+    return out
+
+
 def names_in(node) -> set[str]:
     """Every Name id read or written anywhere below ``node`` (including nested functions)."""
     if isinstance(node, list):

@@ -48,7 +48,7 @@ class Defunctionalize:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         rewritten = []
-        for f in [n for n in A.walk(unit.tree) if isinstance(n, A.FunctionDef)]:
+        for f in A.function_defs(unit.tree):
             if f is not unit.tree and self.rewrite(f):
                 rewritten.append(f.name)
         unit.notes[self.name] = [", ".join(rewritten) or "nothing to rewrite"]

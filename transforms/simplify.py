@@ -117,7 +117,7 @@ class Simplify:
         self.namer = unit.namer
         self.escaped: set[str] = set()  # what closures used as values read (see dead_stores)
         # the names of functions (continuations among them): a helper given one may call it
-        self.functions = {n.name for n in A.walk(unit.tree) if isinstance(n, A.FunctionDef)}
+        self.functions = {f.name for f in functions(unit.tree)}
         self.functions.add(unit.cont_name)
         ctx = unit.ctx
         self.acc = unit.inject(ctx.runtime("acc"), "acc")
@@ -165,7 +165,7 @@ class Simplify:
         self.gather_all(root)
         for f in functions(root):
             _drop_empty(f)
-        used = A.names_in(root)
+        used = S.names(root)
         for n in list(unit.injected):
             if n not in used and n not in unit.callees:
                 del unit.injected[n]
