@@ -131,6 +131,23 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
         out.append("")
     elif g:
         out += [f"long functions: failed ({g.get('error', '?')})", ""]
+    k = lifecycle.get("checkpoint")
+    if k and "plain" in k:
+        out += [
+            "`cpsad.checkpoint(block)` in a chain of 8 blocks, each making 5 temporaries the size",
+            f"of x ({k['n']:,} float64, `benchmarks/checkpoint.py`): the gradient's peak memory",
+            "(tracemalloc) and time, the block's forward pass run again in the backward pass.",
+            "",
+            "| | peak MB | ms |",
+            "|---|---:|---:|",
+            f"| plain | {k['plain']['peak_mb']:.0f} | {k['plain']['seconds'] * 1e3:.0f} |",
+            f"| checkpointed | {k['checkpointed']['peak_mb']:.0f} | "
+            f"{k['checkpointed']['seconds'] * 1e3:.0f} |",
+            f"| ratio | {k['memory_ratio']:.2f}x | {k['time_ratio']:.2f}x |",
+            "",
+        ]
+    elif k:
+        out += [f"checkpoint: failed ({k.get('error', '?')})", ""]
     return out
 
 

@@ -157,6 +157,8 @@ LIFECYCLE = {
     "closure": ["benchmarks/closure_steps.py", "--steps", "10000", "--json"],
     # a long generated function: its transformation's time and peak memory
     "long": ["benchmarks/long_function.py", "--json"],
+    # what cpsad.checkpoint saves in memory and costs in time
+    "checkpoint": ["benchmarks/checkpoint.py", "--json"],
 }
 
 

@@ -7,9 +7,19 @@ the program ``k``, and runs the backward pass when ``k`` returns.
 """
 
 from cpsad import dispatch  # noqa: F401  (gives the compiler its runtime dispatch)
-from cpsad.api import Transformed, grad, jvp, show, transform, value_and_grad, vjp
+from cpsad.api import (
+    Transformed,
+    elementwise_grad,
+    grad,
+    jvp,
+    show,
+    transform,
+    value_and_grad,
+    vjp,
+)
+from cpsad.custom import checkpoint, custom_vjp, stop_gradient
 from cpsad.diskcache import clear_cache
-from cpsad.higher import hessian, hvp, jacobian
+from cpsad.higher import hessian, hvp, jacfwd, jacobian, jacrev
 from cpsad.rules import defjvp, defvjp
 from transforms.errors import TransformError
 
@@ -18,9 +28,15 @@ __all__ = [
     "value_and_grad",
     "vjp",
     "jvp",
+    "elementwise_grad",
     "hvp",
     "hessian",
     "jacobian",
+    "jacfwd",
+    "jacrev",
+    "stop_gradient",
+    "custom_vjp",
+    "checkpoint",
     "transform",
     "show",
     "defvjp",

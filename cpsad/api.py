@@ -1,4 +1,4 @@
-"""The public API: grad, value_and_grad, vjp, transform, show.
+"""The public API: grad, value_and_grad, vjp, jvp, elementwise_grad, transform, show.
 
 Each entry point is the paper's ``reset``: it calls the backpropagator ``f_bp(k, *args)`` with a
 continuation ``k`` that receives the result and hands back its adjoint -- 1.0 for ``grad``, the
@@ -89,9 +89,11 @@ def _locate(exc: BaseException) -> None:
         exc._cpsad_limit_noted = True
 
 
-def value_and_grad(f: Callable, argnums=0) -> Callable:
+def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
     """``g(*args, **kw) -> (f(*args, **kw), gradient)``; the gradient has the shape of ``args[argnums]``
-    (a tuple of them when ``argnums`` is a tuple). ``f`` must return a scalar."""
+    (a tuple of them when ``argnums`` is a tuple). ``f`` must return a scalar -- or, with
+    ``has_aux``, a pair ``(scalar, aux)``: then ``g`` returns ``((scalar, aux), gradient)``, and
+    ``aux`` (anything: arrays, a dict of metrics) is carried out, not differentiated."""
     single = isinstance(argnums, int)
     derivative = hasattr(f, "__cpsad_derivative__")
 
@@ -101,35 +103,83 @@ def value_and_grad(f: Callable, argnums=0) -> Callable:
 
         def k(result):
             box.append(result)
+            if has_aux:
+                return as_adjoint((scalar_seed(_scalar_of_pair(result)), None))
             if derivative:
                 _through_complex(result)
             return scalar_seed(result)
 
         grads = _run(f, argnums, args, kwargs, k)
         value = box[0]
-        if hasattr(f, "__cpsad_derivative__"):
+        if hasattr(f, "__cpsad_derivative__") and not has_aux:
             value = _gradient_value(f, value, args)
+        if has_aux:
+            value = tuple(value)
         return value, grads[0] if single else tuple(grads)
 
-    value_and_grad_f.__cpsad_derivative__ = ("value_and_grad", f, argnums)
+    value_and_grad_f.__cpsad_derivative__ = (
+        "value_and_grad" + _AUX * has_aux,
+        f,
+        argnums,
+    )
     return value_and_grad_f
 
 
-def grad(f: Callable, argnums=0) -> Callable:
-    """``g(*args, **kw) -> gradient`` of the scalar function ``f`` with respect to ``args[argnums]``."""
-    vg = value_and_grad(f, argnums)
+_AUX = "/has_aux"  # the kind of a derivative made with has_aux (not differentiated again)
+
+
+def _scalar_of_pair(result):
+    """The scalar of what a function differentiated with ``has_aux`` returned: ``(scalar, aux)``."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            "has_aux=True: the function must return a pair (scalar to differentiate, auxiliary "
+            f"data), got {type(result).__name__}"
+            + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else "")
+        )
+    return result[0]
+
+
+def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """``g(*args, **kw) -> gradient`` of the scalar function ``f`` with respect to ``args[argnums]``;
+    with ``has_aux`` (``f`` returns ``(scalar, aux)``), ``g`` returns ``(gradient, aux)``."""
+    vg = value_and_grad(f, argnums, has_aux)
 
     @functools.wraps(f)
     def grad_f(*args, **kwargs):
-        return vg(*args, **kwargs)[1]
+        value, gradient = vg(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
 
-    grad_f.__cpsad_derivative__ = ("grad", f, argnums)  # so grad(grad(f)) transforms f_bp
+    # so grad(grad(f)) transforms f_bp (with has_aux: a pair, not differentiated again)
+    grad_f.__cpsad_derivative__ = ("grad" + _AUX * has_aux, f, argnums)
     return grad_f
 
 
-def vjp(f: Callable, *args, **kwargs):
+def elementwise_grad(f: Callable, argnums=0) -> Callable:
+    """``g(*args, **kw)``: the gradient of ``sum(f(*args, **kw))`` with respect to
+    ``args[argnums]`` -- for an ``f`` that works element by element (``np.tanh``, a function
+    of ``x`` made of elementwise operations), the derivative of each element of the result
+    with respect to the element of ``x`` it came from, in one backward pass (autograd's
+    ``elementwise_grad``). ``f``'s result must be real (a float or an array of floats)."""
+    single = isinstance(argnums, int)
+
+    @functools.wraps(f)
+    def elementwise_grad_f(*args, **kwargs):
+        def k(result):
+            if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind == "f":
+                return np.ones_like(result)
+            return scalar_seed(result)  # a float: 1.0; anything else: its error
+
+        grads = _run(f, argnums, args, kwargs, k)
+        return grads[0] if single else tuple(grads)
+
+    elementwise_grad_f.__cpsad_derivative__ = ("elementwise_grad", f, argnums)
+    return elementwise_grad_f
+
+
+def vjp(f: Callable, *args, has_aux: bool = False, **kwargs):
     """``(f(*args), pullback)``; ``pullback(cotangent)`` is the tuple of the gradients of
-    ``<cotangent, f(*args)>`` with respect to every positional argument.
+    ``<cotangent, f(*args)>`` with respect to every positional argument. With ``has_aux`` (``f``
+    returns ``(out, aux)``): ``(out, pullback, aux)``, the cotangent of ``out`` alone.
 
     cpsad keeps no tape -- the continuation *is* the backward pass -- so each call of the pullback
     runs ``f`` forward again inside its backpropagator. ``f`` must be deterministic; a result that
@@ -139,6 +189,8 @@ def vjp(f: Callable, *args, **kwargs):
     for a in args:
         promote(a)  # (an np.matrix inside a list: refused before f runs on it)
     value = f(*args, **kwargs)
+    if has_aux:
+        _scalar_of_pair(value)  # (a pair, or the error that says so)
     nums = tuple(range(len(args)))
 
     def pullback(cotangent):
@@ -149,12 +201,14 @@ def vjp(f: Callable, *args, **kwargs):
                     "cpsad's vjp re-runs the function, so it must be deterministic (draw random "
                     "numbers outside it), or use value_and_grad"
                 )
-            return as_adjoint(cotangent)
+            return as_adjoint((cotangent, None) if has_aux else cotangent)
 
         if not nums:
             return ()
         return tuple(_run(f, nums, args, kwargs, k, cotangent))
 
+    if has_aux:
+        return value[0], pullback, value[1]
     return value, pullback
 
 

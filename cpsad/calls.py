@@ -53,14 +53,95 @@ def _python_function(f: Callable) -> Callable:
 
 def bound(f, args: tuple, nums: tuple, kwargs: dict):
     """``f(*args, **kwargs)`` as a call of a Python function: a ``functools.partial`` adds its
-    arguments in front (constants: ``nums`` move past them) and its keywords."""
-    while isinstance(f, functools.partial):
-        n, given = len(f.args), len(args)
+    arguments in front (constants: ``nums`` move past them) and its keywords; so does a bound
+    method its object (``model.loss``: ``type(model).loss`` with ``model`` first, data); a
+    function with a derivative rule (``np.sin``, ``math.tanh``) is called by a Python function
+    of as many parameters (``primitive_caller``)."""
+    while isinstance(f, functools.partial) or _python_method(f):
+        extra = (f.__self__,) if _python_method(f) else f.args
+        n, given = len(extra), len(args)
         nums = tuple((i % given if given else i) + n for i in nums)
-        args = (*f.args, *args)
-        kwargs = {**f.keywords, **kwargs}
-        f = f.func
+        args = (*extra, *args)
+        if isinstance(f, functools.partial):
+            kwargs = {**f.keywords, **kwargs}
+            f = f.func
+        else:
+            f = f.__func__
+    if not inspect.isfunction(f) and _has_rule(f):
+        f = primitive_caller(f, len(args), kwargs)
     return f, args, nums, kwargs
+
+
+def _python_method(f) -> bool:
+    """A method bound to its object, of a Python function (not a builtin's: ``[].append``)."""
+    return inspect.ismethod(f) and inspect.isfunction(f.__func__)
+
+
+def _has_rule(f) -> bool:
+    from cpsad.rules import core  # (the rules import the runtime, as this module does)
+
+    try:
+        return core.lookup(f) is not None or core.composite(f) is not None
+    except TypeError:  # unhashable
+        return False
+
+
+_CALLERS: dict = {}  # (primitive, number of arguments) -> a Python function that calls it
+
+
+def primitive_caller(prim, n: int, kwargs: dict):
+    """A Python function of ``n`` parameters that returns ``prim`` of them: what
+    ``cpsad.grad(np.sin)`` differentiates -- the primitive's rule, through a call of it. One
+    per primitive and arity (each closes over its own ``prim``)."""
+    name = getattr(prim, "__name__", repr(prim))
+    if kwargs:
+        raise TypeError(
+            f"cpsad differentiates {name} directly with positional arguments only; for "
+            f"keywords, differentiate a function of yours: lambda x: {name}(x, "
+            + ", ".join(f"{k}=..." for k in kwargs)
+            + ")"
+        )
+    key = (prim, n)
+    caller = _CALLERS.get(key)
+    if caller is None:
+        if not 1 <= n <= len(_ARITIES):
+            raise TypeError(
+                f"cpsad differentiates {name} directly with 1 to "
+                f"{len(_ARITIES)} arguments; wrap it in a function of yours for {n}"
+            )
+        caller = _CALLERS[key] = _ARITIES[n - 1](prim)
+    return caller
+
+
+def _call1(prim):
+    def primitive(x):
+        return prim(x)
+
+    return primitive
+
+
+def _call2(prim):
+    def primitive(x, y):
+        return prim(x, y)
+
+    return primitive
+
+
+def _call3(prim):
+    def primitive(x, y, z):
+        return prim(x, y, z)
+
+    return primitive
+
+
+def _call4(prim):
+    def primitive(x, y, z, w):
+        return prim(x, y, z, w)
+
+    return primitive
+
+
+_ARITIES = (_call1, _call2, _call3, _call4)
 
 
 def note_decorated(fn, exc: BaseException) -> None:
@@ -163,6 +244,13 @@ def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
 
 def not_differentiated_again(kind: str) -> str:
     """Why a derivative made by ``cpsad.{kind}`` is not differentiated (again)."""
+    if kind.endswith("/has_aux"):
+        return (
+            f"cpsad: a derivative of cpsad.{kind[: -len('/has_aux')]}(f, has_aux=True) (inside a "
+            "differentiated function, or of its result itself) is not supported: it returns a "
+            "pair with auxiliary data; differentiate cpsad.grad(g) of a function g that returns "
+            "the scalar alone"
+        )
     if kind == "hvp":
         return (
             "cpsad: a derivative of cpsad.hvp(f) -- inside a differentiated function, or of "

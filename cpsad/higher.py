@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cpsad.api import grad, jvp, vjp
+from cpsad.calls import argnums_tuple
 from cpsad.pytree import gradient_adjoint, gradient_of, leaves, promote
 from cpsad.rules import DISCRETE, defjvp, defvjp
 
@@ -45,52 +46,76 @@ def hvp(f: Callable, argnums=0) -> Callable:
 def hessian(f: Callable, argnums=0) -> Callable:
     """``hessian(f)(*args)``: the matrix of second derivatives of the scalar ``f`` with respect
     to ``args[argnums]`` -- shape ``x.shape + x.shape`` for an array ``x`` -- one Hessian-vector
-    product (forward over reverse) per element of ``x``."""
+    product (forward over reverse) per element of ``x``. With a tuple ``argnums``, the blocks
+    ``H[i][j]`` (second derivatives in ``args[argnums[i]]`` and ``args[argnums[j]]``), as JAX."""
     return jacobian(grad(f, argnums), argnums, mode="forward")
 
 
 def jacobian(f: Callable, argnums=0, mode: str | None = None) -> Callable:
     """``jacobian(f)(*args)``: the derivatives of every element of ``f``'s result with respect
     to every element of ``args[argnums]``. ``mode`` "forward" (one jvp per input element) or
-    "reverse" (one vjp per output element); by default the one with fewer passes."""
-    if not isinstance(argnums, int):
-        raise TypeError("jacobian differentiates with respect to one argument: give argnums an int")
+    "reverse" (one vjp per output element); by default the one with fewer passes. With a tuple
+    ``argnums``, each leaf of the result holds a tuple: its Jacobian with respect to each of
+    those arguments (JAX's structure)."""
     if mode not in (None, "forward", "reverse"):
         raise ValueError(f"mode is 'forward' or 'reverse', not {mode!r}")
+    nums = argnums_tuple(argnums)
 
     def jacobian_f(*args, **kwargs):
         args = list(args)
-        x = promote(args[argnums])
-        args[argnums] = x
-        in_leaves, in_build = leaves(x)
-        in_sizes = [int(np.size(a)) for a in in_leaves]
-        n_in = sum(in_sizes)
+        for i in nums:
+            args[i] = promote(args[i])
         value = f(*args, **kwargs)
         out_leaves, out_build = leaves(value)
-        n_out = sum(int(np.size(o)) for o in out_leaves)
-        use = mode or ("forward" if n_in <= n_out else "reverse")
-        rows = []  # rows[i][j]: d out_i / d in_j, as a matrix over flattened elements
-        if use == "forward":
-            columns = []
-            for j in range(n_in):
-                direction = in_build(_unit(in_leaves, j))
-                tangents = [None] * len(args)
-                tangents[argnums] = direction
-                _, t = jvp(f, args, tangents, **kwargs)
-                columns.append(_flat(leaves(t)[0], out_leaves))
-            matrix = np.array(columns, dtype=float).T.reshape(n_out, n_in)
-        else:
-            _, pullback = vjp(f, *args, **kwargs)
-            for i in range(n_out):
-                cotangent = out_build(_unit(out_leaves, i))
-                g = pullback(cotangent)[argnums]
-                rows.append(_flat(leaves(g)[0], in_leaves))
-            matrix = np.array(rows, dtype=float).reshape(n_out, n_in)
-        return _structure(matrix, out_leaves, out_build, in_leaves, in_build)
+        blocks = [_blocks(f, args, kwargs, i, mode, value) for i in nums]
+        if isinstance(argnums, int):
+            return out_build(blocks[0])
+        return out_build([tuple(b[r] for b in blocks) for r in range(len(out_leaves))])
 
     jacobian_f.__name__ = f"jacobian_{getattr(f, '__name__', 'f')}"
     jacobian_f.__cpsad_derivative__ = ("jacobian", f, argnums)  # not differentiated again
     return jacobian_f
+
+
+def jacfwd(f: Callable, argnums=0) -> Callable:
+    """``jacobian(f, argnums, mode="forward")``: one forward-mode pass per input element (JAX's
+    name)."""
+    return jacobian(f, argnums, mode="forward")
+
+
+def jacrev(f: Callable, argnums=0) -> Callable:
+    """``jacobian(f, argnums, mode="reverse")``: one reverse-mode pass per output element (JAX's
+    name)."""
+    return jacobian(f, argnums, mode="reverse")
+
+
+def _blocks(f, args, kwargs, argnums, mode, value) -> list:
+    """The Jacobian of ``f`` at ``args`` with respect to ``args[argnums]``, one entry per leaf
+    of ``f``'s result ``value``: the argument's structure, with arrays of shape
+    ``result_leaf.shape + argument_leaf.shape``."""
+    in_leaves, in_build = leaves(args[argnums])
+    n_in = sum(int(np.size(a)) for a in in_leaves)
+    out_leaves, out_build = leaves(value)
+    n_out = sum(int(np.size(o)) for o in out_leaves)
+    use = mode or ("forward" if n_in <= n_out else "reverse")
+    if use == "forward":
+        columns = []
+        for j in range(n_in):
+            direction = in_build(_unit(in_leaves, j))
+            tangents = [None] * len(args)
+            tangents[argnums] = direction
+            _, t = jvp(f, args, tangents, **kwargs)
+            columns.append(_flat(leaves(t)[0], out_leaves))
+        matrix = np.array(columns, dtype=float).T.reshape(n_out, n_in)
+    else:
+        rows = []
+        _, pullback = vjp(f, *args, **kwargs)
+        for i in range(n_out):
+            cotangent = out_build(_unit(out_leaves, i))
+            g = pullback(cotangent)[argnums]
+            rows.append(_flat(leaves(g)[0], in_leaves))
+        matrix = np.array(rows, dtype=float).reshape(n_out, n_in)
+    return _structure(matrix, out_leaves, in_leaves, in_build)
 
 
 def _unit(template_leaves, k: int):
@@ -115,8 +140,8 @@ def _flat(values, template_leaves) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(n)
 
 
-def _structure(matrix, out_leaves, out_build, in_leaves, in_build):
-    """The Jacobian matrix in the result's and the argument's structures."""
+def _structure(matrix, out_leaves, in_leaves, in_build) -> list:
+    """The Jacobian matrix as one block per result leaf, each in the argument's structure."""
     blocks = []
     r = 0
     for o in out_leaves:
@@ -130,12 +155,14 @@ def _structure(matrix, out_leaves, out_build, in_leaves, in_build):
             c += na
         blocks.append(in_build(row))
         r += no
-    return out_build(blocks)
+    return blocks
 
 
 hvp.__cpsad_operator__ = "hvp"  # makes a function; inside a derivative: see dispatch.call_bp
 hessian.__cpsad_operator__ = "hessian"
 jacobian.__cpsad_operator__ = "jacobian"
+jacfwd.__cpsad_operator__ = "jacobian"
+jacrev.__cpsad_operator__ = "jacobian"
 
 
 # --------------------------------------------------------------------------- inside a derivative

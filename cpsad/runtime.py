@@ -803,8 +803,10 @@ def zero_tangents(closure, args, kwargs) -> list:
 def scalar_seed(result):
     """The seed adjoint 1 of a real scalar result -- or a clear error for anything else.
 
-    A float (a Python float, a numpy float scalar or 0-d array) is what ``grad`` differentiates;
-    a Python int is one too (a branch that returns the constant ``0``), whose derivative is zero.
+    A float (a Python float, a numpy float scalar or 0-d array) is what ``grad`` differentiates,
+    and so is an array of one float (shape ``(1,)``, ``(1, 1)``: ``w @ x`` of a row and a column),
+    as autograd takes it (JAX refuses it); a Python int is one too (a branch that returns the
+    constant ``0``), whose derivative is zero.
     A bool (a comparison), a numpy integer (``np.argmax``, a count) or a complex number has no
     gradient to speak of: asking for one is an error, as in autograd and JAX.
 
@@ -818,6 +820,8 @@ def scalar_seed(result):
             return np.ones((), result.dtype)[()]
         if result.ndim == 0:
             raise TypeError(_not_real_scalar(result, result.dtype.name))
+        if result.size == 1 and np.issubdtype(result.dtype, np.floating):
+            return np.ones_like(result)  # shape (1,) or (1, 1): one number, as autograd takes it
         raise TypeError(
             f"grad requires a scalar output, but the function returned an array of shape "
             f"{result.shape}; use cpsad.vjp for a vector-Jacobian product, or reduce the output "

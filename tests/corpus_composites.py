@@ -5,6 +5,8 @@ where it has the function). Importing this module adds them to ``corpus_rules.CA
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from tests.corpus_rules import end_to_end, u
@@ -265,3 +267,36 @@ def _square_centered(t):
 
 
 end_to_end(piecewise, np.array([-0.8, -0.2, 0.3, 0.9, 1.5]), autograd="autograd has no piecewise")
+
+
+# --------------------------------------------------------------------------- Python's operator module
+# (cpsad/rules/pyoperator.py: each operator written out; through a value too, in test_api_parity)
+NO_OPERATOR = "autograd has no rules for the operator module"
+
+
+def operator_arithmetic(a, b):
+    return (
+        operator.add(a, b) * operator.sub(a, b)
+        + operator.mul(a, b)
+        - operator.truediv(a, b)
+        + operator.mod(a, b)
+        + operator.floordiv(a, b)
+    )
+
+
+def operator_power(a, b):
+    return operator.pow(a, b)
+
+
+def operator_matmul(a, b):
+    return operator.matmul(a, b)
+
+
+def operator_unary(a):
+    return operator.neg(a) * operator.pos(a) + operator.abs(a) + operator.getitem(a, 1)
+
+
+end_to_end(operator_arithmetic, u(3), u(3) + 2.0, autograd=NO_OPERATOR)
+end_to_end(operator_power, np.abs(u(3)) + 0.5, u(3), autograd=NO_OPERATOR)
+end_to_end(operator_matmul, u(3, 3), u(3, 2), autograd=NO_OPERATOR)
+end_to_end(operator_unary, u(4) + 0.1, autograd=NO_OPERATOR)

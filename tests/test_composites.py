@@ -4,6 +4,8 @@ and against autograd, are cases of tests/test_rules.py (tests/corpus_composites.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,18 @@ VALUES = [
     (np.kron, (u(2), u(2, 3)), {}),
     (np.kron, (u(2, 1, 2), u(3)), {}),
     (np.kron, (2.5, u(2, 2)), {}),
+    *[
+        (getattr(operator, name), (u(3), u(3) + 2.0), {})
+        for name in ("add", "sub", "mul", "truediv", "floordiv", "mod")
+    ],
+    (operator.pow, (np.abs(u(3)) + 0.5, u(3)), {}),
+    (operator.pow, (2.5, 3), {}),
+    (operator.mul, ([1.0, 2.0], 2), {}),
+    (operator.add, ((1.5,), (2.5,)), {}),
+    (operator.matmul, (u(2, 3), u(3, 2)), {}),
+    *[(getattr(operator, name), (u(4),), {}) for name in ("neg", "pos", "abs")],
+    (operator.getitem, (u(4), 2), {}),
+    (operator.getitem, (u(3, 4), (slice(None), 1)), {}),
     (np.kron, (np.arange(4).reshape(2, 2), np.eye(2, dtype=int)), {}),
     (np.sinc, (np.array([0.0, 0.25, -1.0, 2.5, 1e-9]),), {}),
     (np.sinc, (0.0,), {}),

@@ -220,8 +220,9 @@ NOT_NUMBERS = {builtins.str, builtins.repr, builtins.hash, builtins.id}
 # The stop-gradient of the composites (cpsad/rules/composite.py): numpy's own value, whose
 # derivative the formula beside it gives -- its output moves, by design, so it is checked apart;
 # and the copy emitted code keeps of an array with no derivative, to check a helper left it
-# unchanged (``runtime.kept_copy``: only ever of a variable Activity found inactive)
-STOP_GRADIENTS = {composite._numpy_value, runtime.kept_copy}
+# unchanged (``runtime.kept_copy``: only ever of a variable Activity found inactive); and the
+# user's own, ``cpsad.stop_gradient``, whose value moves by design (tests/test_api_parity.py)
+STOP_GRADIENTS = {composite._numpy_value, runtime.kept_copy, cpsad.stop_gradient}
 
 
 def test_the_stop_gradient_is_used_beside_a_formula_only():

@@ -445,6 +445,14 @@ class Normalize:
     def call(self, e, out: list):
         func = e.func
         kind = anno.getanno(func, anno.CALLEE_KIND)
+        if (
+            anno.getanno(func, anno.CALLEE) is dict
+            and not e.args
+            and all(k.arg is not None for k in e.keywords)
+        ):  # dict(a=x, b=y) is the display {"a": x, "b": y}: the same new dict, in order
+            keys = [A.copy_location(A.Constant(value=k.arg, kind=None), e) for k in e.keywords]
+            values = [self.atom(k.value, out) for k in e.keywords]
+            return A.copy_location(A.Dict(keys=keys, values=values), e)
         if kind == "method":
             if isinstance(func.value, A.Name) and func.attr in MUTATORS:
                 # `xs.append(v)` changes the object the name holds now, a cell's too: the name

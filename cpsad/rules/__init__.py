@@ -12,6 +12,7 @@ from cpsad.rules import (  # noqa: F401
     linalg,
     nondiff,
     operators,
+    pyoperator,
     reductions,
     shape,
 )

@@ -117,6 +117,8 @@ def _label(primitive) -> str:
             if mod.startswith(f"numpy.{sub}"):
                 return f"np.{sub}.{name}"
         return f"np.{name}"
+    if mod == "_operator":  # (the C module behind ``operator``)
+        mod = "operator"
     return f"{mod}.{name}" if mod and mod != "builtins" else name
 
 
@@ -325,13 +327,16 @@ def table() -> str:
         + ", ".join(f"`{n}`" for n in sorted(helpers))
         + " |"
     )
+    api = ("cpsad.custom.",)  # the API's own (stop_gradient): cpsad.<name> to a user
     nondiff = sorted(
         {_label(o) for o in NONDIFF if not _label(o).startswith(("np.random.", "cpsad."))}
+        | {"cpsad." + o.__name__ for o in NONDIFF if _label(o).startswith(api)}
     )
     steps = sorted(
         o.__name__
         for o in NONDIFF
-        if _label(o).startswith("cpsad.") and not _label(o).startswith("cpsad.rules.composite")
+        if _label(o).startswith("cpsad.")
+        and not _label(o).startswith(("cpsad.rules.composite", *api))
     )
     lines.append("")
     lines.append(
