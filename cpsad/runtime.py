@@ -485,11 +485,62 @@ def store_item(container, key, value) -> None:
     changing an array in place would change every alias of it, which no gradient can follow)."""
     if isinstance(container, np.ndarray):
         raise TypeError(
-            "assigning into a differentiable numpy array (`y[i] = v`) is not supported: build a "
-            "new array instead (np.where, np.concatenate, or collect values in a list and call "
-            "np.stack / np.array)"
+            "assigning into a differentiable numpy array (`y[i] = v`) the function did not make "
+            "itself -- a parameter's (the caller's), a view, one another variable or a closure "
+            "holds -- is not supported: Python would change it for them too. Store into a copy "
+            "(`y = y.copy()` first; a store into an array the function made, `np.zeros(n)`, "
+            "`x * 2.0`, is supported), or build a new array (np.where, np.concatenate)"
         )
     container[key] = value
+
+
+def stored(x, key, v):
+    """``x`` with ``x[key] = v``, a new array: how emitted code runs a store into an array the
+    function made (``out[1:-1] = x``). Rebinding the name to it is what Python's change in place
+    does when nothing else holds the array (``check_in_place`` refuses where something may), and
+    what the backward pass reads of the old array stays the old array."""
+    out = np.array(x, copy=True)
+    out[key] = v
+    return out
+
+
+def stored_part(c, out, key, value):
+    """The adjoint of ``value`` in ``out = stored(x, key, value)`` from the adjoint ``c`` of
+    ``out``: ``c`` where ``value`` went, summed back to ``value``'s shape (broadcast into a
+    slice). Where an index repeats (``out[[2, 2]] = v``) numpy keeps the last write: only it gets
+    the adjoint. Into an array of integers (``value`` truncated) nothing flows."""
+    if c is None or not np.issubdtype(np.result_type(out), np.inexact):
+        return zeros_like(value)
+    c = np.asarray(c.array() if type(c) is Deferred else c)
+    part = c[key]
+    if not _basic_index(key):
+        owner = np.full(np.shape(out), -1, dtype=np.intp)
+        owner[key] = np.arange(np.size(part)).reshape(np.shape(part))
+        written = owner >= 0
+        flat = np.zeros(np.size(part), dtype=c.dtype)
+        flat[owner[written]] = c[written]
+        part = flat.reshape(np.shape(part))
+    return unbroadcast(part, value)
+
+
+def placed_part(c, out, key):
+    """Zeros like ``out`` with ``c`` at ``key`` (broadcast; the last write where an index
+    repeats): the tangent of ``out = stored(x, key, value)`` from ``value``'s tangent ``c``, and
+    the transpose of ``stored_part``. Into an array of integers: zeros."""
+    if c is None or not np.issubdtype(np.result_type(out), np.inexact):
+        return zeros_like(out)
+    c = c.array() if type(c) is Deferred else c
+    z = np.zeros(np.shape(out), dtype=np.result_type(out, c))
+    z[key] = c
+    return z
+
+
+def _basic_index(key) -> bool:
+    """An index of ints, slices, ``None`` and ``...`` alone: each element it selects once."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(
+        k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) for k in parts
+    ) and not any(isinstance(k, bool) for k in parts)
 
 
 def without(g, key):

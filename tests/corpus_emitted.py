@@ -1263,3 +1263,42 @@ NONSINGULAR = u(3, 3) + 3 * np.eye(3)
 for a in (NONSINGULAR, u(2, 3, 3) + 3 * np.eye(3)):
     case(cofactors_, la.cofactors, a, np.linalg.det(a), wrt=(0, 1), autograd=HELPER)
     case(inverse_, la.inverse, a, autograd=HELPER)
+
+
+# --------------------------------------------------------------------------- stores into arrays
+# (cpsad/rules/stores.py: `out[key] = v` run as `out = stored(out, key, v)`)
+from cpsad.runtime import placed_part, stored, stored_part  # noqa: E402
+
+STORE_INDEXES = [
+    (slice(1, 3), u(2)),
+    (slice(None), 0.5),  # a number broadcast into every entry
+    ((slice(None), 1), u(3)),
+    (([0, 2, 2],), u(3)),  # 2 twice: the last write wins
+    ((np.array([True, False, True, False]),), u(2)),
+    (Ellipsis, u(4)),
+]
+
+
+def stored_(x, v, key):  # (the differentiated arguments first)
+    return stored(x, key, v)
+
+
+for key, v in STORE_INDEXES:
+    x = u(3, 4) if isinstance(key, tuple) and len(key) == 2 else u(4)
+    if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], list):
+        x = u(4)
+    case(stored_, stored, x, key, v, wrt=(0, 2), autograd=HELPER)
+
+
+def stored_part_(c, out, key, value):
+    return stored_part(c, out, key, value)
+
+
+def placed_part_(c, out, key):
+    return placed_part(c, out, key)
+
+
+for key, v in STORE_INDEXES:
+    out = stored(u(3, 4) if isinstance(key, tuple) and len(key) == 2 else u(4), key, v)
+    case(stored_part_, stored_part, u(*out.shape), out, key, v, autograd=HELPER)
+    case(placed_part_, placed_part, u(*np.shape(out[key])), out, key, autograd=HELPER)

@@ -2108,13 +2108,28 @@ end_to_end(aug_assign_rebinds, 0.7)
 
 
 def store_into_active(x):
-    y = x * 2.0
+    y = x * 2.0  # an array the function made: stored into with rebinding semantics
     y[0] = 1.0
-    return np.sum(y)
+    return np.sum(y * x)
 
 
 def aug_store_into_active(x):
     y = x * 2.0
+    y[1:] += x[0]
+    return np.sum(y * y)
+
+
+end_to_end(store_into_active, u(3), autograd="autograd refuses item assignment")
+end_to_end(aug_store_into_active, u(3), autograd="autograd refuses item assignment")
+
+
+def store_into_parameter(x):
+    x[0] = 1.0  # the caller's array: Python would change it there
+    return np.sum(x)
+
+
+def aug_store_into_parameter(x):
+    y = x
     y[1:] += 1.0
     return np.sum(y)
 

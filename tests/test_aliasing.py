@@ -846,7 +846,8 @@ REFUSED = {
         """,
         (X,),
         "prev",
-        TypeError,
+        # at the line: `acc` is known to be an array (np.zeros: transforms.kinds)
+        cpsad.TransformError,
     ),
     "np.asarray of a parameter": (
         """

@@ -54,7 +54,7 @@ def test_error_points_at_the_line(f):
 
 
 def test_storing_into_an_active_array_is_refused_at_its_line():
-    with pytest.raises(TypeError, match="not supported: build a new array") as info:
+    with pytest.raises(TypeError, match="did not make") as info:
         cpsad.grad(corpus_errors.stores_into_active)(np.array([1.0, 2.0]))
     notes = "\n".join(getattr(info.value, "__notes__", []))
     first = inspect.getsourcelines(corpus_errors.stores_into_active)[1]

@@ -350,9 +350,10 @@ def test_nondiff_results_get_no_adjoint_code():
 # ----------------------------------------------------------------------------- in-place changes
 
 
-@pytest.mark.parametrize("f", [C.store_into_active, C.aug_store_into_active])
+@pytest.mark.parametrize("f", [C.store_into_parameter, C.aug_store_into_parameter])
 def test_storing_into_a_differentiable_array_is_an_error(f):
-    # refused when it runs (a dict or list may be stored into; an array never), at the user's line
+    # refused when it runs (a dict or list may be stored into; an array only where the function
+    # made it: tests/test_array_stores.py), at the user's line
     with pytest.raises((TypeError, cpsad.TransformError), match="assigning into") as info:
         cpsad.grad(f)(np.array([0.3, 0.5, 0.7]))
     if isinstance(info.value, TypeError):

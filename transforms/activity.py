@@ -437,7 +437,13 @@ class Activity:
                     if owner is not None and owner in active:
                         if owner[0] != key:
                             hit = True
-                        elif in_place and name in A.arg_names(fdef.args):
+                        elif (
+                            in_place
+                            and name in A.arg_names(fdef.args)
+                            and fdef.name not in unit.namer.generated
+                            and not getattr(unit, "emitted", False)
+                        ):  # (a loop's function carries what its body stores into -- Desugar
+                            # -- here, or in the emitted code transformed again)
                             raise unit.error(
                                 f"changing the list or dict `{name}` passed in as an argument is "
                                 "not supported",

@@ -52,6 +52,29 @@ def _assigned(stmts) -> list[str]:
     return out
 
 
+def _stored_into(stmts) -> list[str]:
+    """Names whose value ``stmts`` store into (``out[i] = v``, ``out[i] += v``; not inside
+    nested functions): carried by a loop like the names it binds -- a store into an array the
+    function made rebinds the name (``shift_reset.array_store``), and a list or dict is the
+    same object passed along."""
+    out: list[str] = []
+    stack = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (A.FunctionDef, A.Lambda)):
+            continue
+        targets = (
+            node.targets
+            if isinstance(node, A.Assign)
+            else [node.target] if isinstance(node, A.AugAssign) else []
+        )
+        for t in targets:
+            if isinstance(t, A.Subscript) and isinstance(t.value, A.Name) and t.value.id not in out:
+                out.append(t.value.id)
+        stack.extend(reversed([c for c in A.iter_child_nodes(node) if isinstance(c, A.stmt)]))
+    return out
+
+
 def _loads(node) -> set[str]:
     nodes = node if isinstance(node, list) else [node]
     return {n.id for x in nodes for n in A.walk(x) if isinstance(n, A.Name)}
@@ -312,7 +335,7 @@ class Desugar:
             counter, start, setup, test, element, step = self.iteration(s, outside | set(shared))
         else:
             test = None if _is_true(s.test) else s.test
-        body_assigned = _assigned(s.body + s.orelse)
+        body_assigned = _assigned(s.body + s.orelse) + _stored_into(s.body + s.orelse)
         target_names = (
             _assigned([A.assign(s.target, A.const(None))]) if isinstance(s, A.For) else []
         )

@@ -214,6 +214,15 @@ class Kinds:
             fn = anno.getanno(v.func, anno.CALLEE)
             if anno.getanno(v.func, anno.CALLEE_KIND) == "local":
                 return result(fn)
+            if _makes_an_array(fn):
+                return frozenset({ARRAY})
+            if (
+                anno.getanno(v.func, anno.CALLEE_KIND) == "method"
+                and v.func.attr in _ARRAY_METHODS
+                and kind(v.func.value)
+                and kind(v.func.value) <= {ARRAY}
+            ):
+                return frozenset({ARRAY})
             args = [kind(a) for a in v.args if not isinstance(a, A.Starred)]
             if anno.getanno(v.func, anno.CALLEE_KIND) == "primitive":
                 mod = getattr(fn, "__module__", None) or ""
@@ -227,6 +236,37 @@ class Kinds:
                     return UNKNOWN - {SEQUENCE}  # an array or a scalar, never a list
             return UNKNOWN
         return UNKNOWN
+
+
+# numpy functions whose result is an ndarray, whatever they are given (a 0-d one for a number)
+_ARRAY_MAKERS = {
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.full,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+    np.array,
+    np.asarray,
+    np.copy,
+    np.arange,
+    np.linspace,
+    np.eye,
+    np.identity,
+}
+
+
+# methods of an ndarray that return one (a copy, or a view)
+_ARRAY_METHODS = {"copy", "astype", "reshape", "ravel", "flatten", "transpose", "squeeze"}
+
+
+def _makes_an_array(fn) -> bool:
+    try:
+        return fn in _ARRAY_MAKERS
+    except TypeError:  # unhashable
+        return False
 
 
 def _arith(a, b) -> frozenset:

@@ -30,6 +30,7 @@ from transforms import aliasing, anno
 from transforms import astlib as A
 from transforms.activity import RET, attribute_read, flow_operands
 from transforms.context import Default, Rule
+from transforms.fresh import fresh_variables, has_stores
 from transforms.kinds import is_scalar
 from transforms.naming import own_name
 from transforms.normalize import in_place_guard
@@ -79,6 +80,9 @@ class ShiftReset:
         self.active = unit.active_by_scope[""]
         self.kinds = unit.kinds.get("", {})
         fdef = unit.tree
+        self.key = ""
+        # (before any statement becomes a shift: the analysis reads plain statements)
+        self.fresh = fresh_variables(unit) if has_stores(unit.tree) else {}
         self.k = unit.cont_name = unit.namer.fresh("k")
         # names of local functions: values with no adjoint of their own
         self.functions = {info.name for info in unit.locals.values()}
@@ -180,11 +184,12 @@ class ShiftReset:
         info = self.unit.locals[anno.getanno(fdef, anno.DEF_KEY)]
         if not info.transformed:
             return fdef
-        saved = self.active, self.kinds
+        saved = self.active, self.kinds, self.key
         key = anno.getanno(fdef, anno.DEF_KEY)
         self.active, self.kinds = self.unit.active_by_scope[key], self.unit.kinds.get(key, {})
+        self.key = key
         fdef.body = self.block(fdef.body)
-        self.active, self.kinds = saved
+        self.active, self.kinds, self.key = saved
         return fdef
 
     def local_call(self, value):
@@ -395,8 +400,12 @@ class ShiftReset:
 
     def store(self, s):
         """``d[key] = v`` into an active dict or list: the entry's old value gets no adjoint from
-        what follows, ``v`` gets the entry's adjoint. Arrays are refused when it runs."""
+        what follows, ``v`` gets the entry's adjoint. Into an array the function made, at any
+        index: ``array_store``. Other arrays are refused when it runs."""
         target = s.targets[0]
+        rebound = array_store(self.unit, s, self.kinds, self.fresh.get(self.key, ((), ())))
+        if rebound is not None:
+            return self.shift(rebound)
         if not isinstance(target, A.Subscript) or isinstance(target.slice, (A.Slice, A.Tuple)):
             raise self.unit.error(
                 "assigning into part of a differentiable value (`x[i] = v`, `x.a = v`) is not "
@@ -772,6 +781,37 @@ def _op_example(value):
     if isinstance(value, A.BinOp):
         return A.binop(A.name("a"), value.op, A.name("b"))
     return A.UnaryOp(op=value.op, operand=A.name("a"))
+
+
+def array_store(unit, s, kinds, fresh=((), ())):
+    """``d[key] = v`` with ``d`` an array, as ``d = stored(d, key, v)``: a new array with the
+    entries set, the name rebound (JAX's ``d.at[key].set(v)``). No one can tell it from Python's
+    change in place where nothing else holds the array -- where something may, aliasing's guard
+    (``check_in_place``, put before the statement) refuses it when it runs -- and what the
+    backward pass reads of the old array stays as it was. None where ``d`` may be something
+    else (a list, a dict: neither its kinds nor how it was made say array), or may hold an array
+    someone else made (``fresh``: the function's variables that hold what it made itself, and
+    those that hold arrays, ``transforms.fresh``) -- a parameter's, whose caller would not see
+    the change, a cell's, a temporary's (``obj.a[i] = v``)."""
+    target = s.targets[0]
+    if not (isinstance(target, A.Subscript) and isinstance(target.value, A.Name)):
+        return None
+    d = target.value.id
+    made, arrays = fresh
+    if d not in made or (kinds.get(d) != {ARRAY} and d not in arrays):
+        return None
+    fn = unit.ctx.runtime("stored")
+    func = A.name(unit.inject(fn, "stored"))
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, "primitive")
+    call = A.Call(
+        func=func, args=[A.name(d), _index_expr(target.slice, unit), s.value], keywords=[]
+    )
+    new = A.assign(d, call)
+    anno.copyanno(s, new)
+    for n in A.walk(new):
+        A.copy_location(n, s)
+    return new
 
 
 def _index_expr(idx, unit):

@@ -25,10 +25,12 @@ from transforms import anno
 from transforms import astlib as A
 from transforms.activity import MUTATORS, RET, flow_operands
 from transforms.context import Rule
+from transforms.fresh import fresh_variables, has_stores
 from transforms.kinds import is_number
 from transforms.naming import own_name
 from transforms.shift_reset import (
     _hole,
+    array_store,
     check_effect,
     compound_index_names,
     data_method,
@@ -66,13 +68,15 @@ class Tangent:
         fdef = unit.tree
         params = A.arg_names(fdef.args)
         wrt = [p for p in unit.active if p in params]
+        self.fresh = fresh_variables(unit) if has_stores(unit.tree) else {}
         unit.tree = self.function(fdef, "", unit.bp_name, wrt)
 
     # ------------------------------------------------------------------ functions
 
     def function(self, fdef, key: str, name: str, wrt):
         """``def name(*tangents of wrt, *params)``, returning ``(result, result_dot)``."""
-        saved = [getattr(self, a, None) for a in ("active", "kinds", "returns_active")]
+        saved = [getattr(self, a, None) for a in ("active", "kinds", "returns_active", "key")]
+        self.key = key
         self.active = self.unit.active_by_scope[key]
         self.kinds = self.unit.kinds.get(key, {})
         self.returns_active = (key, RET) in getattr(self.unit, "active_vars", set())
@@ -96,7 +100,7 @@ class Tangent:
         else:
             args.args = dots + args.args
         new = A.copy_location(A.function(name, args, new_body or [A.Pass()]), fdef)
-        self.active, self.kinds, self.returns_active = saved
+        self.active, self.kinds, self.returns_active, self.key = saved
         return new
 
     def local_function(self, fdef) -> list:
@@ -229,8 +233,12 @@ class Tangent:
 
     def store(self, s) -> list:
         """``d[key] = v`` into an active dict or list: the same entry of its tangent gets
-        ``v``'s tangent. Arrays are refused when it runs, as in reverse mode."""
+        ``v``'s tangent. Into an array the function made: ``shift_reset.array_store``, as in
+        reverse mode; other arrays are refused when it runs."""
         target = s.targets[0]
+        rebound = array_store(self.unit, s, self.kinds, self.fresh.get(self.key, ((), ())))
+        if rebound is not None:  # d = stored(d, key, v): its tangent from stored's rules
+            return self.primitive(rebound, [target.value.id], rebound.value)
         if isinstance(target.slice, (A.Slice, A.Tuple)):
             raise self.unit.error(
                 "assigning into part of a differentiable value (`x[i] = v`) is not supported",

@@ -15,6 +15,7 @@ from cpsad.rules import (  # noqa: F401
     pyoperator,
     reductions,
     shape,
+    stores,
 )
 from cpsad.rules.core import (  # noqa: F401
     DISCRETE,

@@ -1,0 +1,182 @@
+"""Which variables hold an array the function made itself (an analysis, not a pass).
+
+A store into an array, ``out[key] = v``, runs as ``out = stored(out, key, v)``: a new array and
+the name rebound (``shift_reset.array_store``). No one can tell that from Python's change in place
+only if no one else holds the array -- no caller (a parameter's array is the caller's), no
+enclosing or nested function (a cell), no other name (aliasing's guard refuses those when the
+store runs). This module answers the first two: a variable is *fresh* in its function when every
+value it is given there is a new object the function made --
+
+* a call of a function that makes a new array (``np.zeros``, ``np.array``, ``x.copy()``, ...),
+  arithmetic (``x * 2.0``), or a call of a local function whose every result is fresh in it;
+* for a parameter, only of a function Desugar made of a loop (its name is generated): at every
+  call of it -- the first, in the enclosing function, and its own recursive ones -- the argument
+  is fresh where the call is;
+
+and no nested function reads or writes it. Computed as a greatest fixed point (a loop's
+parameter is fresh if its recursive calls pass it fresh values), once per unit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms import anno
+from transforms import astlib as A
+from transforms.activity import Scopes, called_local, statements
+from transforms.scoping import free_names, own_nodes
+
+# calls whose result is an array no one else holds (``np.array`` unless told not to copy)
+MAKERS = {
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.full,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+    np.copy,
+    np.arange,
+    np.linspace,
+    np.eye,
+    np.identity,
+    np.array,
+}
+
+
+def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
+    """For each function (root ``""``, nested: its ``DEF_KEY``): its fresh variables, and those
+    of them that hold a new ndarray whatever the function was given (``np.zeros(n)``: where
+    the kinds of the arguments are not known, the store is still known to be into an array)."""
+    scopes = Scopes(unit.tree)
+    values: dict = {}  # (key, name) -> the values assigned to it, or None: something else binds it
+    calls: dict = {}  # key of a local function -> [(caller key, call)]
+    captured: set = set()
+    for key, fdef in scopes.functions():
+        for s in statements(fdef.body):
+            if isinstance(s, A.FunctionDef):
+                captured |= {(key, n) for n in free_names(s)}
+            for n in A.walk(s) if isinstance(s, (A.Assign, A.Expr, A.Return)) else ():
+                if isinstance(n, A.Call):
+                    g, _ = called_local(scopes, n)
+                    if g is not None:
+                        calls.setdefault(g, []).append((key, n))
+            if not isinstance(s, A.Assign):
+                continue
+            t = s.targets[0]
+            if isinstance(t, A.Name):
+                if values.get((key, t.id), []) is not None:
+                    values.setdefault((key, t.id), []).append(s.value)
+            elif isinstance(t, (A.Tuple, A.List)):
+                for e in t.elts:
+                    if isinstance(e, A.Name):
+                        values[(key, e.id)] = None
+    candidates = set()
+    for key, fdef in scopes.functions():
+        params = set(A.arg_names(fdef.args))
+        loop = bool(key) and fdef.name in unit.namer.generated
+        for name in scopes.locals[key]:
+            var = (key, name)
+            if var not in captured and (loop or name not in params):
+                candidates.add(var)
+    returns = {
+        key: [n.value for n in own_nodes(fdef) if isinstance(n, A.Return)]
+        for key, fdef in scopes.functions()
+    }
+
+    def argument(g, p, call):
+        """What ``call`` passes for the parameter ``p`` of the local function ``g``."""
+        gdef = scopes.node[g]
+        names = [a.id for a in gdef.args.posonlyargs + gdef.args.args]
+        for k in call.keywords:
+            if k.arg == p:
+                return k.value
+        if p in names and names.index(p) < len(call.args):
+            a = call.args[names.index(p)]
+            return None if isinstance(a, A.Starred) else a
+        return None
+
+    def fixed_point(made) -> set:
+        """The greatest set of candidates whose every value ``made(value, found)`` accepts,
+        and, for a loop's parameter, whose every call passes a member."""
+        found = set(candidates)
+        changed = True
+        while changed:
+            changed = False
+            for var in list(found):
+                key, name = var
+                vs = values.get(var, [])
+                if vs is None:  # bound by unpacking a tuple: not followed
+                    ok = False
+                elif name in A.arg_names(scopes.node[key].args):
+                    ok = all(made(v, found) for v in vs) and all(
+                        isinstance(a, A.Name) and scopes.resolve(caller, a.id) in found
+                        for caller, call in calls.get(key, [])
+                        for a in [argument(key, name, call)]
+                    )
+                else:
+                    ok = bool(vs) and all(made(v, found) for v in vs)
+                if not ok:
+                    found.discard(var)
+                    changed = True
+        return found
+
+    def local_result(value, found) -> bool | None:
+        """For a call of a local function: is every result it returns in ``found``?"""
+        g, _ = called_local(scopes, value)
+        if g is None:
+            return None
+        return all(
+            isinstance(r, A.Name) and scopes.resolve(g, r.id) in found
+            for r in returns.get(g, [None])
+        )
+
+    stored = unit.ctx.runtime("stored")
+
+    def an_array(value, found) -> bool:
+        """A new ndarray, whatever it was given: ``np.zeros(n)``, ``stored(...)``."""
+        if not isinstance(value, A.Call):
+            return False
+        local = local_result(value, found)
+        if local is not None:
+            return local
+        fn = anno.getanno(value.func, anno.CALLEE)
+        if fn is stored:
+            return True
+        try:
+            maker = fn in MAKERS
+        except TypeError:
+            return False
+        return maker and not (fn is np.array and any(k.arg == "copy" for k in value.keywords))
+
+    def new_object(value, found) -> bool:
+        """A new object of any kind: arithmetic, ``x.copy()``, or an array as above."""
+        if isinstance(value, (A.BinOp, A.UnaryOp)):
+            return True
+        if isinstance(value, A.Call):
+            local = local_result(value, found)
+            if local is not None:
+                return local
+            if anno.getanno(value.func, anno.CALLEE_KIND) == "method":
+                return value.func.attr == "copy" and not value.args
+        return an_array(value, found)
+
+    fresh, arrays = fixed_point(new_object), fixed_point(an_array)
+    out: dict[str, tuple[set, set]] = {key: (set(), set()) for key, _ in scopes.functions()}
+    for key, name in fresh:
+        out[key][0].add(name)
+    for key, name in arrays:
+        out[key][1].add(name)
+    return out
+
+
+def has_stores(tree) -> bool:
+    """Does any function in ``tree`` store into part of a variable (``x[i] = v``)?"""
+    return any(
+        isinstance(s, A.Assign)
+        and isinstance(s.targets[0], A.Subscript)
+        and isinstance(s.targets[0].value, A.Name)
+        for fdef in A.function_defs(tree)
+        for s in statements(fdef.body)
+    )
