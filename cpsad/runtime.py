@@ -550,6 +550,8 @@ def without(g, key):
         out = Sparse(g) if isinstance(g, Sparse) else dict(g)
         del out[key]
         return out
+    if type(g) is Deferred:  # (a scattered row's adjoint, not yet summed: summed here)
+        g = g.array()
     if isinstance(g, np.ndarray):
         out = np.array(g, copy=True)
         out[key] = 0

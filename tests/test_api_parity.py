@@ -435,3 +435,13 @@ def test_operator_functions_passed_as_values():
 
     np.testing.assert_allclose(cpsad.grad(mapped)(X), numeric_grad(mapped, X), rtol=1e-6)
     assert cpsad.grad(operator.mul, (0, 1))(2.0, 5.0) == (5.0, 2.0)
+
+
+def test_dict_with_keywords_is_the_display():
+    def f(x):
+        d = dict(a=x, b=x * 2.0)
+        return np.sum(d["b"] * d["a"]) + np.sum(dict(w=x)["w"])
+
+    np.testing.assert_allclose(cpsad.grad(f)(X), numeric_grad(f, X), rtol=1e-6)
+    _, t = cpsad.jvp(f, (X,), (Y,))
+    assert t == pytest.approx(np.dot(numeric_grad(f, X), Y), rel=1e-6)

@@ -267,3 +267,17 @@ def test_a_name_unpacked_then_made_is_right_or_refused():
         return
     assert value == unpacked_then_made(X)
     np.testing.assert_allclose(g, [0.0, 2.0 * X[2], 2.0 * X[1], 0.0])
+
+
+def stored_then_read_by_row(a):
+    """Fuzz seed 800099, reduced: the adjoint of ``buf`` reaches the store as a row's scattered
+    adjoint not yet summed (a ``Deferred``), which ``without`` passed on with the replaced row's
+    entries in it -- the stored row's adjoint leaked into ``a``."""
+    buf = 0.5 * a
+    buf[2] = 0.5
+    row = buf[0]
+    return np.trace(buf) + np.mean(row)
+
+
+def test_the_replaced_entries_get_nothing_from_a_deferred_adjoint():
+    assert_faithful(stored_then_read_by_row, M[:, :3].copy())

@@ -40,6 +40,10 @@ DOCUMENTED = (
     "which is not a variable of the function being differentiated",  # a global list
     "which the loop makes anew in each iteration",  # a kept closure calling a redefined function
     "changed in place the array",  # a helper changing what the backward pass reads
+    # a store into an array the function did not make, or one a nested function reads (the
+    # rebinding would not reach it: docs/reference.md), at the line or when it runs
+    "the function did not make itself",
+    "changes an array that another name shares",
 )
 
 
@@ -141,7 +145,7 @@ capture_reassigned apply_1line apply_multi fn_in_list fn_in_tuple fn_in_dict fn_
 late_binding default_binding recursion_linear recursion_tree list dict append listcomp
 list_concat helper_call helper_multi nonlocal default_arg default_capture decorator alias_fn
 int_arg compose tuple_capture_unpack map global_state objects methods nonlocal_through_value
-loop_redefined
+loop_redefined array_store operator
 """.split()
 
 

@@ -252,7 +252,13 @@ class Normalize:
             for elt, t in nested:
                 self.store(elt, t, out)
         elif isinstance(target, A.Subscript):
-            obj = self.atom(target.value, out)
+            if isinstance(target.value, A.Name) and target.value.id in self.cells:
+                # `d[k] = v` changes the object the name holds now, a cell's too: the name
+                # itself, not a snapshot of it (as `xs.append(v)`), so the change and the
+                # adjoints of what reads it later meet in the cell's adjoint
+                obj = A.name(target.value.id)
+            else:
+                obj = self.atom(target.value, out)
             index = self.index(target.slice, out)
             sub = A.Subscript(value=obj, slice=index, ctx=A.Store())
             self.emit(out, A.assign(sub, value), self.origin)

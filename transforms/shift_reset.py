@@ -409,10 +409,12 @@ class ShiftReset:
         if not isinstance(target, A.Subscript) or isinstance(target.slice, (A.Slice, A.Tuple)):
             raise self.unit.error(
                 "assigning into part of a differentiable value (`x[i] = v`, `x.a = v`) is not "
-                "supported",
+                "supported here: into an array the function did not make itself -- a "
+                "parameter's, a view, one a nested function reads -- or into a list by slice",
                 s,
-                "build a new value instead: `np.where(mask, v, x)`, `np.concatenate(...)`, or "
-                "collect the parts in a list and call `np.stack`",
+                "store into an array made here that no nested function reads (`buf = "
+                "np.zeros(n)`, then `buf[1:] = v`; a closure may read a copy), or build a new "
+                "value: `np.where(mask, v, x)`, `np.concatenate(...)`",
             )
         d, key, v = target.value.id, target.slice, s.value
         namer = self.unit.namer

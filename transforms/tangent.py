@@ -241,10 +241,13 @@ class Tangent:
             return self.primitive(rebound, [target.value.id], rebound.value)
         if isinstance(target.slice, (A.Slice, A.Tuple)):
             raise self.unit.error(
-                "assigning into part of a differentiable value (`x[i] = v`) is not supported",
+                "assigning into part of a differentiable value (`x[i] = v`) is not supported "
+                "here: into an array the function did not make itself -- a parameter's, a view, "
+                "one a nested function reads -- or into a list by slice",
                 s,
-                "build a new value instead: `np.where(mask, v, x)`, `np.concatenate(...)`, or "
-                "collect the parts in a list and call `np.stack`",
+                "store into an array made here that no nested function reads (`buf = "
+                "np.zeros(n)`, then `buf[1:] = v`; a closure may read a copy), or build a new "
+                "value: `np.where(mask, v, x)`, `np.concatenate(...)`",
             )
         d, key, v = target.value.id, target.slice, s.value
         store_item = self.runtime("store_item")

@@ -320,6 +320,7 @@ class Gen:
                 (0.4, self.s_negpow),
                 (0.5, self.s_math),
                 (0.5, self.s_max),
+                (0.3, self.s_operator),
                 (call_w, lambda sc, d: self.call(kind, sc, d)),
             ]
         if kind == V:
@@ -676,6 +677,7 @@ class Gen:
             (2.0 if sc.fn_depth < 2 else 0, self.st_local_def),
             (1.5 if sc.fn_depth < 2 else 0, self.st_lambda),
             (0.8 if not nested else 0, self.st_acc_loop),
+            (0.7 if deep < 2 else 0, self.st_store),
             (0.7 if not nested else 0, self.st_capture_later),
             (0.7 if not nested else 0, self.st_capture_reassigned),
             (0.8 if not nested else 0, self.st_fn_container),
@@ -1479,6 +1481,55 @@ class Gen:
         ]
         return lines + self.use_fn(sc, g, ("F", (S,), S))
 
+    def st_store(self, sc):
+        """An array made here, then stored into: by index in a loop, a slice, a fancy index
+        (repeated), a mask -- what cpsad runs with rebinding semantics (``stored``)."""
+        self.tag("array_store")
+        buf, i = self.fresh("buf"), self.fresh("i")
+        kind = self.pick([V, V, M])
+        inner = sc.child()
+        if kind == V:
+            init = self.pick(
+                ["np.zeros(3)", "np.ones(3)", f"np.copy({self.E(V, inner, 1)})", "np.full(3, 0.5)"]
+            )
+            body = sc.child(vars={**sc.vars, i: I}, ro=sc.ro | {i}, loop="for")
+            form = self.r.randrange(5)
+            if form == 0:
+                self.tag("for_range")
+                store = [f"for {i} in range(3):", f"    {buf}[{i}] = {self.E(S, body, 2)}"]
+            elif form == 1:
+                store = [f"{buf}[1:] = {self.E(V, inner, 2)}[:2]"]
+            elif form == 2:
+                store = [f"{buf}[[0, 2, 2]] = {self.E(V, inner, 2)}"]
+            elif form == 3:
+                store = [f"{buf}[{buf} > 0.2] = {self.E(S, inner, 2)}"]
+            else:
+                store = [f"{buf}[{self.r.randrange(-3, 3)}] = {self.E(S, inner, 2)}"]
+        else:
+            init = self.pick(["np.zeros((3, 3))", "np.eye(3)", f"np.copy({self.E(M, inner, 1)})"])
+            form = self.r.randrange(3)
+            if form == 0:
+                store = [f"{buf}[{self.r.randrange(3)}] = {self.E(V, inner, 2)}"]
+            elif form == 1:
+                store = [f"{buf}[:, {self.r.randrange(3)}] = {self.E(V, inner, 2)}"]
+            else:
+                store = [f"{buf}[0, 1:] = {self.E(S, inner, 2)}"]
+        sc.vars[buf] = kind
+        return [f"{buf} = {init}", *store]
+
+    def s_operator(self, sc, d):
+        """Python's operator module as values (cpsad's composites): reduce, map, a call."""
+        self.tag("operator")
+        a, b = self.E(S, sc, d), self.E(S, sc, d)
+        op = self.pick(["add", "mul", "sub"])
+        return self.pick(
+            [
+                f"operator.{op}({a}, {b})",
+                f"functools.reduce(operator.{op}, [{a}, {b}, {self.E(S, sc, d)}])",
+                f"sum(map(operator.mul, [{a}, {b}], [{b}, 0.5]))",
+            ]
+        )
+
     def st_acc_loop(self, sc):
         """``acc = np.zeros(3)`` and ``acc += term`` in a loop: an array nobody else holds."""
         self.tag("acc_zeros", "aug_array", "for_range")
@@ -1537,7 +1588,8 @@ class Gen:
         self.budget = self.r.randint(4, 12)
         body = [ln for ln in self.block(sc, self.budget) if ln != "pass"]
         body.append(self.final(sc))
-        head = ["import functools", "import math", "", "import numpy as np", "", ""]
+        head = ["import functools", "import math", "import operator", "", "import numpy as np"]
+        head += ["", ""]
         mod = list(head)
         for name in self.used_lib:
             mod += LIBRARY[name][0].rstrip("\n").split("\n") + ["", ""]

@@ -62,6 +62,9 @@ BAD_REFUSALS = (
 # Refusals the documentation announces for code that is not plain value code (docs/reference.md).
 DOCUMENTED_REFUSALS = (
     "would change in place an array that another name shares",
+    "changes an array that another name shares",  # a store into one (`buf[i] = v`)
+    # a store into an array a closure reads, or one not made in the function (docs/reference.md)
+    "the function did not make itself",
     "changed in place the array",  # a helper changing what the backward pass reads
 )
 
