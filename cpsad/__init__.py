@@ -21,6 +21,7 @@ from cpsad.custom import checkpoint, custom_vjp, stop_gradient
 from cpsad.diskcache import clear_cache
 from cpsad.higher import hessian, hvp, jacfwd, jacobian, jacrev
 from cpsad.rules import defjvp, defvjp
+from cpsad.runtime import register_pytree
 from transforms.errors import TransformError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "stop_gradient",
     "custom_vjp",
     "checkpoint",
+    "register_pytree",
     "transform",
     "show",
     "defvjp",

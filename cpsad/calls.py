@@ -15,7 +15,7 @@ import numpy as np
 
 from cpsad import compiler
 from cpsad.pytree import leaves, promote
-from cpsad.runtime import Closure, scalar_seed
+from cpsad.runtime import Closure, scalar_seed, struct_parts
 
 LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
@@ -266,6 +266,12 @@ def not_differentiated_again(kind: str) -> str:
 
 def as_tangent(t, x, i: int):
     """A tangent given for the primal ``x``: of ``x``'s structure and shapes, in floats."""
+    parts = struct_parts(x)
+    if parts is not None:  # a dataclass, a registered pytree: a tangent of its type
+        theirs = struct_parts(t) if type(t) is type(x) else None
+        if theirs is None or len(theirs[1]) != len(parts[1]):
+            raise ValueError(f"jvp: tangent {i} must be a {type(x).__name__} like its primal")
+        return parts[2]([as_tangent(a, b, i) for a, b in zip(theirs[1], parts[1])])
     if isinstance(x, dict):
         if not isinstance(t, dict) or t.keys() != x.keys():
             raise ValueError(f"jvp: tangent {i} must be a dict with the keys of its primal")

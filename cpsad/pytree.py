@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.deferred import Deferred
-from cpsad.runtime import Sparse, unbroadcast
+from cpsad.runtime import Sparse, struct_parts, unbroadcast
 
 
 def promote(x):
@@ -35,6 +35,12 @@ def promote(x):
         return [promote(v) for v in x]
     if type(x) is dict:
         return {k: promote(v) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
+        return type(x)(*(promote(v) for v in x))
+    parts = struct_parts(x)
+    if parts is not None:  # a dataclass, a registered pytree
+        _, children, rebuild = parts
+        return rebuild([promote(v) for v in children])
     return x
 
 
@@ -116,6 +122,10 @@ def densify(adj, x):
         return [densify(_entry(adj, i), v) for i, v in enumerate(x)]
     if isinstance(x, dict):
         return {k: densify(_entry(adj, k), v) for k, v in x.items()}
+    parts = struct_parts(x)
+    if parts is not None:  # a dataclass, a registered pytree: its fields' gradients
+        keys, children, rebuild = parts
+        return rebuild([densify(_entry(adj, k), v) for k, v in zip(keys, children)])
     return adj  # not a differentiable value (None, str, an object used as data)
 
 
@@ -178,6 +188,10 @@ def _arrays(tree, out: list) -> None:
     elif isinstance(tree, dict):
         for v in tree.values():
             _arrays(v, out)
+    else:
+        parts = struct_parts(tree)
+        for v in parts[1] if parts is not None else ():
+            _arrays(v, out)
 
 
 def _own(tree, taken: set):
@@ -195,6 +209,9 @@ def _own(tree, taken: set):
         return [_own(v, taken) for v in tree]
     if isinstance(tree, dict):
         return {k: _own(v, taken) for k, v in tree.items()}
+    parts = struct_parts(tree)
+    if parts is not None:
+        return parts[2]([_own(v, taken) for v in parts[1]])
     return tree
 
 
@@ -215,15 +232,29 @@ def leaves(tree):
     if isinstance(tree, (list, tuple)):
         parts = [leaves(v) for v in tree]
         kind = type(tree)
+        named = hasattr(tree, "_fields")
 
         def build(vals, parts=parts, kind=kind):
             out, i = [], 0
             for ls, b in parts:
                 out.append(b(vals[i : i + len(ls)]))
                 i += len(ls)
-            return kind(out)
+            return kind(*out) if named else kind(out)
 
         return [x for ls, _ in parts for x in ls], build
+    struct = struct_parts(tree)
+    if struct is not None:  # a dataclass, a registered pytree: its children's leaves
+        _, children, rebuild = struct
+        parts = [leaves(v) for v in children]
+
+        def build_struct(vals, parts=parts, rebuild=rebuild):
+            out, i = [], 0
+            for ls, b in parts:
+                out.append(b(vals[i : i + len(ls)]))
+                i += len(ls)
+            return rebuild(out)
+
+        return [x for ls, _ in parts for x in ls], build_struct
     if type(tree) is Deferred:
         return [tree.array()], lambda vals: vals[0]
     if isinstance(tree, (float, int, complex, np.ndarray, np.generic)) and not isinstance(

@@ -902,3 +902,91 @@ def _not_real_scalar(result, kind: str) -> str:
         f"grad requires a real (float) scalar output, but the function returned {result!r}, of "
         f"type {kind}: {what} has no gradient; return the float quantity it is computed from"
     )
+
+
+# --------------------------------------------------------------------------- structs as pytrees
+#
+# A namedtuple, a dataclass instance, or an object of a class given to ``register_pytree`` holds
+# differentiable values in named fields: an argument of such a type gets a gradient of the same
+# type, and a field read in differentiated code (``params.w``) gets the field's adjoint.
+
+_PYTREES: dict = {}  # class -> (flatten, unflatten), from cpsad.register_pytree
+
+
+def register_pytree(cls, flatten, unflatten) -> None:
+    """Objects of ``cls`` are pytrees: ``flatten(obj) -> (children, aux)`` and
+    ``unflatten(aux, children) -> obj`` (JAX's ``register_pytree_node``). Their children are
+    differentiated; a gradient of one is ``unflatten(aux, gradients of the children)``."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_pytree takes a class, not {type(cls).__name__}")
+    _PYTREES[cls] = (flatten, unflatten)
+
+
+def struct_parts(x):
+    """``(keys, children, rebuild)`` of a dataclass instance or a registered pytree -- the keys
+    its adjoint (a ``Sparse``) uses, the values, and ``rebuild(values)``, the same structure
+    holding other values -- or None for anything else (a namedtuple is a tuple)."""
+    entry = _PYTREES.get(type(x))
+    if entry is not None:
+        flatten, unflatten = entry
+        children, aux = flatten(x)
+        children = list(children)
+        return list(range(len(children))), children, lambda vals: unflatten(aux, list(vals))
+    fields = getattr(type(x), "__dataclass_fields__", None)
+    if fields is not None and not isinstance(x, type):
+        import dataclasses
+
+        names = [f.name for f in dataclasses.fields(x) if f.init]
+        return (
+            names,
+            [getattr(x, n) for n in names],
+            lambda vals: dataclasses.replace(x, **dict(zip(names, vals))),
+        )
+    return None
+
+
+def field(obj, name):
+    """``obj.name`` read in differentiated code, for an attribute no rule of an array's names
+    (a field of a namedtuple, a dataclass, a registered pytree)."""
+    return getattr(obj, name)
+
+
+def field_key(obj, name: str):
+    """The key of the field ``name`` in the adjoint of ``obj``, or a TypeError: the attribute
+    of a value that is no pytree has no derivative."""
+    if isinstance(obj, tuple) and hasattr(obj, "_fields") and name in obj._fields:
+        return obj._fields.index(name)
+    parts = struct_parts(obj)
+    if parts is not None:
+        keys, children, _ = parts
+        if type(obj) not in _PYTREES:
+            if name in keys:
+                return name
+        else:
+            value = getattr(obj, name)
+            for k, c in zip(keys, children):
+                if c is value:
+                    return k
+    raise TypeError(
+        f"the attribute `.{name}` of a differentiable value of type {type(obj).__name__} has no "
+        "derivative: cpsad differentiates the fields of namedtuples, dataclasses and classes "
+        "registered with cpsad.register_pytree (for a registered class, the attribute must be "
+        "one of the children its flatten returns)"
+    )
+
+
+def field_adjoint(c, obj, name):
+    """The adjoint of ``obj`` from the adjoint ``c`` of its field ``obj.name``: a ``Sparse``."""
+    return Sparse({field_key(obj, name): c}) if c is not None else Sparse()
+
+
+def field_tangent(v, obj, name):
+    """The tangent of ``obj.name`` from ``obj``'s tangent ``v`` (of ``obj``'s structure)."""
+    if v is None:
+        return None
+    key = field_key(obj, name)
+    if isinstance(v, dict):  # a Sparse
+        return v.get(key)
+    if isinstance(key, int) and isinstance(v, tuple):
+        return v[key]
+    return getattr(v, name)

@@ -1302,3 +1302,48 @@ for key, v in STORE_INDEXES:
     out = stored(u(3, 4) if isinstance(key, tuple) and len(key) == 2 else u(4), key, v)
     case(stored_part_, stored_part, u(*out.shape), out, key, v, autograd=HELPER)
     case(placed_part_, placed_part, u(*np.shape(out[key])), out, key, autograd=HELPER)
+
+
+# --------------------------------------------------------------------------- fields of structs
+# (cpsad/rules/containers.py: `p.w` of a namedtuple, dataclass or registered pytree)
+from collections import namedtuple  # noqa: E402
+
+from cpsad.runtime import field  # noqa: E402
+
+FieldPair = namedtuple("FieldPair", "w b")
+
+
+def field_(obj, name):
+    return field(obj, name)
+
+
+case(field_, field, FieldPair(u(3), u(2, 2)), "w", autograd=HELPER)
+case(field_, field, FieldPair(u(3), u(2, 2)), "b", autograd=HELPER)
+
+
+def fields_of_a_namedtuple(p):
+    return np.sum(np.tanh(p.w) * p.b[0]) + p.b[1, 1] ** 2
+
+
+end_to_end(fields_of_a_namedtuple, FieldPair(u(3), u(2, 3)), autograd=HELPER)
+
+
+def field_adjoint_(c, obj, name):
+    return field_adjoint(c, obj, name)
+
+
+def field_tangent_(v, obj, name):
+    return field_tangent(v, obj, name)
+
+
+from cpsad.runtime import field_adjoint, field_tangent  # noqa: E402
+
+case(field_adjoint_, field_adjoint, u(3), FieldPair(u(3), u(2)), "w", autograd=HELPER)
+case(
+    field_tangent_,
+    field_tangent,
+    FieldPair(u(3), u(2)),
+    FieldPair(u(3), u(2)),
+    "b",
+    autograd=HELPER,
+)

@@ -20,6 +20,7 @@ answer, never a ZeroDivisionError from emitted code.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import math
 import warnings
@@ -46,6 +47,8 @@ INTS = np.array([3, 5, 6, 12])
 
 # One call per entry of the list: (function, positional arguments, keyword arguments). Float
 # inputs (floats, float arrays, complex ones) are moved; everything else stays.
+_Pair = collections.namedtuple("_Pair", "w b")
+
 SAMPLES: list[tuple] = [
     (builtins.len, (X,), {}),
     (builtins.range, (3, 9), {}),
@@ -110,6 +113,7 @@ SAMPLES: list[tuple] = [
     (np.iinfo, (np.int32,), {}),
     (np.finfo, (np.float32,), {}),
     (runtime.keys_of, ({"a": X[0], "b": X[1]},), {}),
+    (runtime.field_key, (_Pair(X, X[0]), "b"), {}),  # which entry a field is
     (np.digitize, (M, np.sort(X)), {}),
     (np.argpartition, (X, 2), {}),
     (np.lexsort, ((X, X[::-1]),), {}),

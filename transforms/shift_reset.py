@@ -961,6 +961,11 @@ def rule_for(unit, value, kinds: dict):
         return rule, args, {}, what
     if isinstance(value, A.Attribute):
         rule = ctx.attribute_rule(value.attr)
+        if rule is None and not ctx.is_nondiff_attribute(value.attr):
+            # a field of a namedtuple, a dataclass, a registered pytree (refused when it runs
+            # for anything else): ``field(obj, "name")``'s rule
+            field = ctx.runtime("field")
+            return ctx.rule(field), [value.value, A.const(value.attr)], {}, f"`.{value.attr}`"
         if rule is None:
             raise unit.error(
                 f"the attribute `.{value.attr}` of a differentiable value has no derivative rule",

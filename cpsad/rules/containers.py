@@ -8,8 +8,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from cpsad.rules.core import DISCRETE, broadcast_like, defjvp, defjvp_method, defmethod, defvjp
-from cpsad.runtime import Sparse, getitem_adjoint, tangent_zeros, unbroadcast, zeros_like
+from cpsad.rules.core import (
+    DISCRETE,
+    broadcast_like,
+    defjvp,
+    defjvp_method,
+    defmethod,
+    defnondiff,
+    defvjp,
+)
+from cpsad.runtime import (
+    Sparse,
+    field,
+    field_adjoint,
+    field_key,
+    field_tangent,
+    getitem_adjoint,
+    item_adjoint,
+    tangent_zeros,
+    unbroadcast,
+    zeros_like,
+)
 
 
 def spread(g, seq):
@@ -127,3 +146,55 @@ def get_method_default_jvp(t, ans, x, key, default=None):
 
 
 defjvp_method("get", get_method_jvp, DISCRETE, get_method_default_jvp)
+
+
+# --------------------------------------------------------------------------- fields of structs
+
+
+def field_obj(g, ans, obj, name):
+    """``obj.name`` of a namedtuple, dataclass or registered pytree: the field's adjoint, in a
+    ``Sparse`` keyed as the gradient's structure is (``runtime.field_key``)."""
+    return field_adjoint(g, obj, name)
+
+
+defvjp(field, field_obj, DISCRETE)
+
+
+def field_obj_jvp(t, ans, obj, name):
+    return field_tangent(t, obj, name)
+
+
+defjvp(field, field_obj_jvp, None)
+
+
+# The helpers the field's rules call, differentiated again (second order): each linear in its
+# first argument, and the two transposes of each other; which entry a field is, a step.
+defnondiff(field_key)
+
+
+def field_adjoint_c(g, ans, c, obj, name):
+    return item_adjoint(g, field_key(obj, name), c)
+
+
+defvjp(field_adjoint, field_adjoint_c, DISCRETE, DISCRETE)
+
+
+def field_adjoint_c_jvp(t, ans, c, obj, name):
+    return field_adjoint(t, obj, name)
+
+
+defjvp(field_adjoint, field_adjoint_c_jvp, None, None)
+
+
+def field_tangent_v(g, ans, v, obj, name):
+    return field_adjoint(g, obj, name)
+
+
+defvjp(field_tangent, field_tangent_v, DISCRETE, DISCRETE)
+
+
+def field_tangent_v_jvp(t, ans, v, obj, name):
+    return field_tangent(t, obj, name)
+
+
+defjvp(field_tangent, field_tangent_v_jvp, None, None)
