@@ -18,6 +18,10 @@ def _rebind(module_globals: dict, seen: dict) -> dict:
     seen[key] = g
     if "np" in g:
         g["np"] = anp
+    if "special" in g:  # scipy.special, as autograd has it (tests/corpus_scipy.py)
+        import autograd.scipy.special
+
+        g["special"] = autograd.scipy.special
     for name, obj in list(g.items()):
         if isinstance(obj, types.FunctionType) and obj.__globals__ is module_globals:
             g[name] = types.FunctionType(

@@ -25,6 +25,7 @@ import numpy as np
 from transforms import anno
 from transforms import astlib as A
 from transforms.activity import Scopes, assigned_names, called_local, statements
+from transforms.fresh import MAKERS
 from transforms.unit import (
     ARRAY,
     NOT_NUMERIC,
@@ -238,24 +239,9 @@ class Kinds:
         return UNKNOWN
 
 
-# numpy functions whose result is an ndarray, whatever they are given (a 0-d one for a number)
-_ARRAY_MAKERS = {
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.full,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.full_like,
-    np.array,
-    np.asarray,
-    np.copy,
-    np.arange,
-    np.linspace,
-    np.eye,
-    np.identity,
-}
+# numpy functions whose result is an ndarray, whatever they are given (a 0-d one for a number):
+# those that make a new one (``transforms.fresh``), and ``np.asarray``, which may return its own
+_ARRAY_MAKERS = MAKERS | {np.asarray}
 
 
 # methods of an ndarray that return one (a copy, or a view)

@@ -14,6 +14,7 @@ from cpsad.rules import (  # noqa: F401
     operators,
     pyoperator,
     reductions,
+    scipy_special,
     shape,
     stores,
 )

@@ -30,6 +30,7 @@ gets the same container of tangents, zeros where an entry has none
 from __future__ import annotations
 
 import inspect
+import sys
 
 from cpsad.runtime import broadcast_like  # noqa: F401  (rules import it from here)
 from transforms.context import Rule
@@ -119,6 +120,12 @@ def _label(primitive) -> str:
         return f"np.{name}"
     if mod == "_operator":  # (the C module behind ``operator``)
         mod = "operator"
+    if mod.startswith("scipy.special"):  # (its ufuncs live in scipy.special._ufuncs)
+        mod = "scipy.special"
+    if not mod and type(primitive).__name__ == "ufunc":  # a ufunc of scipy's has no module
+        scipy_special = sys.modules.get("scipy.special")
+        if scipy_special is not None and getattr(scipy_special, name, None) is primitive:
+            return f"scipy.special.{ {'psi': 'digamma'}.get(name, name) }"
     return f"{mod}.{name}" if mod and mod != "builtins" else name
 
 
@@ -300,6 +307,8 @@ def table() -> str:
             helpers.add(prim.__name__)
             continue
         family = "math module" if mod == "math" else "builtins" if mod == "builtins" else "numpy"
+        if _label(prim).startswith("scipy."):
+            family = "scipy.special (optional: when scipy is installed)"
         if isinstance(prim, type) and prim.__module__ == "builtins":
             family = "builtins"
         params = ", ".join(
@@ -307,7 +316,12 @@ def table() -> str:
         )
         fam.setdefault(family, []).append(f"`{rule.name}({params})`")
     lines = ["| family | functions (struck-through parameters get no gradient) |", "|---|---|"]
-    for family in ("numpy", "math module", "builtins"):
+    for family in (
+        "numpy",
+        "scipy.special (optional: when scipy is installed)",
+        "math module",
+        "builtins",
+    ):
         if family in fam:
             lines.append(f"| {family} | " + ", ".join(sorted(set(fam[family]))) + " |")
     composites = []
