@@ -990,3 +990,51 @@ def field_tangent(v, obj, name):
     if isinstance(key, int) and isinstance(v, tuple):
         return v[key]
     return getattr(v, name)
+
+
+# --------------------------------------------------------------------------- zip(*rows)
+
+
+def zipped(seq):
+    """``zip(*seq)`` as emitted code runs it: the list of its tuples (``a, b = zip(*pairs)``,
+    ``list(zip(*pairs))``), the rows of ``seq`` become its columns."""
+    return list(zip(*seq))
+
+
+def swap_entries(c, like=None):
+    """An adjoint of a sequence of sequences with its two levels swapped: entry ``[i][j]`` to
+    ``[j][i]`` -- the adjoint of ``seq`` in ``zipped(seq)`` from the result's, and its own
+    transpose. A dense adjoint (an array) is swapped in its first two axes. ``like``: the
+    sequence whose adjoint this is -- an entry of it that is an array gets a dense adjoint."""
+    out = _swapped(c)
+    if like is None or not isinstance(out, Sparse):
+        return out
+    for j, row in list(out.items()):
+        target = like[j]
+        if isinstance(target, np.ndarray) and isinstance(row, Sparse):
+            dense = zeros_like(target)
+            for i, v in row.items():
+                dense[i] = v
+            out[j] = dense
+    return out
+
+
+def _swapped(c):
+    if c is None:
+        return None
+    if type(c) is Deferred:
+        c = c.array()
+    if isinstance(c, np.ndarray):
+        return np.swapaxes(c, 0, 1)
+    rows = c.items() if isinstance(c, dict) else enumerate(c)
+    out = Sparse()
+    for i, row in rows:
+        if row is None:
+            continue
+        if type(row) is Deferred:
+            row = row.array()
+        entries = row.items() if isinstance(row, dict) else enumerate(row)
+        for j, v in entries:
+            if v is not None:
+                out.setdefault(j, Sparse())[i] = v
+    return out

@@ -1347,3 +1347,29 @@ case(
     "b",
     autograd=HELPER,
 )
+
+
+# --------------------------------------------------------------------------- zip(*rows)
+from cpsad.runtime import swap_entries, zipped  # noqa: E402
+
+
+def zipped_(seq):
+    return zipped(seq)
+
+
+case(zipped_, zipped, [(u(), u(3)), (u(), u(3))], autograd=HELPER)
+case(zipped_, zipped, [u(3), u(3)], autograd=HELPER)
+
+
+def swap_entries_(c, like):
+    return swap_entries(c, like)
+
+
+case(
+    swap_entries_,
+    swap_entries,
+    Sparse({0: Sparse({0: u(), 1: u(3)}), 1: Sparse({1: u(3)})}),
+    [(0.5, u(3)), (0.2, u(3))],
+    autograd=HELPER,
+)
+case(swap_entries_, swap_entries, u(2, 3), None, autograd=HELPER)

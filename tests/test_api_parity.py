@@ -445,3 +445,35 @@ def test_dict_with_keywords_is_the_display():
     np.testing.assert_allclose(cpsad.grad(f)(X), numeric_grad(f, X), rtol=1e-6)
     _, t = cpsad.jvp(f, (X,), (Y,))
     assert t == pytest.approx(np.dot(numeric_grad(f, X), Y), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- zip(*rows)
+
+
+def zip_of_pairs(x):
+    pairs = [(x[0], x[1]), (x[2], x[0] * 2.0), (x[1] * x[2], 3.0)]
+    a, b = zip(*pairs)
+    return a[0] * b[1] + np.sum(np.array(a) * np.array(b)) + sum(b)
+
+
+def zip_of_array_rows(x):
+    rows = [x, x * 2.0]
+    total = 0.0
+    for c in list(zip(*rows)):
+        total = total + c[0] * c[1]
+    return total
+
+
+def loop_over_zip_of_pairs(x):
+    pairs = [(x[0], x[1]), (x[2], x[0])]
+    s = 0.0
+    for p, q in zip(*pairs):  # (Desugar read the starred argument as one iterable: refused)
+        s = s + p * q * q
+    return s
+
+
+@pytest.mark.parametrize("f", [zip_of_pairs, zip_of_array_rows, loop_over_zip_of_pairs])
+def test_zip_of_rows_transposes_and_back(f):
+    from tests.faithful import assert_faithful
+
+    assert_faithful(f, X)

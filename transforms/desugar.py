@@ -477,7 +477,13 @@ class Desugar:
                 lambda i: A.tuple_([A.binop(i, A.Add(), offset), inner(i)]),
                 length,
             )
-        if fname == "zip" and self._builtin("zip") and it.args and not it.keywords:
+        if (
+            fname == "zip"
+            and self._builtin("zip")
+            and it.args
+            and not it.keywords
+            and not any(isinstance(a, A.Starred) for a in it.args)  # zip(*rows): as it is
+        ):
             parts = [self.elements(a, setup) for a in it.args]
             lengths = [p[1] for p in parts]
             length = (

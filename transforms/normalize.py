@@ -459,6 +459,18 @@ class Normalize:
             keys = [A.copy_location(A.Constant(value=k.arg, kind=None), e) for k in e.keywords]
             values = [self.atom(k.value, out) for k in e.keywords]
             return A.copy_location(A.Dict(keys=keys, values=values), e)
+        if (
+            anno.getanno(func, anno.CALLEE) is zip
+            and len(e.args) == 1
+            and isinstance(e.args[0], A.Starred)
+            and not e.keywords
+        ):  # zip(*rows): the list of its tuples, a primitive with a rule (runtime.zipped)
+            fn = self.unit.ctx.runtime("zipped")
+            new_func = A.name(self.unit.inject(fn, "zipped"))
+            anno.setanno(new_func, anno.CALLEE, fn)
+            anno.setanno(new_func, anno.CALLEE_KIND, "primitive")
+            node = A.Call(func=new_func, args=[self.atom(e.args[0].value, out)], keywords=[])
+            return A.copy_location(node, e)
         if kind == "method":
             if isinstance(func.value, A.Name) and func.attr in MUTATORS:
                 # `xs.append(v)` changes the object the name holds now, a cell's too: the name

@@ -25,9 +25,11 @@ from cpsad.runtime import (
     field_tangent,
     getitem_adjoint,
     item_adjoint,
+    swap_entries,
     tangent_zeros,
     unbroadcast,
     zeros_like,
+    zipped,
 )
 
 
@@ -198,3 +200,37 @@ def field_tangent_v_jvp(t, ans, v, obj, name):
 
 
 defjvp(field_tangent, field_tangent_v_jvp, None, None)
+
+
+# --------------------------------------------------------------------------- zip(*rows)
+
+
+def zipped_seq(g, ans, seq):
+    """``zip(*seq)``: rows become columns, and their adjoints back (``swap_entries``)."""
+    return swap_entries(g, seq)
+
+
+defvjp(zipped, zipped_seq)
+
+
+def zipped_seq_jvp(t, ans, seq):
+    return zipped(t)
+
+
+defjvp(zipped, zipped_seq_jvp)
+
+
+def swap_entries_c(g, ans, c, like=None):
+    """Swapping two levels is its own transpose (the dense rows ``like`` gives back, swapped
+    entry by entry)."""
+    return swap_entries(g)
+
+
+defvjp(swap_entries, swap_entries_c, DISCRETE)
+
+
+def swap_entries_c_jvp(t, ans, c, like=None):
+    return swap_entries(t, like)
+
+
+defjvp(swap_entries, swap_entries_c_jvp, None)
