@@ -16,6 +16,7 @@ of an arbitrary function, used other than exactly once).
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import textwrap
 import types
@@ -69,7 +70,23 @@ def body_of(fn):
             env[n] = getattr(builtins, n)
         else:
             return None
+    if any(_desugared_call(n, env) for n in nodes):
+        return None  # (Desugar, which ran before, rewrites it: transformed as a function)
     return sig, defaults, expr, env
+
+
+def _desugared_call(n, env) -> bool:
+    """Is ``n`` a call Desugar rewrites into a loop (``functools.reduce(f, xs)``)?"""
+    if not isinstance(n, A.Call):
+        return False
+    path = A.dotted(n.func)
+    if path is None:
+        return False
+    head, *rest = path.split(".")
+    obj = env.get(head)
+    for part in rest:
+        obj = getattr(obj, part, None)
+    return obj is functools.reduce
 
 
 def _parse(fn):
