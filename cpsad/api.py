@@ -71,7 +71,9 @@ def _gradient_value(f, out, args: tuple):
     _, inner, inner_argnums = f.__cpsad_derivative__
     if isinstance(inner_argnums, int):
         return densify(out, args[inner_argnums])
-    return tuple(densify(o, args[i]) for o, i in zip(out, inner_argnums))
+    nums = tuple(inner_argnums)
+    outs = (out,) if len(nums) == 1 else out  # (one parameter's adjoint comes back bare)
+    return tuple(densify(o, args[i]) for o, i in zip(outs, nums))
 
 
 def _locate(exc: BaseException) -> None:
@@ -248,8 +250,9 @@ def jvp(f: Callable, primals, tangents, **kwargs):
             raise
     if hasattr(f, "__cpsad_derivative__"):  # the gradient of a gradient: shaped like its argument
         _through_complex(value)
-        value = _gradient_value(f, value, tuple(primals))
-        tangent = _gradient_value(f, densify(tangent, value), tuple(primals))
+        raw = value  # the adjoints the backpropagator returned: the tangent has their structure
+        value = _gradient_value(f, raw, tuple(primals))
+        tangent = _gradient_value(f, densify(tangent, raw), tuple(primals))
     else:
         tangent = densify(tangent, value)
     # the tangent's arrays the caller's alone: no primal's, tangent's given, or the value's

@@ -477,3 +477,21 @@ def test_zip_of_rows_transposes_and_back(f):
     from tests.faithful import assert_faithful
 
     assert_faithful(f, X)
+
+
+def test_forward_mode_of_a_gradient_with_a_one_tuple_argnums():
+    """``jvp(grad(f, (0,)))`` -- and so ``hessian(f, (0,))`` -- read the one adjoint a
+    backpropagator returns bare as a tuple of them: the value and the tangent were the first
+    element broadcast (found by the linalg rules' helper session)."""
+
+    def f(a):
+        return np.sum(np.sin(a) * a[0])
+
+    t = RNG.normal(size=4)
+    g = cpsad.grad(f)
+    value, tangent = cpsad.jvp(cpsad.grad(f, (0,)), (X,), (t,))
+    np.testing.assert_allclose(value[0], g(X), rtol=1e-12)
+    fd = (g(X + 1e-6 * t) - g(X - 1e-6 * t)) / 2e-6
+    np.testing.assert_allclose(tangent[0], fd, rtol=1e-6, atol=1e-8)
+    ((h,),) = cpsad.hessian(f, (0,))(X)
+    np.testing.assert_allclose(h, cpsad.hessian(f)(X), rtol=1e-12)
