@@ -8,6 +8,7 @@ from cpsad.rules import (  # noqa: F401
     containers,
     elementwise,
     emitted,
+    emitted_linalg,
     joining,
     linalg,
     nondiff,

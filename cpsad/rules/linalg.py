@@ -1,5 +1,6 @@
 """Rules of linear algebra: products and contractions (dot, outer, inner, tensordot, einsum),
-diagonals and triangles, and ``np.linalg`` (inv, det, slogdet, solve, cholesky, norm).
+diagonals and triangles, and ``np.linalg`` (inv, det, slogdet, solve, cholesky, norm, and the
+decompositions eigh, eigvalsh, svd, qr, pinv, lstsq, eig, eigvals).
 
 Every contraction's adjoint is again a contraction: ``contraction_adjoint`` writes it as an
 ``np.einsum`` once, for einsum itself and for tensordot and inner. Forward, every product is
@@ -22,7 +23,7 @@ from cpsad.rules.core import (
     defvjp,
 )
 from cpsad.rules.elementwise import unit
-from cpsad.runtime import Sparse, item_adjoint, unbroadcast
+from cpsad.runtime import Sparse, item_adjoint, tangent_zeros, unbroadcast
 
 # --------------------------------------------------------------------------- contractions
 
@@ -736,3 +737,530 @@ def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
 
 
 defjvp(np.linalg.norm, norm_jvp)
+
+# --------------------------------------------------------------------------- decompositions
+# eigh, eigvalsh, svd, qr, pinv, lstsq, eig, eigvals. Each rule is one expression of functions
+# that have rules (so that emitted code is differentiated again: second derivatives), with these
+# helpers, whose rules are in emitted_linalg.py; an expression cannot name a value it computes,
+# so a few compute one twice (the decomposition ``eigvalsh`` and ``svd(compute_uv=False)`` do not
+# return, a product ``svd_jvp`` uses thrice). The formulas are for real matrices: ``checked``
+# refuses complex ones, and options a formula is not for, before it fails on them.
+
+SUPPORTED = {
+    "np.linalg.svd": "with full_matrices=False (or of square matrices) and hermitian=False",
+    "np.linalg.qr": "with mode='reduced', of matrices with at least as many rows as columns",
+    "np.linalg.pinv": "with hermitian=False",
+}
+
+
+def checked(x, a, name, refuse=False):
+    """``x``, once the rule of ``name`` is known to hold at ``a``: a complex ``a`` is refused
+    (``real_only``), and so is a call ``refuse`` says the formula is not for (``SUPPORTED[name]``
+    says what it is for). A rule wraps the first value it reads in it where such a call would
+    make the formula fail before (a full ``u`` of a matrix that is not square, say), and its
+    whole result elsewhere. (The identity in ``x``: emitted_linalg.py.)"""
+    real_only(a, name)
+    if refuse:
+        raise TypeError(
+            f"cpsad differentiates `{name}` only {SUPPORTED[name]}; compute it another way there"
+        )
+    return x
+
+
+def gaps(x):
+    """``1 / (x_j - x_i)`` at ``[..., i, j]`` off the diagonal, 0 on it: the factor of the
+    derivatives of eigenvectors (of ``x`` the eigenvalues) and of singular vectors (of ``x`` the
+    squared singular values). Where two values are equal, an infinity: the vectors have no
+    derivative there."""
+    eye = np.eye(np.shape(x)[-1], dtype=np.result_type(x))
+    return 1 / (x[..., None, :] - x[..., :, None] + eye) - eye
+
+
+def from_triangle(x, UPLO="L"):
+    """The symmetric matrix made of the lower (``UPLO="L"``) or upper triangle of ``x``: what
+    ``np.linalg.eigh`` decomposes. Linear; its transpose is ``to_triangle``."""
+    half = np.tril(x) if UPLO in ("L", "l") else np.triu(x)
+    return half + mT(half) - x * np.eye(np.shape(x)[-1], dtype=np.result_type(x))
+
+
+def to_triangle(x, UPLO="L"):
+    """The transpose of ``from_triangle``: ``x + x.T`` on the lower (upper) triangle, ``x`` on
+    the diagonal, zeros elsewhere -- the adjoint of a function of the triangle numpy reads."""
+    eye = np.eye(np.shape(x)[-1], dtype=np.result_type(x))
+    both = x + mT(x)
+    return (np.tril(both) if UPLO in ("L", "l") else np.triu(both)) - x * eye
+
+
+def triple_like(out, first, second, third):
+    """``(first, second, third)`` of the type of the triple ``out`` (numpy's named tuple)."""
+    return type(out)(first, second, third) if hasattr(out, "_fields") else (first, second, third)
+
+
+def eigh_vjp(g, ans, a, UPLO="L"):
+    """``w, v = np.linalg.eigh(a)``: ``a_bar = v (diag(w_bar) + F * (v.T v_bar)) v.T``, ``F`` the
+    ``gaps`` of ``w``, on the triangle numpy reads (``to_triangle``; autograd's convention). The
+    eigenvectors' term is left out where they got no adjoint, so that a function of the
+    eigenvalues alone stays finite at repeated eigenvalues (autograd does the same)."""
+    return to_triangle(
+        checked(ans, a, "np.linalg.eigh")[1]
+        @ (
+            item_adjoint(g, 0, ans[0])[..., :, None]
+            * np.eye(np.shape(ans[0])[-1], dtype=np.result_type(ans[0]))
+            + (
+                gaps(ans[0]) * (mT(ans[1]) @ item_adjoint(g, 1, ans[1]))
+                if np.any(item_adjoint(g, 1, ans[1]))
+                else 0.0
+            )
+        )
+        @ mT(ans[1]),
+        UPLO,
+    )
+
+
+defvjp(np.linalg.eigh, eigh_vjp)
+
+
+def eigh_jvp(t, ans, a, UPLO="L"):
+    """``dw = diag(v.T s v)``, ``dv = v (F * (v.T s v))``, ``s`` the symmetric direction numpy
+    reads (``from_triangle``): the transpose of ``eigh_vjp`` (with its eigenvectors' term)."""
+    return pair_like(
+        checked(ans, a, "np.linalg.eigh"),
+        np.diagonal(mT(ans[1]) @ from_triangle(t, UPLO) @ ans[1], 0, -2, -1),
+        ans[1] @ (gaps(ans[0]) * (mT(ans[1]) @ from_triangle(t, UPLO) @ ans[1])),
+    )
+
+
+defjvp(np.linalg.eigh, eigh_jvp)
+
+
+def eigvalsh_vjp(g, ans, a, UPLO="L"):
+    """``v diag(g) v.T`` on the triangle numpy reads, ``v`` the eigenvectors (computed again:
+    ``eigvalsh`` returns none). Finite at repeated eigenvalues."""
+    return to_triangle(
+        checked(np.linalg.eigh(a, UPLO)[1], a, "np.linalg.eigvalsh")
+        * g[..., None, :]
+        @ mT(np.linalg.eigh(a, UPLO)[1]),
+        UPLO,
+    )
+
+
+defvjp(np.linalg.eigvalsh, eigvalsh_vjp)
+
+
+def eigvalsh_jvp(t, ans, a, UPLO="L"):
+    """``diag(v.T s v)``, ``s`` the symmetric direction numpy reads."""
+    return np.sum(
+        checked(np.linalg.eigh(a, UPLO)[1], a, "np.linalg.eigvalsh")
+        * (from_triangle(t, UPLO) @ np.linalg.eigh(a, UPLO)[1]),
+        axis=-2,
+    )
+
+
+defjvp(np.linalg.eigvalsh, eigvalsh_jvp)
+
+
+def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``u, s, vh = np.linalg.svd(a, full_matrices=False)``: Townsend's formula,
+    ``u (F * (u.T u_bar - u_bar.T u) s + diag(s_bar) + s F * (vh vh_bar.T - vh_bar vh.T)) vh``,
+    ``F`` the ``gaps`` of ``s**2``, plus ``(1 - u u.T) u_bar / s vh`` of a tall matrix and
+    ``u (vh_bar (1 - vh.T vh)) / s`` of a wide one. A vectors' term is left out where they got no
+    adjoint (finite at repeated singular values, as ``eigh_vjp``). ``compute_uv=False``: ``u
+    diag(s_bar) vh``, of the vectors computed again. Full matrices of a matrix that is not square
+    have no derivative (the extra columns are any basis): refused, as ``hermitian=True`` (numpy
+    reads one triangle then)."""
+    return (
+        checked(
+            ans,
+            a,
+            "np.linalg.svd",
+            hermitian or full_matrices and np.shape(a)[-1] != np.shape(a)[-2],
+        )[0]
+        @ (
+            (
+                gaps(ans[1] ** 2)
+                * (
+                    mT(ans[0]) @ item_adjoint(g, 0, ans[0])
+                    - mT(item_adjoint(g, 0, ans[0])) @ ans[0]
+                )
+                * ans[1][..., None, :]
+                if np.any(item_adjoint(g, 0, ans[0]))
+                else 0.0
+            )
+            + item_adjoint(g, 1, ans[1])[..., :, None]
+            * np.eye(np.shape(ans[1])[-1], dtype=np.result_type(ans[1]))
+            + (
+                ans[1][..., :, None]
+                * gaps(ans[1] ** 2)
+                * (
+                    ans[2] @ mT(item_adjoint(g, 2, ans[2]))
+                    - item_adjoint(g, 2, ans[2]) @ mT(ans[2])
+                )
+                if np.any(item_adjoint(g, 2, ans[2]))
+                else 0.0
+            )
+        )
+        @ ans[2]
+        + (
+            (item_adjoint(g, 0, ans[0]) - ans[0] @ (mT(ans[0]) @ item_adjoint(g, 0, ans[0])))
+            / ans[1][..., None, :]
+            @ ans[2]
+            if np.shape(a)[-2] > np.shape(a)[-1] and np.any(item_adjoint(g, 0, ans[0]))
+            else 0.0
+        )
+        + (
+            ans[0]
+            @ (
+                (item_adjoint(g, 2, ans[2]) - item_adjoint(g, 2, ans[2]) @ mT(ans[2]) @ ans[2])
+                / ans[1][..., :, None]
+            )
+            if np.shape(a)[-2] < np.shape(a)[-1] and np.any(item_adjoint(g, 2, ans[2]))
+            else 0.0
+        )
+        if compute_uv
+        else checked(np.linalg.svd(a, full_matrices=False)[0], a, "np.linalg.svd", hermitian)
+        * g[..., None, :]
+        @ np.linalg.svd(a, full_matrices=False)[2]
+    )
+
+
+defvjp(np.linalg.svd, svd_vjp)
+
+
+def svd_jvp(t, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """With ``p = u.T t vh.T``: ``ds = diag(p)``, ``du = u (F * (p s + s p.T)) + (1 - u u.T) t
+    vh.T / s``, ``dvh = -(F * (s p + p.T s)) vh + u.T t (1 - vh.T vh) / s`` (the last terms of
+    a tall and of a wide matrix): the transpose of ``svd_vjp``."""
+    return (
+        triple_like(
+            checked(
+                ans,
+                a,
+                "np.linalg.svd",
+                hermitian or full_matrices and np.shape(a)[-1] != np.shape(a)[-2],
+            ),
+            ans[0]
+            @ (
+                gaps(ans[1] ** 2)
+                * (
+                    (mT(ans[0]) @ t @ mT(ans[2])) * ans[1][..., None, :]
+                    + ans[1][..., :, None] * mT(mT(ans[0]) @ t @ mT(ans[2]))
+                )
+            )
+            + (
+                (t @ mT(ans[2]) - ans[0] @ (mT(ans[0]) @ t @ mT(ans[2]))) / ans[1][..., None, :]
+                if np.shape(a)[-2] > np.shape(a)[-1]
+                else 0.0
+            ),
+            np.diagonal(mT(ans[0]) @ t @ mT(ans[2]), 0, -2, -1),
+            -(
+                gaps(ans[1] ** 2)
+                * (
+                    ans[1][..., :, None] * (mT(ans[0]) @ t @ mT(ans[2]))
+                    + mT(mT(ans[0]) @ t @ mT(ans[2])) * ans[1][..., None, :]
+                )
+            )
+            @ ans[2]
+            + (
+                (mT(ans[0]) @ t - (mT(ans[0]) @ t @ mT(ans[2])) @ ans[2]) / ans[1][..., :, None]
+                if np.shape(a)[-2] < np.shape(a)[-1]
+                else 0.0
+            ),
+        )
+        if compute_uv
+        else np.sum(
+            checked(np.linalg.svd(a, full_matrices=False)[0], a, "np.linalg.svd", hermitian)
+            * (t @ mT(np.linalg.svd(a, full_matrices=False)[2])),
+            axis=-2,
+        )
+    )
+
+
+defjvp(np.linalg.svd, svd_jvp)
+
+
+def qr_vjp(g, ans, a, mode="reduced"):
+    """``q, r = np.linalg.qr(a)`` (m >= n): ``a_bar = (q_bar + q copyltu(m)) r^-T``, ``m = r_bar
+    r.T - q.T q_bar``, ``copyltu`` its upper triangle mirrored (``from_triangle(m, "U")``); a
+    singular ``r`` gives infinities (``inverse``)."""
+    return (
+        checked(
+            item_adjoint(g, 0, ans[0]),
+            a,
+            "np.linalg.qr",
+            mode != "reduced" or np.shape(a)[-2] < np.shape(a)[-1],
+        )
+        + ans[0]
+        @ from_triangle(
+            item_adjoint(g, 1, ans[1]) @ mT(ans[1]) - mT(ans[0]) @ item_adjoint(g, 0, ans[0]),
+            "U",
+        )
+    ) @ mT(inverse(ans[1]))
+
+
+defvjp(np.linalg.qr, qr_vjp)
+
+
+def qr_jvp(t, ans, a, mode="reduced"):
+    """With ``c = q.T t r^-1`` and ``b = to_triangle(c, "U")`` (its upper triangle, plus the
+    transpose of its strict lower one): ``dq = t r^-1 - q b``, ``dr = b r``."""
+    return pair_like(
+        checked(ans, a, "np.linalg.qr", mode != "reduced" or np.shape(a)[-2] < np.shape(a)[-1]),
+        t @ inverse(ans[1]) - ans[0] @ to_triangle(mT(ans[0]) @ t @ inverse(ans[1]), "U"),
+        to_triangle(mT(ans[0]) @ t @ inverse(ans[1]), "U") @ ans[1],
+    )
+
+
+defjvp(np.linalg.qr, qr_jvp)
+
+
+def pinv_vjp(g, ans, a, rcond=None, hermitian=False, *, rtol=None):
+    """Golub and Pereyra's derivative of ``p = pinv(a)`` (of constant rank), transposed:
+    ``-p.T g p.T + (1 - a p) g.T p p.T + p.T p g.T (1 - p a)``."""
+    return (
+        -mT(checked(ans, a, "np.linalg.pinv", hermitian)) @ g @ mT(ans)
+        + (mT(g) - a @ (ans @ mT(g))) @ (ans @ mT(ans))
+        + (mT(ans) @ ans) @ (mT(g) - (mT(g) @ ans) @ a)
+    )
+
+
+defvjp(np.linalg.pinv, pinv_vjp)
+
+
+def pinv_jvp(t, ans, a, rcond=None, hermitian=False, *, rtol=None):
+    """``dp = -p t p + p p.T t.T (1 - a p) + (1 - p a) t.T p.T p``."""
+    return (
+        -checked(ans, a, "np.linalg.pinv", hermitian) @ t @ ans
+        + (ans @ mT(ans)) @ (mT(t) - (mT(t) @ a) @ ans)
+        + (mT(t) - ans @ (a @ mT(t))) @ (mT(ans) @ ans)
+    )
+
+
+defjvp(np.linalg.pinv, pinv_jvp)
+
+
+def lstsq_a(g, ans, a, b, rcond=None):
+    """``x, residuals, rank, s = np.linalg.lstsq(a, b)``: ``x = p b``, ``p = pinv(a)`` of the
+    singular values lstsq keeps, so ``pinv_vjp`` at ``x_bar b.T``: ``-(p.T x_bar) x.T + r (p
+    p.T x_bar).T + (p.T x) ((1 - p a) x_bar).T``, ``r = b - a x`` (the second term is zero of a
+    matrix of full row rank, the third of full column rank: left out there), each product with
+    ``p`` or ``p.T`` a least squares solution (``lstsq`` of ``a`` or ``a.T``, the same
+    ``rcond``); the residuals (``|r|**2``, at the minimum) add ``-2 r residuals_bar x.T``, the
+    singular values ``u diag(s_bar) vh``. The rank is a step."""
+    return (
+        np.einsum(
+            "ik,jk->ij" if np.ndim(b) == 2 else "i,j->ij",
+            -np.linalg.lstsq(
+                mT(checked(a, a, "np.linalg.lstsq")), item_adjoint(g, 0, ans[0]), rcond
+            )[0]
+            - (2 * (b - a @ ans[0]) * item_adjoint(g, 1, ans[1]) if np.size(ans[1]) else 0.0),
+            ans[0],
+        )
+        + (
+            np.einsum(
+                "ik,jk->ij" if np.ndim(b) == 2 else "i,j->ij",
+                b - a @ ans[0],
+                np.linalg.lstsq(
+                    a, np.linalg.lstsq(mT(a), item_adjoint(g, 0, ans[0]), rcond)[0], rcond
+                )[0],
+            )
+            if ans[2] < np.shape(a)[0]
+            else 0.0
+        )
+        + (
+            np.einsum(
+                "ik,jk->ij" if np.ndim(b) == 2 else "i,j->ij",
+                np.linalg.lstsq(mT(a), ans[0], rcond)[0],
+                item_adjoint(g, 0, ans[0])
+                - np.linalg.lstsq(a, a @ item_adjoint(g, 0, ans[0]), rcond)[0],
+            )
+            if ans[2] < np.shape(a)[1]
+            else 0.0
+        )
+        + (
+            np.linalg.svd(a, full_matrices=False)[0]
+            * item_adjoint(g, 3, ans[3])
+            @ np.linalg.svd(a, full_matrices=False)[2]
+            if np.any(item_adjoint(g, 3, ans[3]))
+            else 0.0
+        )
+    )
+
+
+def lstsq_b(g, ans, a, b, rcond=None):
+    """``p.T x_bar``, and ``2 r residuals_bar`` of the residuals."""
+    return checked(
+        np.linalg.lstsq(mT(a), item_adjoint(g, 0, ans[0]), rcond)[0]
+        + (2 * (b - a @ ans[0]) * item_adjoint(g, 1, ans[1]) if np.size(ans[1]) else 0.0),
+        a,
+        "np.linalg.lstsq",
+    )
+
+
+defvjp(np.linalg.lstsq, lstsq_a, lstsq_b)
+
+
+def lstsq_a_jvp(t, ans, a, b, rcond=None):
+    """``dx = -p t x + p p.T t.T r + (1 - p a) t.T p.T x`` (``pinv_jvp`` times ``b``), the
+    residuals' ``-2 sum(r t x)``, the singular values' ``diag(u.T t vh.T)``; no tangent of the
+    rank (a step)."""
+    return (
+        np.linalg.lstsq(
+            checked(a, a, "np.linalg.lstsq"),
+            -(t @ ans[0])
+            + (
+                np.linalg.lstsq(mT(a), mT(t) @ (b - a @ ans[0]), rcond)[0]
+                if ans[2] < np.shape(a)[0]
+                else 0.0
+            ),
+            rcond,
+        )[0]
+        + (
+            mT(t) @ np.linalg.lstsq(mT(a), ans[0], rcond)[0]
+            - np.linalg.lstsq(a, a @ (mT(t) @ np.linalg.lstsq(mT(a), ans[0], rcond)[0]), rcond)[0]
+            if ans[2] < np.shape(a)[1]
+            else 0.0
+        ),
+        (
+            -2 * np.sum((b - a @ ans[0]) * (t @ ans[0]), axis=0, keepdims=np.ndim(b) == 1)
+            if np.size(ans[1])
+            else tangent_zeros(ans[1])
+        ),
+        tangent_zeros(ans[2]),
+        np.sum(
+            np.linalg.svd(a, full_matrices=False)[0]
+            * (t @ mT(np.linalg.svd(a, full_matrices=False)[2])),
+            axis=-2,
+        ),
+    )
+
+
+def lstsq_b_jvp(t, ans, a, b, rcond=None):
+    """``p t``, and ``2 sum(r t)`` of the residuals."""
+    return (
+        np.linalg.lstsq(checked(a, a, "np.linalg.lstsq"), t, rcond)[0],
+        (
+            2 * np.sum((b - a @ ans[0]) * t, axis=0, keepdims=np.ndim(b) == 1)
+            if np.size(ans[1])
+            else tangent_zeros(ans[1])
+        ),
+        tangent_zeros(ans[2]),
+        tangent_zeros(ans[3]),
+    )
+
+
+defjvp(np.linalg.lstsq, lstsq_a_jvp, lstsq_b_jvp)
+
+
+def eig_vjp(g, ans, a):
+    """``w, v = np.linalg.eig(a)`` of a real ``a``: of ``dw = diag(v^-1 t v)`` and ``dv = v (F *
+    (v^-1 t v))`` (``F`` the ``gaps`` of ``w``; holomorphic, so no conjugates: the convention of
+    complex adjoints) with numpy's normalization of each column -- norm 1, its largest entry real
+    -- the transpose: ``a_bar = Re(v^-T (diag(w_bar) + F * (v.T c)) v.T)``, ``c`` the adjoint of
+    ``v`` less the normalization's part. The eigenvectors' term is left out where they got no
+    adjoint (finite at repeated eigenvalues, as ``eigh_vjp``)."""
+    return np.real(
+        mT(inverse(checked(ans, a, "np.linalg.eig")[1]))
+        @ (
+            item_adjoint(g, 0, ans[0])[..., :, None]
+            * np.eye(np.shape(ans[0])[-1], dtype=np.result_type(ans[0]))
+            + (
+                gaps(ans[0])
+                * (
+                    mT(ans[1])
+                    @ (
+                        item_adjoint(g, 1, ans[1])
+                        - np.conj(ans[1])
+                        * np.real(np.sum(item_adjoint(g, 1, ans[1]) * ans[1], axis=-2))[
+                            ..., None, :
+                        ]
+                        - (
+                            1j
+                            * (np.abs(ans[1]) == np.max(np.abs(ans[1]), axis=-2, keepdims=True))
+                            * (
+                                np.imag(np.sum(item_adjoint(g, 1, ans[1]) * ans[1], axis=-2))
+                                / np.sum(
+                                    (
+                                        np.abs(ans[1])
+                                        == np.max(np.abs(ans[1]), axis=-2, keepdims=True)
+                                    )
+                                    * ans[1],
+                                    axis=-2,
+                                )
+                            )[..., None, :]
+                            if np.iscomplexobj(ans[1])
+                            else 0.0
+                        )
+                    )
+                )
+                if np.any(item_adjoint(g, 1, ans[1]))
+                else 0.0
+            )
+        )
+        @ mT(ans[1])
+    )
+
+
+defvjp(np.linalg.eig, eig_vjp)
+
+
+def eig_jvp(t, ans, a):
+    """``dw = diag(v^-1 t v)``; ``dv = v (F * (v^-1 t v))`` less its part that numpy's
+    normalization takes out: ``v Re(v^H dv)`` (the norm) and ``i v Im(dv_k / v_k)`` of the
+    largest entry ``v_k`` of each column (kept real)."""
+    return pair_like(
+        checked(ans, a, "np.linalg.eig"),
+        np.diagonal(inverse(ans[1]) @ t @ ans[1], 0, -2, -1),
+        ans[1] @ (gaps(ans[0]) * (inverse(ans[1]) @ t @ ans[1]))
+        - ans[1]
+        * np.real(
+            np.sum(
+                np.conj(ans[1]) * (ans[1] @ (gaps(ans[0]) * (inverse(ans[1]) @ t @ ans[1]))),
+                axis=-2,
+            )
+        )[..., None, :]
+        - (
+            1j
+            * ans[1]
+            * np.imag(
+                np.sum(
+                    (np.abs(ans[1]) == np.max(np.abs(ans[1]), axis=-2, keepdims=True))
+                    * (ans[1] @ (gaps(ans[0]) * (inverse(ans[1]) @ t @ ans[1]))),
+                    axis=-2,
+                )
+                / np.sum(
+                    (np.abs(ans[1]) == np.max(np.abs(ans[1]), axis=-2, keepdims=True)) * ans[1],
+                    axis=-2,
+                )
+            )[..., None, :]
+            if np.iscomplexobj(ans[1])
+            else 0.0
+        ),
+    )
+
+
+defjvp(np.linalg.eig, eig_jvp)
+
+
+def eigvals_vjp(g, ans, a):
+    """``Re(v^-T diag(g) v.T)`` of a real ``a``, ``v`` the eigenvectors (computed again:
+    ``eigvals`` returns none; numpy gives the eigenvalues in the same order)."""
+    return np.real(
+        mT(inverse(checked(np.linalg.eig(a)[1], a, "np.linalg.eigvals")))
+        * g[..., None, :]
+        @ mT(np.linalg.eig(a)[1])
+    )
+
+
+defvjp(np.linalg.eigvals, eigvals_vjp)
+
+
+def eigvals_jvp(t, ans, a):
+    """``diag(v^-1 t v)``."""
+    return np.sum(
+        mT(inverse(checked(np.linalg.eig(a)[1], a, "np.linalg.eigvals")))
+        * (t @ np.linalg.eig(a)[1]),
+        axis=-2,
+    )
+
+
+defjvp(np.linalg.eigvals, eigvals_jvp)
