@@ -32,6 +32,7 @@ import cpsad
 from cpsad import runtime
 from cpsad.rules import composite, core
 from cpsad.rules import emitted as em
+from cpsad.rules import fft as fft_rules
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
 from cpsad.rules import operators as ops
@@ -114,6 +115,11 @@ SAMPLES: list[tuple] = [
     (np.finfo, (np.float32,), {}),
     (runtime.keys_of, ({"a": X[0], "b": X[1]},), {}),
     (runtime.field_key, (_Pair(X, X[0]), "b"), {}),  # which entry a field is
+    # the FFTs' shapes and weights (cpsad/rules/fft.py)
+    (fft_rules.fft_axes, (M, None, (1,)), {}),
+    (fft_rules.fft_sizes, (M,), {}),
+    (fft_rules.fft_length, (X,), {"n": 8}),
+    (fft_rules.hermitian_weights, (M, np.zeros((3, 6)), (1,)), {}),
     (np.digitize, (M, np.sort(X)), {}),
     (np.argpartition, (X, 2), {}),
     (np.lexsort, ((X, X[::-1]),), {}),

@@ -25,6 +25,7 @@ from cpsad.testing import (
 from tests import (
     corpus_composites,  # noqa: F401 (adds the composites' cases to C.CASES)
     corpus_emitted,  # noqa: F401 (adds the cases of the helpers' rules to C.CASES)
+    corpus_fft,  # noqa: F401 (adds the cases of np.fft's rules to C.CASES)
     corpus_linalg,  # noqa: F401 (adds the cases of np.linalg's decompositions to C.CASES)
     corpus_scipy,  # noqa: F401 (adds the cases of scipy.special's rules to C.CASES)
 )

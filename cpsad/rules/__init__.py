@@ -9,6 +9,7 @@ from cpsad.rules import (  # noqa: F401
     elementwise,
     emitted,
     emitted_linalg,
+    fft,
     joining,
     linalg,
     nondiff,
