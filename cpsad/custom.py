@@ -185,5 +185,4 @@ def checkpoint(fn: Callable) -> Callable:
         tangent.__name__ = f"{name}_tangent"
         tangent_rules[name] = tangent
     defjvp(checkpointed, **tangent_rules)
-    checkpointed.__cpsad_checkpoint__ = fn
     return checkpointed

@@ -205,8 +205,8 @@ class Versions:
                     out.append(v)
         return out
 
-    def bind(self, env, names, variables) -> None:
-        """After the assignment: ``env`` sees the new versions (``fresh``'s) of ``names``."""
+    def bind(self, env, variables) -> None:
+        """After the assignment: ``env`` sees the new versions ``fresh`` made."""
         for v in variables:
             if len(v) == 3:
                 env[v[1]] = [v]
@@ -298,7 +298,7 @@ class Activity:
                             targets = versions.fresh(assigned_names(s))
                             edges.append((targets, operands))
                             edges.extend(self.local_call(value, targets, scopes, key, vars_))
-                            versions.bind(env, assigned_names(s), targets)
+                            versions.bind(env, targets)
                         elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(
                             t.value, A.Name
                         ):
