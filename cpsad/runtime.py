@@ -719,7 +719,8 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     v``: where Python would instead change ``x`` (y's value) in place -- its type has the
     in-place operator: an array, a list, not a number -- refuse when someone else would see the
     change: one of ``values`` (the variables ``names``, which may hold ``x`` and are read later)
-    holds it, or ``held`` (a holder the emitted code cannot name: a caller) may.
+    holds it, or ``held`` (a holder the emitted code cannot name: a caller) may. Of a name cpsad made
+    up, ``names`` has what it stands for (``the loop at line 3``).
 
     ``within``: for ``y[i] op= v`` the container ``y``, into which the new value is stored --
     an array is changed in place by that store, as in Python; of a list or a dict the entry
@@ -731,7 +732,7 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     holder = held
     for name, value in zip(names, values):
         if _holds(value, x, within, set()):
-            holder = f"`{name}`"
+            holder = name if " " in name else f"`{name}`"  # (or what a made-up name means)
             break
     if holder is None:
         return

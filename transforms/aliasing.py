@@ -1532,7 +1532,9 @@ class _Analysis:
                     continue
                 h = self.funcs[c.caller]
                 image = self.entry_image(h, c, ("entry", o[2]))  # (none: a number)
-                if not all(self.confined(h, x, assumed) for x in image):
+                # (``f`` runs within the call: the caller's later statements have not run)
+                at = self.order(h).get(id(c.stmt))
+                if not all(self.confined(h, x, assumed, upto=at) for x in image):
                     return False
         else:
             return False
@@ -1547,8 +1549,9 @@ class _Analysis:
         if any((v[0] != f.key and v not in f.entry_vars) or v in self.cells for v in holders):
             return False
         for g, other in self.funcs.items():  # read by a nested function (a closure): one
-            # called by name only (a loop's) keeps it if its entry value stays confined there
-            if g == f.key:
+            # called by name only (a loop's) keeps it if its entry value stays confined there;
+            # one defined after ``upto`` does not exist yet, nor do the functions inside it
+            if g == f.key or self.defined_after(f, g, upto):
                 continue
             for v in holders & set(other.entry_vars):
                 if other.escapes or not self.confined(other, _kept(g, v), assumed):
@@ -1590,6 +1593,18 @@ class _Analysis:
                 if not self.confined(self.funcs[g], _kept(g, params[i]), assumed):
                     return False
         return True
+
+    def defined_after(self, f: _Func, g: str, upto) -> bool:
+        """Is the function ``g`` (or the function of ``f`` it is nested in) defined by a
+        statement of ``f`` placed after ``upto`` (``order``)?"""
+        if upto is None:
+            return False
+        while self.scopes.parent.get(g) not in (f.key, None):
+            g = self.scopes.parent[g]
+        if self.scopes.parent.get(g) != f.key:
+            return False
+        place = self.order(f).get(id(self.scopes.node[g]))
+        return place is not None and place > upto
 
     def entry_image(self, h: _Func, c: _Call, o) -> frozenset:
         """What the callee's entry object ``o`` (``(kind, var)``) is, in the caller: the
@@ -1691,7 +1706,7 @@ class _Analysis:
             held.append(
                 "a variable a nested function changes"
                 if operand in self.cells
-                else f"whoever calls `{f.fdef.name}` (it is used as a value)"
+                else f"whoever calls {self.shown(f.fdef.name)} (it is used as a value)"
             )
         for n in sorted(self.live_after.get(id(s), ()) - skip, key=repr):
             other = self.reach(self.var_value(f, state, n).objs, state)
@@ -1700,9 +1715,9 @@ class _Analysis:
             if self.visible(key, n) and self.readable(f, state, n):
                 names.append(n[1])
             elif self.visible(key, n):
-                held.append(f"`{n[1]}` (which may not be assigned yet there)")
+                held.append(f"{self.shown(n[1])} (which may not be assigned yet there)")
             else:
-                held.append(f"`{n[1]}` of an enclosing function")
+                held.append(f"{self.shown(n[1])} of an enclosing function")
         for e, hold in sorted(f.holders.items(), key=repr):
             if not hold or not self.overlap(f, objs, frozenset({(e[0], key, e[1])}), s):
                 continue
@@ -1710,12 +1725,12 @@ class _Analysis:
                 if h in skip:
                     continue  # the variable itself, read by a caller: it sees what it holds
                 if h == "?":
-                    held.append(f"whoever calls `{f.fdef.name}`")
+                    held.append(f"whoever calls {self.shown(f.fdef.name)}")
                 elif self.visible(key, h) and self.readable(f, state, h):
                     if h[1] not in names:
                         names.append(h[1])
                 else:
-                    held.append(f"`{h[1]}` of the function that calls `{f.fdef.name}`")
+                    held.append(self.caller_variable(h[1], f.fdef.name))
         # the entry function's argument (or a global): off the differentiated path Python's own
         # operation changes it where the caller sees it, as Python does
         callers = key == "" and any(o[0] in _ENTRY_KINDS for o in objs)
@@ -1744,7 +1759,7 @@ class _Analysis:
                 if self.visible(key, n) and self.readable(f, state, n):
                     names.append(n[1])
                 else:
-                    held.append(f"`{n[1]}`")
+                    held.append(self.shown(n[1]))
         # an object it was given: its callers' variables that hold it and read it after
         todo = [(f, objs)]
         seen = set()
@@ -1755,7 +1770,7 @@ class _Analysis:
                 continue
             seen.add(g.key)
             if g.escapes or (g.key == "" and any(o[2][1] in self.held for o in entries)):
-                held.append(f"whoever calls `{g.fdef.name}`")
+                held.append(f"whoever calls {self.shown(g.fdef.name)}")
                 continue
             for c in self.calls:
                 if c.callee != g.key:
@@ -1769,12 +1784,21 @@ class _Analysis:
                         if self.visible(key, n) and self.readable(f, state, n):
                             names.append(n[1])
                         else:
-                            held.append(f"`{n[1]}` of the function that calls `{g.fdef.name}`")
+                            held.append(self.caller_variable(n[1], g.fdef.name))
                 todo.append((h, image))
         if not names and not held:
             return None
         names = list(dict.fromkeys(names))
         return Sharing(names=names, held="; ".join(dict.fromkeys(held)) or None, must=[])
+
+    def shown(self, name: str) -> str:
+        return self.unit.namer.shown(name)
+
+    def caller_variable(self, name: str, callee: str) -> str:
+        """A message's words for the variable ``name`` of a function that calls ``callee``."""
+        if callee in self.unit.namer.meaning:  # a loop's function: the code around the loop
+            return f"{self.shown(name)} (outside {self.unit.namer.meaning[callee]})"
+        return f"{self.shown(name)} of the function that calls `{callee}`"
 
     def values_ever(self, f, upto=None):
         """(variable -> every value it holds anywhere in ``f``, the heap of all its points):

@@ -230,7 +230,10 @@ class Desugar:
         for arg, default in pairs:
             if not (_loads(default) & enclosing):
                 continue
-            holder = self.unit.namer.fresh(f"{fdef.name}_{arg.id}")
+            namer = self.unit.namer
+            holder = namer.fresh(f"{fdef.name}_{arg.id}")
+            owner = namer.meaning.get(fdef.name) or f"`{fdef.name}`"
+            namer.meaning[holder] = f"the default of `{arg.id}` of {owner}"
             pre.append(A.copy_location(A.assign(holder, default), fdef))
             missing = self.unit.inject(self.unit.ctx.runtime("MISSING"), "MISSING")
             test = A.Compare(left=A.name(arg.id), ops=[A.Is()], comparators=[A.name(missing)])
@@ -251,6 +254,7 @@ class Desugar:
         line = getattr(node, "lineno", origin.lineno)
         kind = "dictcomp" if isinstance(node, A.DictComp) else "listcomp"
         name = self.unit.namer.fresh(f"{kind}_L{line}")
+        self.unit.namer.meaning[name] = f"the comprehension at line {line}"
         result = self.unit.namer.fresh("result")
         first = "iterable"
         if isinstance(node, A.DictComp):
@@ -859,7 +863,9 @@ class _Hoist(A.NodeTransformer):
         self.origin = origin
 
     def visit_Lambda(self, node):
-        name = self.d.unit.namer.fresh(f"lambda_L{getattr(node, 'lineno', self.origin.lineno)}")
+        line = getattr(node, "lineno", self.origin.lineno)
+        name = self.d.unit.namer.fresh(f"lambda_L{line}")
+        self.d.unit.namer.meaning[name] = f"the lambda at line {line}"
         self.pre += self.d.lambda_def(node, name, self.origin)
         return A.copy_location(A.name(name), node)
 

@@ -48,6 +48,8 @@ class Namer:
         self.temps: set[str] = set()  # temporaries of A-normal form
         self.generated: set[str] = set()  # every name this namer made up
         self._suffix: dict[str, int] = {}  # base -> the first suffix ``fresh`` may find free
+        # a made-up name -> what it stands for in the user's words, for messages
+        self.meaning: dict[str, str] = {}
 
     def reserve(self, *names: str) -> None:
         self.taken.update(names)
@@ -70,6 +72,11 @@ class Namer:
         self.taken.add(out)
         self.generated.add(out)
         return out
+
+    def shown(self, name: str) -> str:
+        """``name`` as a message shows it: what it stands for (``the loop at line 3``) where
+        the namer made it up for something of the user's, else the name in backquotes."""
+        return self.meaning.get(name) or f"`{name}`"
 
     def version(self, name: str) -> str:
         """A new name for a rebinding of ``name``: ``x`` -> ``x_1``."""
@@ -105,7 +112,9 @@ class Namer:
         return self.fresh(f"after_if_L{lineno}")
 
     def loop(self, lineno: int) -> str:
-        return self.fresh(f"loop_L{lineno}")
+        name = self.fresh(f"loop_L{lineno}")
+        self.meaning[name] = f"the loop at line {lineno}"
+        return name
 
     def backpropagator(self, fname: str) -> str:
         return self.fresh(f"{fname}_bp")

@@ -583,7 +583,8 @@ def in_place_guard(unit, s, u, found):
     if u.mutation and unit.source is not None:  # the user's line, not its A-normal form
         text = unit.source.line(u.line).strip() or text
     args = [A.name(u.operand), A.const(u.op), A.const(text), A.const(u.line)]
-    args += [A.const(found.held), A.const(tuple(found.names))]
+    shown = tuple(unit.namer.meaning.get(n, n) for n in found.names)
+    args += [A.const(found.held), A.const(shown)]
     args += [A.name(n) for n in found.names]
     keywords = [] if u.container is None else [A.keyword(arg="within", value=A.name(u.container))]
     stmt = A.expr_stmt(A.Call(func=func, args=args, keywords=keywords))

@@ -1042,7 +1042,8 @@ def in_place(unit, s, out: list, kinds) -> bool:
             out.pop()  # caller passed one array twice
             if sharing.related:
                 call = guard.value
-                call.args[4:] = [A.const(None), A.const(tuple(sharing.related))]
+                shown = tuple(unit.namer.meaning.get(n, n) for n in sharing.related)
+                call.args[4:] = [A.const(None), A.const(shown)]
                 call.args += [A.name(n) for n in sharing.related]
                 out.append(guard)
         return True
@@ -1054,13 +1055,15 @@ def in_place(unit, s, out: list, kinds) -> bool:
     alias = aliasing.certain_refusal(sharing, kinds.get(u.operand))
     if alias is not None:
         target, _, rhs = u.text.partition(f" {u.op} ")
+        shown = unit.namer.shown(alias)
+        copy = f", or `{alias} = {target}.copy()` where `{alias}` is made"
         raise unit.error(
-            f"`{u.text}` would change in place an array that another name shares: `{alias}` "
+            f"`{u.text}` would change in place an array that another name shares: {shown} "
             f"holds it too and is read afterwards, and Python would change it there; cpsad "
             "cannot follow a derivative through that",
             s,
-            f"write `{target} = {target} {u.op[:-1]} {rhs}` to make a new array (then `{alias}` "
-            f"keeps the old one), or `{alias} = {target}.copy()` where `{alias}` is made",
+            f"write `{target} = {target} {u.op[:-1]} {rhs}` to make a new array (then {shown} "
+            f"keeps the old one)" + ("" if alias in unit.namer.meaning else copy),
         )
     return False
 
