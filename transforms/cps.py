@@ -73,9 +73,13 @@ class _Bound(set):
 class Scope:
     """One Python function of the output: what it binds, and the adjoints it borrows."""
 
-    def __init__(self, parent: Scope | None, params, cells=(), inline: bool = False):
+    def __init__(self, parent: Scope | None, params, cells=(), inline: bool = False, own=()):
         self.parent = parent
         self.params = frozenset(params)
+        # ``own``: of a function of the input, the names local to it (``local_names``): one of
+        # them never means an enclosing function's variable of that name, bound yet or not --
+        # code transformed again names a continuation's local like a cell of the function around
+        self.own = frozenset(own)
         # (``_Bound``: every name bound anywhere is also in ``known``, shared by all scopes --
         # a name in no scope's is found in none without a walk)
         self.known: set[str] = parent.known if parent is not None else set()
@@ -122,6 +126,8 @@ class Scope:
         while s is not None:
             if s is not self and name in s._bound:
                 found = s
+                break
+            if name in s.own:  # a local of this function, not bound yet: no outer variable
                 break
             if name in s._outer:
                 found = s._outer[name]
@@ -336,7 +342,7 @@ class LowerCPS:
         k = self.unit.cont_name  # the continuation of the whole function (ShiftReset named it)
         params = A.arg_names(fdef.args)
         cells = anno.getanno(fdef, anno.CELLS, set())
-        scope = Scope(parent, [k, *params], cells)
+        scope = Scope(parent, [k, *params], cells, own=S.local_names(fdef))
         body = []
         leading = set()  # `c = None` the function starts with already (Desugar's, for a loop)
         for st in fdef.body:

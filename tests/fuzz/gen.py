@@ -206,6 +206,7 @@ class Gen:
         self.features: set = set()
         self.used_lib: list = []
         self.helpers: list = []  # generated module-level helpers: lines
+        self.shared: set = set()  # variables a nested function changes (``nonlocal``)
         self.helper_sigs: dict = {}  # name -> ("F", (kinds...), kind)
         self.counter = 0
         self.inputs: dict = {}
@@ -689,6 +690,7 @@ class Gen:
             (0.8, self.st_dict),
             (1.3 if not nested else 0.3, self.st_helper),
             (0.7 if sc.fn_depth < 2 else 0, self.st_nonlocal),
+            (0.6 if sc.fn_depth < 2 else 0, self.st_shadow),
             (0.7 if sc.fn_depth < 2 else 0, self.st_defaults),
             (0.35, self.st_decorator),
             (0.5, self.st_alias),
@@ -937,6 +939,37 @@ class Gen:
     def st_local_def(self, sc):
         lines, name, sig = self.define_fn(sc, "def")
         return lines + self.use_fn(sc, name, sig)
+
+    def st_shadow(self, sc):
+        """A local function whose own variable has the name of one of the enclosing function's
+        -- often one a nested function changes (``nonlocal``): the two are different variables
+        (every other statement here makes fresh names, so nothing else writes this)."""
+        outer = [n for n, k in sc.vars.items() if k in (S, V, M) and n in self.shared]
+        if not outer or self.chance(0.3):
+            outer = [n for n, k in sc.vars.items() if k in (S, V, M)]
+        if not outer:
+            return self.st_local_def(sc)
+        self.tag("shadow", "local_def")
+        v = self.pick(outer)
+        kind = sc.vars[v]
+        tin, tout = self.fn_sig()
+        name, p = self.fresh("g"), self.fresh("u")
+        # (before the local is assigned its name is no variable of the function: not read)
+        before = Scope(
+            {n: k for n, k in sc.vars.items() if n != v} | {p: tin},
+            ro=set(sc.vars),
+            fn_depth=sc.fn_depth + 1,
+        )
+        inner = Scope({**sc.vars, p: tin}, ro=set(sc.vars) - {v}, fn_depth=sc.fn_depth + 1)
+        body = [f"{v} = {self.E(kind, before, 2)}"]
+        if self.chance(0.5):
+            self.tag("if")
+            body += [f"if {self.cond(inner)}:", f"    {v} = {self.E(kind, inner, 1)}"]
+            if self.chance(0.6):
+                body += ["else:", f"    {v} = {v} * {self.const(0.3, 0.9, 0)}"]
+        body.append(f"return {self.E(tout, inner, 2)} + {self.const(0.3, 0.9, 0)} * np.sum({v})")
+        lines = [f"def {name}({p}):"] + indent(body)
+        return lines + self.use_fn(sc, name, ("F", (tin,), tout))
 
     def st_lambda(self, sc):
         lines, name, sig = self.define_fn(sc, "lambda")
@@ -1313,6 +1346,7 @@ class Gen:
     def st_nonlocal(self, sc):
         self.tag("nonlocal", "local_def")
         total = self.fresh("total")
+        self.shared.add(total)
         bump, p = self.fresh("bump"), self.fresh("u")
         kind = self.any_kind()
         inner = Scope({**sc.vars, p: kind, total: kind}, ro=set(sc.vars), fn_depth=sc.fn_depth + 1)
