@@ -19,6 +19,7 @@ from cpsad.calls import (
     as_tangent,
     function_of,
     params_for,
+    seed_kinds,
     specialize,
     target,
 )
@@ -350,8 +351,8 @@ def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
             inner = inner.__cpsad_derivative__[1]
         n = target(inner).__code__.co_argcount
         nums = argnums_tuple(0 if argnums is None else argnums)
-        fn, _, shifted, _ = function_of(f, (None,) * n, nums, {}, generic=True)
-        return Transformed(fn, shifted, mode=mode)
+        fn, full, shifted, _ = function_of(f, (None,) * n, nums, {}, generic=True)
+        return Transformed(fn, shifted, seed_kinds(fn, full), mode=mode)
     return Transformed(target(f), None if argnums is None else argnums_tuple(argnums), mode=mode)
 
 

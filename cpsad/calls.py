@@ -16,6 +16,7 @@ import numpy as np
 from cpsad import compiler
 from cpsad.pytree import leaves, promote
 from cpsad.runtime import Closure, scalar_seed, struct_parts
+from transforms.unit import SEED, kinds_key
 
 LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
@@ -207,7 +208,7 @@ def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     ``nums`` (positions in ``args``) are, and its keyword arguments: ``f`` itself (a partial's
     function, with the partial's arguments) -- or, for ``f = cpsad.grad(g)``, the emitted
     backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
-    transform emitted code again (a second derivative; a third is refused). ``generic``: for no
+    transform emitted code again (the seed is a known argument: see ``SEED``). ``generic``: for no
     arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
     f, args, nums, kwargs = bound(f, args, nums, kwargs)
     d = getattr(f, "__cpsad_derivative__", None)
@@ -235,11 +236,21 @@ def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
                 "cpsad differentiates a derivative at real arguments only: the rules' own "
                 "derivatives (second derivatives) are not verified for complex values"
             )
-    kinds = () if generic else compiler.kinds_of(fn.__code__, call_args, kwargs)
+    if generic:  # (the seeds are known all the same: what runs is what is shown)
+        kinds = seed_kinds(fn, call_args)
+    else:
+        kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
     spec = specialize(fn, active, kinds, "reverse" + compiler.NESTED)
     seeds = len(inner_args) - len(args)  # the continuations of the derivatives inside this one
     full = (scalar_seed, *call_args)
     return spec.bp, full, tuple(i % len(args) + seeds + 1 for i in nums), kwargs
+
+
+def seed_kinds(fn, args) -> tuple:
+    """The kinds key of a call of ``fn`` (an emitted backpropagator) with ``args`` where only the
+    seeds are known: the parameters given grad's ``scalar_seed`` (``SEED``)."""
+    names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    return kinds_key({n: {SEED} for n, a in zip(names, args) if a is scalar_seed})
 
 
 def not_differentiated_again(kind: str) -> str:

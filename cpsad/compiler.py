@@ -38,10 +38,11 @@ import numpy as np
 
 from cpsad import diskcache, validity
 from cpsad.context import Context
+from cpsad.runtime import scalar_seed
 from transforms import pipeline
 from transforms.errors import TransformError
 from transforms.naming import own_qualname
-from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEQUENCE, Unit, kinds_key
+from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEED, SEQUENCE, Unit, kinds_key
 
 
 class _ByIdentity:
@@ -303,7 +304,7 @@ _KINDS: dict = {}  # (code, argument types, keyword names) -> kinds key
 def kinds_of(code, args, kwargs) -> tuple:
     """The kinds of the arguments of a call, as the key ``specialize`` takes (a kind depends on
     the type alone, so the answer is remembered per code object and argument types)."""
-    memo = (code, tuple(map(type, args)), tuple(kwargs), tuple(map(type, kwargs.values())))
+    memo = (code, tuple(map(_type, args)), tuple(kwargs), tuple(map(_type, kwargs.values())))
     key = _KINDS.get(memo)
     if key is None:
         key = _KINDS[memo] = _kinds_of(code, args, kwargs)
@@ -320,7 +321,14 @@ def _kinds_of(code, args, kwargs) -> tuple:
     return kinds_key(out)
 
 
+def _type(value):
+    """What a kind depends on: the type -- and, for grad's seed, the object."""
+    return SEED if value is scalar_seed else type(value)
+
+
 def _kind(value) -> frozenset:
+    if value is scalar_seed:  # the continuation of a backpropagator differentiated again
+        return frozenset({SEED})
     if isinstance(value, bool):
         return frozenset({OTHER})
     if isinstance(value, (int, float)):
@@ -465,10 +473,14 @@ def in_user_code(exc: TransformError) -> TransformError:
     user = t.line_map.get(exc.lineno) if t is not None else None
     if user is None:
         return exc
+    filename, first = t.filename, t
+    # (a derivative of a derivative: the line the emitted line came from is emitted too)
+    while (u := _BY_PATH.get(filename)) is not None and u.line_map.get(user) is not None:
+        filename, user = u.filename, u.line_map[user]
     return TransformError(
-        f"{exc.message} (in the derivative of `{t.qualname}`: emitted code "
+        f"{exc.message} (in the derivative of `{first.qualname}`: emitted code "
         f"{exc.filename}:{exc.lineno})",
-        filename=t.filename,
+        filename=filename,
         lineno=user,
         hint=exc.hint,
     )

@@ -424,6 +424,8 @@ def item_adjoint(g, key, x):
     if isinstance(g, dict):  # a Sparse (or the tangent of one): missing is zero
         v = g.get(key)
         return _zero(x) if v is None else v
+    if isinstance(g, (int, float)) and g == 0:  # a zero of the adjoints of numbers, met by code
+        return _zero(x)  # transformed again (the fourth derivative of an unpacking)
     return g[key]
 
 

@@ -30,7 +30,7 @@ import types
 from transforms import anno
 from transforms import astlib as A
 from transforms.scoping import analyze, local_names, walk_own
-from transforms.unit import LocalFunction, Unit
+from transforms.unit import SEED, LocalFunction, Unit
 
 
 def local_defs(fdef) -> dict[str, object]:
@@ -57,6 +57,9 @@ class Resolve:
         self.unit = unit
         self.deps: dict[str, object] = {}
         self.notes: list[str] = []
+        for p, kinds in (unit.arg_kinds or {}).items():
+            if kinds == {SEED}:
+                seeded(unit, p)
         self.function(unit.tree, [])
         unit.deps = self.deps
         unit.notes[self.name] = self.notes
@@ -318,3 +321,33 @@ def _describe(obj) -> str:
     mod = getattr(obj, "__module__", None) or type(obj).__module__
     qn = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     return f"{mod}.{qn}" if mod else qn
+
+
+def seeded(unit: Unit, param: str) -> None:
+    """The parameter ``param`` is given the runtime's ``scalar_seed`` (grad's seed continuation,
+    kind ``SEED``): each read of it, here and in nested functions that do not bind the name, reads
+    that function instead -- so the continuation a backpropagator calls is a primitive called by
+    name, and the code transformed again calls no function value (a derivative of order three is
+    a transformation of a transformation of a transformation). Left as it is if the function
+    assigns it."""
+    root = unit.tree
+    if param in local_names(root) - set(A.arg_names(root.args)) or param not in set(
+        A.arg_names(root.args)
+    ):
+        return
+    seed = unit.inject(unit.ctx.runtime("scalar_seed"), "scalar_seed")
+    stack = list(root.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, A.FunctionDef):
+            stack.extend(node.decorator_list + node.args.defaults)
+            stack.extend(d for d in node.args.kw_defaults if d is not None)
+            if param not in local_names(node):
+                stack.extend(node.body)
+            continue
+        if isinstance(node, A.Name) and node.id == param:
+            if not isinstance(node.ctx, A.Load):
+                raise AssertionError("a store of a parameter that is no local")  # pragma: no cover
+            node.id = seed
+            continue
+        stack.extend(A.iter_child_nodes(node))

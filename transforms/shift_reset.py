@@ -1182,11 +1182,14 @@ def through_a_value(unit, call):
     """The refusal of emitted code that calls through the runtime dispatch, transformed again."""
     return unit.error(
         "differentiating this emitted code again is not supported: it calls a function "
-        "through a value (a continuation, or a function passed as an argument) -- as "
-        "a derivative of order three or more, or a second derivative of code that "
-        "passes functions around, does",
+        "through a value -- a continuation that the derivative of a loop, a recursive "
+        "function or a call of another function of yours (a derivative of order three or "
+        "more), or of a branch (order four or more) passes on, or a function your code passes "
+        "as an argument (order two or more)",
         call,
-        "take second derivatives of functions that call other functions by name",
+        "derivatives of any order work on code without loops, recursion or calls of your own "
+        "functions: inline the helper or write the loop's iterations out; second derivatives "
+        "(cpsad.hessian) work on loops and calls by name",
     )
 
 

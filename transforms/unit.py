@@ -45,6 +45,10 @@ UNKNOWN = frozenset({NUMBER, NPSCALAR, ARRAY, OTHER, SEQUENCE})
 SCALAR = frozenset({NUMBER, NPSCALAR})
 NUMERIC = frozenset({NUMBER, NPSCALAR, ARRAY})  # numbers and arrays: tangents add with +
 NOT_NUMERIC = frozenset({OTHER, SEQUENCE})
+# Not a kind of value but of one object: the parameter is given the runtime's ``scalar_seed``,
+# grad's seed continuation -- as the continuation of a backpropagator differentiated again is
+# (``cpsad.grad(cpsad.grad(f))``). Resolve makes its calls calls of that function.
+SEED = "seed"
 
 
 def kinds_key(kinds: dict) -> tuple:
