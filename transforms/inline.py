@@ -76,7 +76,8 @@ def body_of(fn):
 
 
 def _desugared_call(n, env) -> bool:
-    """Is ``n`` a call Desugar rewrites into a loop (``functools.reduce(f, xs)``)?"""
+    """Is ``n`` a call Desugar rewrites into a loop (``functools.reduce(f, xs)``, ``map(f,
+    xs)``)?"""
     if not isinstance(n, A.Call):
         return False
     path = A.dotted(n.func)
@@ -86,7 +87,7 @@ def _desugared_call(n, env) -> bool:
     obj = env.get(head)
     for part in rest:
         obj = getattr(obj, part, None)
-    return obj is functools.reduce
+    return obj is functools.reduce or (obj is builtins.map and len(n.args) >= 2)
 
 
 def _parse(fn):
