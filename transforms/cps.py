@@ -342,7 +342,9 @@ class LowerCPS:
         k = self.unit.cont_name  # the continuation of the whole function (ShiftReset named it)
         params = A.arg_names(fdef.args)
         cells = anno.getanno(fdef, anno.CELLS, set())
-        scope = Scope(parent, [k, *params], cells, own=S.local_names(fdef))
+        # (the entry function's locals shadow nothing: it has no enclosing function here)
+        own = S.local_names(fdef) if parent is not None else ()
+        scope = Scope(parent, [k, *params], cells, own=own)
         body = []
         leading = set()  # `c = None` the function starts with already (Desugar's, for a loop)
         for st in fdef.body:
