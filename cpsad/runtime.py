@@ -995,6 +995,56 @@ def field_tangent(v, obj, name):
     return getattr(v, name)
 
 
+def struct_of(cls, values, names):
+    """``cls(**dict(zip(names, values)))``: a namedtuple or a dataclass made in differentiated
+    code -- Resolve writes ``P(a, b=c)`` as ``struct_of(P, (a, c), ("a", "b"))``, one value per
+    field named, so that the rules below see the fields' values as one tuple."""
+    return cls(**dict(zip(names, values)))
+
+
+def _field_adjoint_of(g, ans, name):
+    """The adjoint of the field ``name`` of the struct ``ans`` from its adjoint ``g`` (a
+    ``Sparse``, or a struct of its type), or None where it has none."""
+    if g is None:
+        return None
+    if isinstance(g, dict) or isinstance(g, tuple):
+        return item_adjoint(g, field_key(ans, name), None)
+    return getattr(g, name)
+
+
+def struct_adjoint(c, obj, names):
+    """The adjoint of the values ``struct_of`` put into the fields ``names`` of ``obj`` (a
+    tuple), from the adjoint ``c`` of ``obj``: a ``Sparse`` by position, of the fields that have
+    one."""
+    out = Sparse()
+    for i, n in enumerate(names):
+        v = _field_adjoint_of(c, obj, n)
+        if v is not None:
+            out[i] = v
+    return out
+
+
+def struct_adjoint_t(h, obj, names):
+    """The transpose of ``struct_adjoint`` in ``c``: from the adjoints ``h`` of the fields'
+    values, the adjoint of the struct (a ``Sparse`` keyed as ``field_key`` keys it)."""
+    out = Sparse()
+    for i, n in enumerate(names):
+        v = item_adjoint(h, i, None)
+        if v is not None:
+            out[field_key(obj, n)] = v
+    return out
+
+
+def struct_tangent(v, cls, values, names):
+    """The tangent of ``struct_of(cls, values, names)`` from the tangent ``v`` of ``values``: a
+    struct of ``cls`` holding the fields' tangents -- zeros where ``v`` has none, and for the
+    fields the call left to their defaults (a default is a constant: its tangent is zero)."""
+    given = {n: item_adjoint(v, i, None) for i, n in enumerate(names)}
+    obj = cls(**dict(zip(names, values)))
+    fields = cls._fields if isinstance(obj, tuple) else struct_parts(obj)[0]
+    return cls(**{f: tangent_or_zeros(given.get(f), getattr(obj, f)) for f in fields})
+
+
 # --------------------------------------------------------------------------- zip(*rows)
 
 

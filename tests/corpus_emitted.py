@@ -1349,6 +1349,55 @@ case(
 )
 
 
+# (`Params(a, b=c)` made in differentiated code: struct_of and the helpers of its rules)
+from cpsad.runtime import struct_adjoint, struct_adjoint_t, struct_of, struct_tangent  # noqa: E402
+
+
+def struct_of_(values, cls, names):
+    return struct_of(cls, values, names)
+
+
+def struct_adjoint_(c, obj, names):
+    return struct_adjoint(c, obj, names)
+
+
+def struct_adjoint_t_(h, obj, names):
+    return struct_adjoint_t(h, obj, names)
+
+
+def struct_tangent_(v, cls, values, names):
+    return struct_tangent(v, cls, values, names)
+
+
+case(struct_of_, struct_of, FieldPair, (u(3), u(2)), ("w", "b"), wrt=1, autograd=HELPER)
+case(struct_of_, struct_of, FieldPair, (u(2), u(3)), ("b", "w"), wrt=1, autograd=HELPER)
+case(
+    struct_adjoint_,
+    struct_adjoint,
+    FieldPair(u(3), u(2)),
+    FieldPair(u(3), u(2)),
+    ("b", "w"),
+    autograd=HELPER,
+)
+case(
+    struct_adjoint_t_,
+    struct_adjoint_t,
+    (u(2), u(3)),
+    FieldPair(u(3), u(2)),
+    ("b", "w"),
+    autograd=HELPER,
+)
+case(
+    struct_tangent_,
+    struct_tangent,
+    (u(3), u(2)),
+    FieldPair,
+    (u(3), u(2)),
+    ("w", "b"),
+    autograd=HELPER,
+)
+
+
 # --------------------------------------------------------------------------- zip(*rows)
 from cpsad.runtime import swap_entries, zipped  # noqa: E402
 

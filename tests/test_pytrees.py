@@ -140,3 +140,95 @@ def test_jacobian_of_a_struct_argument():
     assert isinstance(jac, Params)
     np.testing.assert_allclose(jac.w, np.diag((1 - np.tanh(W) ** 2) * B), rtol=1e-10)
     np.testing.assert_allclose(jac.b, np.tanh(W), rtol=1e-10)
+
+
+# ----------------------------------------------------------------------------- made in the code
+
+Point = namedtuple("Point", "x y", defaults=(1.0,))
+
+
+class Typed(NamedTupleBase := __import__("typing").NamedTuple):  # noqa: F841
+    w: np.ndarray
+    b: float
+
+
+@dataclasses.dataclass
+class WithDefault:
+    w: np.ndarray
+    b: float = 0.5
+    name: str = "dense"
+
+
+@dataclasses.dataclass
+class Scaled:  # __post_init__ computes from the arguments: not a plain struct
+    w: np.ndarray
+
+    def __post_init__(self):
+        self.w = self.w * 2.0
+
+
+def step(p, x):
+    return np.tanh(p.w * x + p.b)
+
+
+def made_namedtuple(x):
+    p = Params(x * 2.0, np.sum(x))
+    q = Params(w=p.w * p.b, b=p.b)
+    return np.sum(step(q, x))
+
+
+def made_with_defaults(x):
+    a = Point(np.sin(x[0]))  # y from the default
+    b = Point(y=x[1], x=a.x * a.y)
+    return a.x * b.x + b.y * b.y
+
+
+def made_typed_and_dataclass(x):
+    t = Typed(x * x, x[0])
+    d = WithDefault(t.w + 1.0)
+    f = Frozen(w=d.w * t.b, b=d.b)
+    return np.sum(step(f, x)) + d.b * np.sum(t.w)
+
+
+def made_in_a_helper_and_a_loop(x):
+    p = _make(x)
+    for _ in range(3):
+        p = Params(p.w * 0.5 + x, p.b + np.sum(p.w))
+    return np.sum(p.w) * p.b
+
+
+def _make(x):
+    return Layer(np.cos(x), np.sum(x * x))
+
+
+MADE = [made_namedtuple, made_with_defaults, made_typed_and_dataclass, made_in_a_helper_and_a_loop]
+
+
+@pytest.mark.parametrize("f", MADE)
+def test_a_struct_made_in_the_code_is_differentiated(f):
+    x = RNG.normal(size=3)
+    value, g = cpsad.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    v = RNG.normal(size=3)
+    fd = (f(x + 1e-6 * v) - f(x - 1e-6 * v)) / 2e-6
+    assert np.dot(g, v) == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    _, t = cpsad.jvp(f, (x,), (v,))
+    assert t == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("f", [made_namedtuple, made_typed_and_dataclass])
+def test_a_struct_made_in_the_code_at_second_order(f):
+    x, v = RNG.normal(size=3), RNG.normal(size=3)
+    g = cpsad.grad(f)
+    fd = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(cpsad.hvp(f)(x, v), fd, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(cpsad.grad(lambda y: np.dot(g(y), v))(x), fd, rtol=1e-5, atol=1e-7)
+
+
+def made_with_post_init(x):
+    return np.sum(Scaled(x).w)
+
+
+def test_a_dataclass_that_computes_in_its_init_is_refused():
+    with pytest.raises(cpsad.TransformError, match="Scaled"):
+        cpsad.grad(made_with_post_init)(np.ones(3))

@@ -29,6 +29,7 @@ from transforms.resolve import (
     composite_call,
     resolve_call,
     scope_of,
+    struct_call,
     subscript_call,
 )
 from transforms.unit import ABSENT, Unit
@@ -198,7 +199,8 @@ class Inline:
                 else:
                     obj = annotate_global_call(self.unit, n.func, path)
                     if anno.getanno(n.func, anno.CALLEE_KIND) == "unknown":
-                        composite_call(self.unit, n, obj)
+                        if not composite_call(self.unit, n, obj):
+                            struct_call(self.unit, n, obj)
         self.inlined.append(fn.__qualname__)
         return out
 

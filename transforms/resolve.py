@@ -24,6 +24,7 @@ same objects (a module reloaded, ``np.sin`` patched, ``helper`` rebound).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import types
 
@@ -144,7 +145,7 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
     if path is not None and binding is None:
         obj = annotate_global_call(unit, func, path)
         if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
-            if not composite_call(unit, node, obj):
+            if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
                 _method_of_object(unit, node, obj)
         if obj is not _UNRESOLVED:
             deps[path] = obj
@@ -173,6 +174,55 @@ def composite_call(unit: Unit, node, obj) -> bool:
     anno.setanno(func, anno.CALLEE_KIND, "user")
     node.func = func
     return True
+
+
+def struct_call(unit: Unit, node, cls) -> bool:
+    """``P(a, b=c)`` with ``P`` a namedtuple or a dataclass whose ``__init__`` only stores its
+    arguments (``struct_fields``): ``struct_of(P, (a, c), ("a", "b"))``, a call of the runtime's
+    function with a rule -- each value's adjoint is its field's."""
+    fields = struct_fields(cls)
+    if fields is None or any(isinstance(a, A.Starred) for a in node.args):
+        return False
+    if len(node.args) > len(fields) or any(k.arg is None for k in node.keywords):
+        return False
+    names = fields[: len(node.args)] + [k.arg for k in node.keywords]
+    if len(set(names)) != len(names) or not set(names) <= set(fields):
+        return False  # (Python's TypeError, when it runs)
+    fn = unit.ctx.runtime("struct_of")
+    func = A.copy_location(A.name(unit.inject(fn, "struct_of")), node.func)
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(fn))
+    values = A.Tuple(elts=[*node.args, *(k.value for k in node.keywords)], ctx=A.Load())
+    owner = A.copy_location(A.name(unit.inject(cls, cls.__name__)), node.func)
+    node.args = [owner, A.copy_location(values, node), A.copy_location(A.const(tuple(names)), node)]
+    node.keywords = []
+    node.func = func
+    return True
+
+
+def struct_fields(cls) -> list | None:
+    """The fields a call of the class ``cls`` fills, in order, if it is a namedtuple or a
+    dataclass whose ``__init__`` is the one ``dataclasses`` wrote (no ``__post_init__``, no
+    ``InitVar``): what the call makes is then its arguments and nothing else. None otherwise."""
+    if not isinstance(cls, type):
+        return None
+    if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
+        maker = next(c for c in cls.__mro__ if "__new__" in c.__dict__)
+        return list(cls._fields) if "_fields" in maker.__dict__ else None
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return None
+    init = cls.__dict__.get("__init__") or getattr(cls, "__init__", None)
+    code = getattr(init, "__code__", None)
+    if code is None or code.co_filename != "<string>" or cls.__new__ is not object.__new__:
+        return None  # an __init__ of the user's: it may compute from its arguments
+    if not all(f.init for f in dataclasses.fields(cls)):
+        return None  # (a field the call does not fill holds what its tangent would hold too)
+    fields = [f.name for f in dataclasses.fields(cls)]
+    try:
+        params = list(inspect.signature(cls).parameters)
+    except (TypeError, ValueError):
+        return None
+    return fields if params == fields else None
 
 
 def _method_of_object(unit: Unit, node, obj) -> None:

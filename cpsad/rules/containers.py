@@ -25,6 +25,10 @@ from cpsad.runtime import (
     field_tangent,
     getitem_adjoint,
     item_adjoint,
+    struct_adjoint,
+    struct_adjoint_t,
+    struct_of,
+    struct_tangent,
     swap_entries,
     tangent_zeros,
     unbroadcast,
@@ -167,6 +171,68 @@ def field_obj_jvp(t, ans, obj, name):
 
 
 defjvp(field, field_obj_jvp, None)
+
+
+# A namedtuple or dataclass made in differentiated code (``P(a, b=c)``, which Resolve writes as
+# ``struct_of(P, (a, c), ("a", "b"))``): each value's adjoint is its field's. The helpers are
+# linear in their first argument and each other's transposes (second order and beyond); the
+# struct itself (``ans``) and the values (``values``) give only keys and shapes.
+
+
+def struct_of_values(g, ans, cls, values, names):
+    return struct_adjoint(g, ans, names)
+
+
+defvjp(struct_of, DISCRETE, struct_of_values, DISCRETE)
+
+
+def struct_of_values_jvp(t, ans, cls, values, names):
+    return struct_tangent(t, cls, values, names)
+
+
+defjvp(struct_of, None, struct_of_values_jvp, None)
+
+
+def struct_adjoint_c(g, ans, c, obj, names):
+    return struct_adjoint_t(g, obj, names)
+
+
+defvjp(struct_adjoint, struct_adjoint_c, DISCRETE, DISCRETE)
+
+
+def struct_adjoint_c_jvp(t, ans, c, obj, names):
+    return struct_adjoint(t, obj, names)
+
+
+defjvp(struct_adjoint, struct_adjoint_c_jvp, None, None)
+
+
+def struct_adjoint_t_h(g, ans, h, obj, names):
+    return struct_adjoint(g, obj, names)
+
+
+defvjp(struct_adjoint_t, struct_adjoint_t_h, DISCRETE, DISCRETE)
+
+
+def struct_adjoint_t_h_jvp(t, ans, h, obj, names):
+    return struct_adjoint_t(t, obj, names)
+
+
+defjvp(struct_adjoint_t, struct_adjoint_t_h_jvp, None, None)
+
+
+def struct_tangent_v(g, ans, v, cls, values, names):
+    return struct_adjoint(g, ans, names)
+
+
+defvjp(struct_tangent, struct_tangent_v, DISCRETE, DISCRETE, DISCRETE)
+
+
+def struct_tangent_v_jvp(t, ans, v, cls, values, names):
+    return struct_tangent(t, cls, values, names)
+
+
+defjvp(struct_tangent, struct_tangent_v_jvp, None, None, None)
 
 
 # The helpers the field's rules call, differentiated again (second order): each linear in its
