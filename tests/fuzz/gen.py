@@ -129,6 +129,16 @@ LIBRARY = {
         "LAYER = Layer(0.7)\n",
         ("methods",),
     ),
+    "struct": (
+        "import collections\n"
+        "import dataclasses\n\n"
+        "Pair = collections.namedtuple('Pair', 'a b', defaults=(0.5,))\n\n\n"
+        "@dataclasses.dataclass\n"
+        "class Box:\n"
+        "    w: object\n"
+        "    s: float = 1.5\n",
+        ("struct",),
+    ),
     "pair_swap": (
         "def pair_swap(a, b):\n    a, b = b, a\n    return a * 0.5 + b, b\n",
         ("swap", "helper_multi"),
@@ -697,6 +707,7 @@ class Gen:
             (0.3, self.st_memory),
             (0.4, self.st_tree),
             (0.4, self.st_method),
+            (0.4, self.st_struct),
             (0.4 if not nested else 0, self.st_tuple_capture),
             (0.5 if sc.ret else 0, self.st_early_return),
             (2.0 if sc.loop else 0, self.st_break_continue),
@@ -1501,6 +1512,26 @@ class Gen:
             obj = self.fresh("layer")
             return [f"{obj} = Layer({self.const()})", f"{res} = {obj}.apply({arg})"]
         return [f"{res} = LAYER({arg})"]
+
+    def st_struct(self, sc):
+        """A namedtuple or a dataclass made here (a default left out, fields by keyword) and
+        its fields read."""
+        self.lib("struct")
+        ka, kb = self.any_kind(), self.any_kind()
+        res = self.new_name(ka)
+        obj = self.fresh("p")
+        if self.chance(0.5):
+            a, b = self.E(ka, sc, 2), self.E(kb, sc, 2)
+            made = self.pick([f"Pair({a}, {b})", f"Pair(b={b}, a={a})", f"Pair({a})"])
+            if made.endswith(f"({a})"):
+                kb = S
+            lines = [f"{obj} = {made}", f"{res} = {obj}.a * {self.const()} + np.sum({obj}.b)"]
+        else:
+            w = self.E(ka, sc, 2)
+            made = self.pick([f"Box({w})", f"Box({w}, s={self.E(S, sc, 1)})"])
+            lines = [f"{obj} = {made}", f"{res} = {obj}.w * {obj}.s"]
+        sc.vars[res] = ka
+        return lines
 
     def st_tuple_capture(self, sc):
         self.tag("tuple_capture_unpack", "capture", "local_def")
