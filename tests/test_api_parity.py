@@ -221,6 +221,36 @@ clipped_identity.defvjp(
 )
 
 
+def _inner_map(x):
+    return np.sin(x) * x + np.tanh(x * x)
+
+
+@cpsad.custom_vjp
+def through_vjp(x):
+    return _inner_map(x)
+
+
+def _through_vjp_fwd(x):
+    return cpsad.vjp(_inner_map, x)  # (the value, the pullback as the residual)
+
+
+through_vjp.defvjp(_through_vjp_fwd, lambda pullback, g: pullback(g))
+
+
+def test_a_custom_rule_that_calls_vjp():
+    """The backward function of a custom rule may itself differentiate (cpsad.vjp): the
+    gradient through it is the function's own."""
+
+    def f(x):
+        return np.sum(through_vjp(x * 1.5) ** 2)
+
+    def plain(x):
+        return np.sum(_inner_map(x * 1.5) ** 2)
+
+    np.testing.assert_allclose(cpsad.grad(f)(X), numeric_grad(plain, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(cpsad.grad(f)(X), cpsad.grad(plain)(X), rtol=1e-12)
+
+
 def test_custom_vjp_with_the_true_derivative_matches_differences():
     def f(x, beta):
         return np.sum(softplus(x, beta) * np.cos(x))
