@@ -135,12 +135,14 @@ class Simplify:
         # for dead stores where it found none: see ``_recount``.
         quiet = False  # the last round changed nothing but forward substitutions
         clean: set[int] = set()  # functions whose last dead-store sweep removed nothing
+        fresh = True  # the facts are those of the tree as it is (the inlining's, above)
         while True:
             if quiet:
                 self._recount(root)
-            else:
+            elif not fresh:
                 self.analyze(root)
                 clean = set()
+            fresh = False
             self.substituted = []
             changed = False
             for f in functions(root):
