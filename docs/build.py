@@ -6,6 +6,8 @@
 A generated part sits between ``<!-- gen:KIND ARGS -->`` and ``<!-- end -->``:
 
 * ``gen:rules``                    -- the rule table (``python -m cpsad.rules``)
+* ``gen:stages``, ``gen:stage-names`` -- the pipeline's stages (transforms/pipeline.py), a table
+  or the list ``stage=`` takes (README.md too)
 * ``gen:sizes``                    -- source and emitted lines of every example
 * ``gen:stage FILE FUNC WRT STAGE`` -- a function's program after one pipeline stage
 * ``gen:show FILE FUNC WRT``       -- a function's backpropagator (as ``cpsad show`` prints it)
@@ -70,6 +72,23 @@ def generate(spec: str) -> str:
         fn = _function(file, name)
         text = api.show(fn, argnums=_argnums(fn, wrt), mode="forward")
         return "```python\n" + text + "```\n"
+    if kind == "stages":  # the pipeline's stages, as transforms/pipeline.py declares them
+        from transforms import pipeline
+
+        rows = [f"| {cls.name} | {what} |" for cls, what in pipeline.PIPELINE]
+        forward = [cls.name for cls, _ in pipeline.FORWARD if cls.name not in pipeline.STAGES]
+        extra = [f"| {cls.name} (forward mode) | {what} |" for cls, what in pipeline.FORWARD]
+        extra = [r for r, (cls, _) in zip(extra, pipeline.FORWARD) if cls.name in forward]
+        return "| stage | establishes |\n|---|---|\n" + "\n".join(rows + extra) + "\n"
+    if kind == "stage-names":  # the same, as the list `stage=` takes
+        from transforms import pipeline
+
+        names = ", ".join(f"`{n}`" for n in pipeline.STAGES)
+        only = [n for n in pipeline.STAGES if n not in pipeline.FORWARD_STAGES]
+        new = [n for n in pipeline.FORWARD_STAGES if n not in pipeline.STAGES]
+        gone = [f"`{n}`" for n in only]
+        gone = ", ".join(gone[:-1]) + " and " + gone[-1] if len(gone) > 1 else "".join(gone)
+        return f"reverse: {names}; forward: {', '.join(f'`{n}`' for n in new)} in place of {gone}\n"
     if kind == "second":  # the backpropagator of the backpropagator
         file, name, wrt = args
         fn = _function(file, name)
@@ -85,10 +104,9 @@ def render(text: str) -> str:
 def main(check: bool = False) -> int:
     os.chdir(ROOT)  # paths in the emitted headers are relative to the project
     stale = []
-    for name in sorted(os.listdir(DOCS)):
-        if not name.endswith(".md"):
-            continue
-        path = os.path.join(DOCS, name)
+    pages = [os.path.join(DOCS, n) for n in sorted(os.listdir(DOCS)) if n.endswith(".md")]
+    for path in [os.path.join(ROOT, "README.md"), *pages]:
+        name = os.path.relpath(path, DOCS) if path.startswith(DOCS) else "README.md"
         with open(path) as fh:
             text = fh.read()
         new = render(text)

@@ -29,3 +29,19 @@ def test_links_between_docs_resolve():
 def test_error_hints_point_at_docs_that_exist():
     for name in ("reference.md", "rules.md", "architecture.md"):
         assert os.path.exists(os.path.join(ROOT, "docs", name))
+
+
+def test_every_list_of_stages_is_the_pipelines():
+    """README.md and docs/api.md generate theirs from transforms/pipeline.py (gen:stages,
+    gen:stage-names, kept current above); the architecture's table, which says more of each
+    stage, names the same stages in the same order."""
+    from transforms import pipeline
+
+    for page, kind in (("README.md", "gen:stages"), ("docs/api.md", "gen:stage-names")):
+        with open(os.path.join(ROOT, page)) as fh:
+            assert f"<!-- {kind} -->" in fh.read(), page
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as fh:
+        rows = re.findall(r"^\| ([a-z/]+)[^|]*\| `([a-z_]+)\.py` \|", fh.read(), re.M)
+    named = [name for name, _ in rows]
+    assert [n for n in named if n != "tangent"] == pipeline.STAGES
+    assert set(pipeline.FORWARD_STAGES) <= set(named)  # forward mode's own stage too
