@@ -129,8 +129,18 @@ def _counters_index() -> int | None:
     if _index is False:
         with _INDEX_LOCK:
             if _index is False:
-                index = _probe()
-                _index = index if index is not None and _works(index) else None
+                # (with no trace or profile function: ``_works`` makes RecursionErrors, and one
+                # raised inside a debugger's trace function makes CPython unset it -- the first
+                # call of cpsad under pdb stopped at no breakpoint after it)
+                trace, profile = sys.gettrace(), sys.getprofile()
+                sys.settrace(None)
+                sys.setprofile(None)
+                try:
+                    index = _probe()
+                    _index = index if index is not None and _works(index) else None
+                finally:
+                    sys.settrace(trace)
+                    sys.setprofile(profile)
     return _index
 
 
