@@ -26,6 +26,7 @@ from cpsad.calls import (
 from cpsad.depth import deep_recursion, recursion_note
 from cpsad.pytree import check_plain, densify, leaves, owned, promote
 from cpsad.runtime import as_adjoint, scalar_seed
+from cpsad.tracebacks import boundary
 
 
 def _run(f, argnums, args, kwargs, k, given=None):
@@ -101,6 +102,7 @@ def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
     derivative = hasattr(f, "__cpsad_derivative__")
 
     @functools.wraps(f)
+    @boundary
     def value_and_grad_f(*args, **kwargs):
         box = []
 
@@ -148,6 +150,7 @@ def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
     vg = value_and_grad(f, argnums, has_aux)
 
     @functools.wraps(f)
+    @boundary
     def grad_f(*args, **kwargs):
         value, gradient = vg(*args, **kwargs)
         return (gradient, value[1]) if has_aux else gradient
@@ -166,6 +169,7 @@ def elementwise_grad(f: Callable, argnums=0) -> Callable:
     single = isinstance(argnums, int)
 
     @functools.wraps(f)
+    @boundary
     def elementwise_grad_f(*args, **kwargs):
         def k(result):
             if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind == "f":
@@ -179,6 +183,7 @@ def elementwise_grad(f: Callable, argnums=0) -> Callable:
     return elementwise_grad_f
 
 
+@boundary
 def vjp(f: Callable, *args, has_aux: bool = False, **kwargs):
     """``(f(*args), pullback)``; ``pullback(cotangent)`` is the tuple of the gradients of
     ``<cotangent, f(*args)>`` with respect to every positional argument. With ``has_aux`` (``f``
@@ -196,6 +201,7 @@ def vjp(f: Callable, *args, has_aux: bool = False, **kwargs):
         _scalar_of_pair(value)  # (a pair, or the error that says so)
     nums = tuple(range(len(args)))
 
+    @boundary
     def pullback(cotangent):
         def k(result):
             if not _same(result, value):
@@ -215,6 +221,7 @@ def vjp(f: Callable, *args, has_aux: bool = False, **kwargs):
     return value, pullback
 
 
+@boundary
 def jvp(f: Callable, primals, tangents, **kwargs):
     """``(f(*primals), tangent_out)``: forward mode. ``tangent_out`` is the derivative of ``f``
     at ``primals`` along ``tangents`` (one per primal, of the same structure; None for a primal

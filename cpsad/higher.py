@@ -23,6 +23,7 @@ from cpsad.api import grad, jvp, vjp
 from cpsad.calls import argnums_tuple
 from cpsad.pytree import gradient_adjoint, gradient_of, leaves, promote
 from cpsad.rules import DISCRETE, defjvp, defvjp
+from cpsad.tracebacks import boundary
 
 
 def hvp(f: Callable, argnums=0) -> Callable:
@@ -32,6 +33,7 @@ def hvp(f: Callable, argnums=0) -> Callable:
         raise TypeError("hvp differentiates with respect to one argument: give argnums an int")
     g = grad(f, argnums)
 
+    @boundary
     def hvp_f(*args_and_v, **kwargs):
         *args, v = args_and_v
         tangents = [None] * len(args)
@@ -61,6 +63,7 @@ def jacobian(f: Callable, argnums=0, mode: str | None = None) -> Callable:
         raise ValueError(f"mode is 'forward' or 'reverse', not {mode!r}")
     nums = argnums_tuple(argnums)
 
+    @boundary
     def jacobian_f(*args, **kwargs):
         args = list(args)
         for i in nums:
