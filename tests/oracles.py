@@ -22,6 +22,10 @@ def _rebind(module_globals: dict, seen: dict) -> dict:
         import autograd.scipy.special
 
         g["special"] = autograd.scipy.special
+    if getattr(g.get("linalg"), "__name__", None) == "scipy.linalg":  # tests/corpus_scipy_linalg.py
+        import autograd.scipy.linalg
+
+        g["linalg"] = autograd.scipy.linalg
     for name, obj in list(g.items()):
         if isinstance(obj, types.FunctionType) and obj.__globals__ is module_globals:
             g[name] = types.FunctionType(

@@ -120,8 +120,8 @@ def _label(primitive) -> str:
         return f"np.{name}"
     if mod == "_operator":  # (the C module behind ``operator``)
         mod = "operator"
-    if mod.startswith("scipy.special"):  # (its ufuncs live in scipy.special._ufuncs)
-        mod = "scipy.special"
+    if mod.startswith("scipy."):  # (scipy.special._ufuncs, scipy.linalg._matfuncs: private)
+        mod = ".".join(part for part in mod.split(".") if not part.startswith("_"))
     if not mod and type(primitive).__name__ == "ufunc":  # a ufunc of scipy's has no module
         scipy_special = sys.modules.get("scipy.special")
         if scipy_special is not None and getattr(scipy_special, name, None) is primitive:
@@ -292,6 +292,9 @@ def is_nondiff(obj) -> bool:
         return False
 
 
+_OPTIONAL = " (optional: when scipy is installed)"
+
+
 def table() -> str:
     """Markdown listing of every rule and non-differentiable function (for docs/reference.md)."""
     fam: dict[str, list[str]] = {}
@@ -307,8 +310,9 @@ def table() -> str:
             helpers.add(prim.__name__)
             continue
         family = "math module" if mod == "math" else "builtins" if mod == "builtins" else "numpy"
-        if _label(prim).startswith("scipy."):
-            family = "scipy.special (optional: when scipy is installed)"
+        label = _label(prim)
+        if label.startswith("scipy."):  # scipy.special, scipy.linalg, scipy.stats, ...
+            family = ".".join(label.split(".")[:2]) + _OPTIONAL
         if isinstance(prim, type) and prim.__module__ == "builtins":
             family = "builtins"
         params = ", ".join(
@@ -316,12 +320,8 @@ def table() -> str:
         )
         fam.setdefault(family, []).append(f"`{rule.name}({params})`")
     lines = ["| family | functions (struck-through parameters get no gradient) |", "|---|---|"]
-    for family in (
-        "numpy",
-        "scipy.special (optional: when scipy is installed)",
-        "math module",
-        "builtins",
-    ):
+    scipy = sorted(f for f in fam if f.startswith("scipy."))
+    for family in ("numpy", *scipy, "math module", "builtins"):
         if family in fam:
             lines.append(f"| {family} | " + ", ".join(sorted(set(fam[family]))) + " |")
     composites = []
