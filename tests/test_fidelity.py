@@ -398,3 +398,27 @@ def list_stored_into_while_a_closure_reads_it(x):
 def test_a_store_into_a_container_a_closure_reads(f):
     assert_faithful(f, 0.5)
     assert_faithful(f, -1.3)
+
+
+# A function defined in an indented block (a class, an `if`, another function) was parsed from
+# its dedented source: a string of several lines in it lost its indentation -- a docstring made
+# the staleness check refuse the function ("the source file changed"), a string the function
+# computes with gave another value (found by the scipy.linalg helper session).
+if True:
+
+    def indented_with_a_docstring(x):
+        """A docstring
+        on two lines."""
+        return np.sin(x) * x
+
+    def indented_with_a_string_of_two_lines(x):
+        s = """a
+        b"""
+        return x * len(s)
+
+
+@pytest.mark.parametrize("f", [indented_with_a_docstring, indented_with_a_string_of_two_lines])
+def test_an_indented_function_is_the_one_that_runs(f):
+    value, g = cpsad.value_and_grad(f)(0.7)
+    assert value == f(0.7)
+    assert g == pytest.approx((f(0.7 + 1e-6) - f(0.7 - 1e-6)) / 2e-6, rel=1e-6)

@@ -1,10 +1,11 @@
 """After Parse, ``unit.tree`` is the function's gast ``FunctionDef``, located in the user's file.
 
-Line numbers and columns are those of the user's file (the source is dedented for parsing, then
-shifted back), so every later diagnostic and every comment in the emitted code points at the line
-the user wrote. The source is that of the code object that runs: of a decorator's wrapper, not of
-the function ``functools.wraps`` says it wraps; the decorator lines above a ``def`` are dropped (the
-function object they were given is the one transformed). A lambda becomes an equivalent ``def``.
+Line numbers and columns are those of the user's file (an indented function is parsed in place,
+under an ``if 1:`` line; a lambda's source is dedented, then shifted back), so every later
+diagnostic and every comment in the emitted code points at the line the user wrote. The source
+is that of the code object that runs: of a decorator's wrapper, not of the function
+``functools.wraps`` says it wraps; the decorator lines above a ``def`` are dropped (the function
+object they were given is the one transformed). A lambda becomes an equivalent ``def``.
 
 >>> def square(x):
 ...     return x * x
@@ -56,7 +57,16 @@ class Parse:
         all_lines = linecache.getlines(filename) or lines
 
         is_lambda = fn.__code__.co_name == "<lambda>"
-        if not _still_the_source(fn.__code__, dedented):
+        # An indented ``def`` (in a class, an ``if``, a function) is parsed where it stands,
+        # under an ``if 1:`` line, not dedented: dedenting would change what a string of several
+        # lines in it holds (a docstring, ``"""a\n    b"""``) -- another function than the one
+        # that runs. Its columns are then the file's as they are.
+        indented = col_shift > 0 and not is_lambda
+        source = "if 1:\n" + text if indented else dedented
+        lines_before = first - 2 if indented else first - 1
+        if indented:
+            col_shift = 0
+        if not _still_the_source(fn.__code__, source):
             raise TransformError(
                 f"the source file of `{fn.__qualname__}` changed since it was imported: the "
                 "lines where it was no longer hold the function that runs",
@@ -69,14 +79,15 @@ class Parse:
             tree = _parse_lambda_source(dedented, fn)
         else:
             try:
-                module = A.parse(dedented)
+                module = A.parse(source)
             except SyntaxError as exc:  # pragma: no cover - the function compiled, so this is rare
                 raise TransformError(
                     f"cannot parse the source of `{fn.__qualname__}`: {exc.msg}",
                     filename=filename,
-                    lineno=first + (exc.lineno or 1) - 1,
+                    lineno=lines_before + (exc.lineno or 1),
                 ) from None
-            defs = [n for n in module.body if isinstance(n, (A.FunctionDef, A.AsyncFunctionDef))]
+            body = module.body[0].body if indented else module.body
+            defs = [n for n in body if isinstance(n, (A.FunctionDef, A.AsyncFunctionDef))]
             if not defs:
                 raise TransformError(
                     f"`{fn.__qualname__}` has no `def` in its source",
@@ -86,9 +97,9 @@ class Parse:
             tree = defs[0]
         for node in A.walk(tree):
             if hasattr(node, "lineno"):
-                node.lineno += first - 1
+                node.lineno += lines_before
                 if getattr(node, "end_lineno", None) is not None:
-                    node.end_lineno += first - 1
+                    node.end_lineno += lines_before
                 node.col_offset += col_shift
                 if getattr(node, "end_col_offset", None) is not None:
                     node.end_col_offset += col_shift
