@@ -55,6 +55,10 @@ class Context:
             # refused on one that closes over differentiated values; calling the function it
             # made goes through the dispatch.)
             return "dynamic"
+        if getattr(obj, "__cpsad_derivative__", None) is not None:
+            # cpsad.grad(h) (or another derivative cpsad made) called in differentiated code:
+            # the dispatch differentiates it through h's backpropagator (not cpsad's own source)
+            return "dynamic"
         if isinstance(obj, runtime.Closure):
             # a function of emitted code, as a value (a closure made by a plain call held it):
             # calling it runs its backpropagator through the dispatch
