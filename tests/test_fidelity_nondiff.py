@@ -221,6 +221,15 @@ SAMPLES: list[tuple] = [
     (functools.wraps, (np.sum,), {}),
     (functools.update_wrapper, (lambda v: v, np.sum), {}),
 ]
+try:  # (scipy.linalg's rules' options: checked before a rule applies)
+    from cpsad.rules import scipy_linalg
+
+    SAMPLES += [
+        (scipy_linalg.overwritten, (False, False), {}),
+        (scipy_linalg.known, ("sym", "scipy.linalg.solve"), {}),
+    ]
+except ImportError:  # pragma: no cover - scipy is in the test extra
+    pass
 
 # Entries whose results are no numbers at all, so that "does not move" means nothing: a hash or
 # an identity changes with every value, text with every digit. (float(str(x)) is a known gap: it
