@@ -228,6 +228,12 @@ try:  # (scipy.linalg's rules' options: checked before a rule applies)
         (scipy_linalg.overwritten, (False, False), {}),
         (scipy_linalg.known, ("sym", "scipy.linalg.solve"), {}),
     ]
+    from cpsad.rules import scipy_stats
+
+    SAMPLES += [
+        (scipy_stats.mvn_refused, (X, X, np.eye(len(X)), False), {}),
+        (scipy_stats.dirichlet_refused, (X, X), {}),
+    ]
 except ImportError:  # pragma: no cover - scipy is in the test extra
     pass
 

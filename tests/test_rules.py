@@ -29,6 +29,7 @@ from tests import (
     corpus_linalg,  # noqa: F401 (adds the cases of np.linalg's decompositions to C.CASES)
     corpus_scipy,  # noqa: F401 (adds the cases of scipy.special's rules to C.CASES)
     corpus_scipy_linalg,  # noqa: F401 (adds the cases of scipy.linalg's rules to C.CASES)
+    corpus_scipy_stats,  # noqa: F401 (adds the cases of scipy.stats' rules to C.CASES)
 )
 from tests import corpus_rules as C
 from tests.oracles import autograd, autograd_version

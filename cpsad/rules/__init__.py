@@ -18,6 +18,7 @@ from cpsad.rules import (  # noqa: F401
     reductions,
     scipy_linalg,
     scipy_special,
+    scipy_stats,
     shape,
     stores,
 )

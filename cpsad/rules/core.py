@@ -120,6 +120,11 @@ def _label(primitive) -> str:
         return f"np.{name}"
     if mod == "_operator":  # (the C module behind ``operator``)
         mod = "operator"
+    owner = getattr(primitive, "__self__", None)  # a method of scipy.stats.norm, dirichlet, ...
+    if mod.startswith("scipy.stats.") and owner is not None:
+        dist = getattr(owner, "name", None) or type(owner).__name__.removesuffix("_gen")
+        if getattr(sys.modules.get("scipy.stats"), dist, None) is owner:
+            return f"scipy.stats.{dist}.{name}"
     if mod.startswith("scipy."):  # (scipy.special._ufuncs, scipy.linalg._matfuncs: private)
         mod = ".".join(part for part in mod.split(".") if not part.startswith("_"))
     if not mod and type(primitive).__name__ == "ufunc":  # a ufunc of scipy's has no module

@@ -5,9 +5,10 @@ cpsad[test]`` installs it). Each rule is written with functions that have rules 
 numpy's, and these -- so the emitted code is differentiated again (second order): the derivative
 of ``digamma`` is ``polygamma(1, x)``, whose derivative is ``polygamma(2, x)``, and so on.
 
-Where a function is not differentiable (``polygamma``'s order ``n``, a count) its parameter is
-``DISCRETE``; ``logsumexp`` and ``softmax`` take ``axis`` (and ``logsumexp`` ``b`` and
-``keepdims``) as numpy's reductions do; ``return_sign=True`` is refused by the rule's signature.
+Where a function is not differentiable (``polygamma``'s order ``n``, a count; the order ``v`` of
+the Bessel functions ``iv`` and ``ive``) its parameter is ``DISCRETE``; ``logsumexp`` and
+``softmax`` take ``axis`` (and ``logsumexp`` ``b`` and ``keepdims``) as numpy's reductions do;
+``return_sign=True`` is refused by the rule's signature.
 """
 
 from __future__ import annotations
@@ -110,6 +111,68 @@ if special is not None:
 
     defvjp(special.betaln, betaln_a, betaln_b)
     defjvp(special.betaln, betaln_a_jvp, betaln_b_jvp)
+
+    # ------------------------------------------------------------------ modified Bessel functions
+
+    # ``I_v' = (I_{v-1} + I_{v+1}) / 2`` for every real order ``v`` (a recurrence, so no ``1 / x``
+    # and no NaN at 0: ``i1'(0) = 1 / 2``); the exponentially scaled ``ive = iv exp(-|x|)``
+    # subtracts ``sign(x) ive`` (its kink at 0 is ``i0e``'s: ``np.sign(0)`` gives the mean slope).
+
+    def i0(g, ans, x):
+        return g * special.i1(x)
+
+    def i0_jvp(t, ans, x):
+        return t * special.i1(x)
+
+    defvjp(special.i0, i0)
+    defjvp(special.i0, i0_jvp)
+
+    def i1(g, ans, x):
+        return g * 0.5 * (special.i0(x) + special.iv(2, x))
+
+    def i1_jvp(t, ans, x):
+        return t * 0.5 * (special.i0(x) + special.iv(2, x))
+
+    defvjp(special.i1, i1)
+    defjvp(special.i1, i1_jvp)
+
+    def iv_x(g, ans, v, x):
+        return unbroadcast(g * 0.5 * (special.iv(v - 1, x) + special.iv(v + 1, x)), x)
+
+    def iv_x_jvp(t, ans, v, x):
+        return t * 0.5 * (special.iv(v - 1, x) + special.iv(v + 1, x))
+
+    defvjp(special.iv, DISCRETE, iv_x)
+    defjvp(special.iv, None, iv_x_jvp)
+
+    def ive_x(g, ans, v, x):
+        return unbroadcast(
+            g * (0.5 * (special.ive(v - 1, x) + special.ive(v + 1, x)) - np.sign(x) * ans), x
+        )
+
+    def ive_x_jvp(t, ans, v, x):
+        return t * (0.5 * (special.ive(v - 1, x) + special.ive(v + 1, x)) - np.sign(x) * ans)
+
+    defvjp(special.ive, DISCRETE, ive_x)
+    defjvp(special.ive, None, ive_x_jvp)
+
+    def i0e(g, ans, x):
+        return g * (special.i1e(x) - np.sign(x) * ans)
+
+    def i0e_jvp(t, ans, x):
+        return t * (special.i1e(x) - np.sign(x) * ans)
+
+    defvjp(special.i0e, i0e)
+    defjvp(special.i0e, i0e_jvp)
+
+    def i1e(g, ans, x):
+        return g * (0.5 * (special.i0e(x) + special.ive(2, x)) - np.sign(x) * ans)
+
+    def i1e_jvp(t, ans, x):
+        return t * (0.5 * (special.i0e(x) + special.ive(2, x)) - np.sign(x) * ans)
+
+    defvjp(special.i1e, i1e)
+    defjvp(special.i1e, i1e_jvp)
 
     # ------------------------------------------------------------------ the error function
 
