@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo examples test lint snapshots bench fuzz clean
+.PHONY: help demo examples test lint snapshots bench fuzz dist clean
 
 help:
 	@echo "make demo       transform and train the MLP example; print its backpropagator, draw out/mlp.png"
@@ -15,6 +15,7 @@ help:
 	@echo "make snapshots  regenerate tests/snapshots from examples/ (then review the diff)"
 	@echo "make bench      install the peers (torch, jax) and write docs/benchmarks.md (~12 min)"
 	@echo "make fuzz       judge cpsad on random programs (N=20000 SEED=0 J=2; out/fuzz/report.txt)"
+	@echo "make dist       build the sdist and the wheel into dist/ (.ci/wheel_check installs one)"
 	@echo "make clean      remove the virtual environment and caches"
 
 $(STAMP): pyproject.toml
@@ -56,5 +57,10 @@ FUZZ_FLAGS ?= --features
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz --seed $(SEED) --n $(N) -j $(J) --out out/fuzz $(FUZZ_FLAGS)
 
+DIST ?= dist
+
+dist: $(STAMP)
+	$(PY) -m build --outdir $(DIST) .
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -148,6 +148,22 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
         ]
     elif k:
         out += [f"checkpoint: failed ({k.get('error', '?')})", ""]
+    m = lifecycle.get("import")
+    if m and "import_cpsad" in m:
+        met = "met" if m["import_cpsad"] < m["target"] else "**missed**"
+        out += [
+            "`import cpsad`, and the first use of its API that loads the rest (the pipeline, the",
+            f"rules), in fresh interpreters (`benchmarks/import_time.py`, median of {m['runs']}).",
+            f"Target: `import cpsad` under {m['target'] * 1e3:.0f} ms.",
+            "",
+            "| import cpsad | cpsad.grad, first use | import numpy, for scale | |",
+            "|---:|---:|---:|---|",
+            f"| {m['import_cpsad'] * 1e3:.1f} ms | {m['first_use'] * 1e3:.0f} ms | "
+            f"{m['import_numpy'] * 1e3:.0f} ms | {met} |",
+            "",
+        ]
+    elif m:
+        out += [f"import time: failed ({m.get('error', '?')})", ""]
     return out
 
 

@@ -159,6 +159,8 @@ LIFECYCLE = {
     "long": ["benchmarks/long_function.py", "--json"],
     # what cpsad.checkpoint saves in memory and costs in time
     "checkpoint": ["benchmarks/checkpoint.py", "--json"],
+    # what `import cpsad` costs, and the first use of its API (fresh interpreters)
+    "import": ["benchmarks/import_time.py", "--json"],
 }
 
 

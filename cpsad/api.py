@@ -8,8 +8,9 @@ cotangent for ``vjp`` -- and gets back the adjoints of the differentiated argume
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,9 @@ def _locate(exc: BaseException) -> None:
         exc._cpsad_limit_noted = True
 
 
-def value_and_grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+def value_and_grad(
+    f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable:
     """``g(*args, **kw) -> (f(*args, **kw), gradient)``; the gradient has the shape of ``args[argnums]``
     (a tuple of them when ``argnums`` is a tuple). ``f`` must return a scalar -- or, with
     ``has_aux``, a pair ``(scalar, aux)``: then ``g`` returns ``((scalar, aux), gradient)``, and
@@ -144,7 +147,7 @@ def _scalar_of_pair(result):
     return result[0]
 
 
-def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
+def grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """``g(*args, **kw) -> gradient`` of the scalar function ``f`` with respect to ``args[argnums]``;
     with ``has_aux`` (``f`` returns ``(scalar, aux)``), ``g`` returns ``(gradient, aux)``."""
     vg = value_and_grad(f, argnums, has_aux)
@@ -160,7 +163,7 @@ def grad(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
     return grad_f
 
 
-def elementwise_grad(f: Callable, argnums=0) -> Callable:
+def elementwise_grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     """``g(*args, **kw)``: the gradient of ``sum(f(*args, **kw))`` with respect to
     ``args[argnums]`` -- for an ``f`` that works element by element (``np.tanh``, a function
     of ``x`` made of elementwise operations), the derivative of each element of the result
@@ -184,7 +187,9 @@ def elementwise_grad(f: Callable, argnums=0) -> Callable:
 
 
 @boundary
-def vjp(f: Callable, *args, has_aux: bool = False, **kwargs):
+def vjp(
+    f: Callable, *args: Any, has_aux: bool = False, **kwargs: Any
+) -> tuple[Any, Callable] | tuple[Any, Callable, Any]:
     """``(f(*args), pullback)``; ``pullback(cotangent)`` is the tuple of the gradients of
     ``<cotangent, f(*args)>`` with respect to every positional argument. With ``has_aux`` (``f``
     returns ``(out, aux)``): ``(out, pullback, aux)``, the cotangent of ``out`` alone.
@@ -222,7 +227,7 @@ def vjp(f: Callable, *args, has_aux: bool = False, **kwargs):
 
 
 @boundary
-def jvp(f: Callable, primals, tangents, **kwargs):
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tuple[Any, Any]:
     """``(f(*primals), tangent_out)``: forward mode. ``tangent_out`` is the derivative of ``f``
     at ``primals`` along ``tangents`` (one per primal, of the same structure; None for a primal
     that is not differentiated, an integer count say), computed in one pass alongside the value
@@ -297,7 +302,7 @@ class Transformed:
     kinds: tuple = ()  # specialized to the kinds of some arguments: see ``at``
     mode: str = "reverse"  # or "forward": the tangent function f_jvp instead of f_bp
 
-    def at(self, *args, **kwargs) -> Transformed:
+    def at(self, *args: Any, **kwargs: Any) -> Transformed:
         """The transformation a call with these arguments runs: specialized to their kinds (a
         float program's backward pass is float arithmetic, an array's unbroadcasts)."""
         code = self.fn.__code__
@@ -313,7 +318,7 @@ class Transformed:
         return active
 
     @property
-    def spec(self):
+    def spec(self) -> compiler.Spec:
         return compiler.specialize(self.fn, self.active, self.kinds, self.mode)
 
     @property
@@ -337,17 +342,19 @@ class Transformed:
         )
         return {s.name: s.source for s in stages}
 
-    def grad(self, *args, **kwargs):
+    def grad(self, *args: Any, **kwargs: Any) -> Any:
         return grad(self.fn, self.argnums or 0)(*args, **kwargs)
 
-    def value_and_grad(self, *args, **kwargs):
+    def value_and_grad(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         return value_and_grad(self.fn, self.argnums or 0)(*args, **kwargs)
 
-    def vjp(self, *args, **kwargs):
+    def vjp(self, *args: Any, **kwargs: Any) -> tuple[Any, Callable] | tuple[Any, Callable, Any]:
         return vjp(self.fn, *args, **kwargs)
 
 
-def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
+def transform(
+    f: Callable, argnums: int | tuple[int, ...] | None = None, mode: str = "reverse"
+) -> Transformed:
     """Transform ``f`` (with respect to ``argnums``, default: every positional parameter) into
     its backpropagator, or with ``mode="forward"`` its tangent function."""
     if mode not in ("reverse", "forward"):
@@ -366,9 +373,9 @@ def transform(f: Callable, argnums=None, mode: str = "reverse") -> Transformed:
 def show(
     f: Callable,
     stage: str | None = None,
-    argnums=None,
+    argnums: int | tuple[int, ...] | None = None,
     format: bool = True,
-    callees=True,
+    callees: bool = True,
     mode: str = "reverse",
 ) -> str:
     """The emitted backpropagator of ``f`` (``mode="forward"``: its tangent function) -- and of

@@ -36,6 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+import cpsad
 from cpsad import diskcache, validity
 from cpsad.context import Context
 from cpsad.runtime import scalar_seed
@@ -346,6 +347,7 @@ def run_pipeline(
     fn, active, record=False, check=False, upto=None, entry=True, skip=(), kinds=(), mode="reverse"
 ):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
+    cpsad._load()  # the whole package, if only a submodule was imported: the dispatch, the rules
     mode, nested = _mode(mode)
     if nested:  # Defunctionalize's while loops pop a list: keep loops recursive to transform
         # again; and a `del` would be refused (and frees nothing worth it in code transformed again)

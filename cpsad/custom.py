@@ -22,12 +22,15 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from typing import TypeVar
 
 from cpsad.api import jvp, vjp
 from cpsad.rules import defjvp, defnondiff, defvjp
 
+T = TypeVar("T")
 
-def stop_gradient(x):
+
+def stop_gradient(x: T) -> T:
     """``x``, through which no derivative flows: a constant to whatever computes with it (JAX's
     ``lax.stop_gradient``). Its forward-mode tangent is zero too."""
     return x

@@ -26,7 +26,7 @@ from cpsad.rules import DISCRETE, defjvp, defvjp
 from cpsad.tracebacks import boundary
 
 
-def hvp(f: Callable, argnums=0) -> Callable:
+def hvp(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     """``hvp(f)(*args, v)``: the Hessian of the scalar ``f`` with respect to ``args[argnums]``
     times ``v`` (of that argument's structure), by forward mode over reverse mode."""
     if not isinstance(argnums, int):
@@ -45,7 +45,7 @@ def hvp(f: Callable, argnums=0) -> Callable:
     return hvp_f
 
 
-def hessian(f: Callable, argnums=0) -> Callable:
+def hessian(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     """``hessian(f)(*args)``: the matrix of second derivatives of the scalar ``f`` with respect
     to ``args[argnums]`` -- shape ``x.shape + x.shape`` for an array ``x`` -- one Hessian-vector
     product (forward over reverse) per element of ``x``. With a tuple ``argnums``, the blocks
@@ -53,7 +53,7 @@ def hessian(f: Callable, argnums=0) -> Callable:
     return jacobian(grad(f, argnums), argnums, mode="forward")
 
 
-def jacobian(f: Callable, argnums=0, mode: str | None = None) -> Callable:
+def jacobian(f: Callable, argnums: int | tuple[int, ...] = 0, mode: str | None = None) -> Callable:
     """``jacobian(f)(*args)``: the derivatives of every element of ``f``'s result with respect
     to every element of ``args[argnums]``. ``mode`` "forward" (one jvp per input element) or
     "reverse" (one vjp per output element); by default the one with fewer passes. With a tuple
@@ -80,13 +80,13 @@ def jacobian(f: Callable, argnums=0, mode: str | None = None) -> Callable:
     return jacobian_f
 
 
-def jacfwd(f: Callable, argnums=0) -> Callable:
+def jacfwd(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     """``jacobian(f, argnums, mode="forward")``: one forward-mode pass per input element (JAX's
     name)."""
     return jacobian(f, argnums, mode="forward")
 
 
-def jacrev(f: Callable, argnums=0) -> Callable:
+def jacrev(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     """``jacobian(f, argnums, mode="reverse")``: one reverse-mode pass per output element (JAX's
     name)."""
     return jacobian(f, argnums, mode="reverse")

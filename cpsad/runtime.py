@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -916,7 +918,11 @@ def _not_real_scalar(result, kind: str) -> str:
 _PYTREES: dict = {}  # class -> (flatten, unflatten), from cpsad.register_pytree
 
 
-def register_pytree(cls, flatten, unflatten) -> None:
+def register_pytree(
+    cls: type,
+    flatten: Callable[[Any], tuple[Iterable, Any]],
+    unflatten: Callable[[Any, Iterable], Any],
+) -> None:
     """Objects of ``cls`` are pytrees: ``flatten(obj) -> (children, aux)`` and
     ``unflatten(aux, children) -> obj`` (JAX's ``register_pytree_node``). Their children are
     differentiated; a gradient of one is ``unflatten(aux, gradients of the children)``."""

@@ -35,6 +35,11 @@ def test_long_loops_runs():
     assert "10,000" in out
 
 
+def test_import_time_runs():
+    out = run("import_time.py", "--runs", "1")
+    assert "import cpsad" in out and "first use" in out
+
+
 def installed(name):
     return importlib.util.find_spec(name) is not None
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from cpsad.runtime import broadcast_like  # noqa: F401  (rules import it from here)
 from transforms.context import Rule
@@ -49,6 +51,7 @@ COMPOSITES: dict = {}
 # How many times the tables above changed: a transformation made before a change may have used
 # what changed (a rule registered for a function it transformed instead), and is made again.
 VERSION = [0]
+P = TypeVar("P")  # a primitive: defvjp and defjvp return it (they serve as decorators)
 
 
 def _changed() -> None:
@@ -134,7 +137,9 @@ def _label(primitive) -> str:
     return f"{mod}.{name}" if mod and mod != "builtins" else name
 
 
-def defvjp(primitive, *vjps, **named):
+def defvjp(
+    primitive: P, *vjps: Callable | _Discrete | None, **named: Callable | _Discrete | None
+) -> P:
     """Register the adjoint rule of ``primitive``: one function per parameter, in order.
 
     Each function is ``(g, ans, *params) -> contribution to that parameter's adjoint``; ``None``
@@ -193,7 +198,9 @@ def _registered(table: dict, key, label: str) -> Rule:
     return rule
 
 
-def defjvp(primitive, *jvps, **named):
+def defjvp(
+    primitive: P, *jvps: Callable | _Discrete | None, **named: Callable | _Discrete | None
+) -> P:
     """Register the tangent rules of ``primitive`` (which has an adjoint rule already): one
     function ``(t, ans, *params) -> the result's tangent from this parameter's`` per parameter."""
     attach_tangents(_registered(FUNCTIONS, primitive, _label(primitive)), jvps, named)
@@ -302,6 +309,9 @@ _OPTIONAL = " (optional: when scipy is installed)"
 
 def table() -> str:
     """Markdown listing of every rule and non-differentiable function (for docs/reference.md)."""
+    import cpsad
+
+    cpsad._load()  # the rules registered outside this package too (cpsad.stop_gradient's, ...)
     fam: dict[str, list[str]] = {}
     helpers: set[str] = set()  # the functions emitted code calls, for transforming it again
     for prim, rule in FUNCTIONS.items():
