@@ -386,13 +386,34 @@ def show(
     if stage is None:
         specs = compiler.call_graph(t.spec) if callees else [t.spec]
         texts = [format_source(s.text) if format else s.text for s in specs]
-        return "\n\n".join(texts)
+        return Source("\n\n".join(texts))
     else:
         stages = t.stages
         if stage not in stages:
             raise ValueError(f"no stage {stage!r}; the stages are: {', '.join(stages)}")
         text = stages[stage]
-    return format_source(text) if format else text
+    return Source(format_source(text) if format else text)
+
+
+class Source(str):
+    """Python source that ``show`` returns: a ``str`` (print it, compare it, search it) that a
+    notebook displays highlighted (``_repr_html_``) and IPython as code (``_repr_pretty_``)."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        import html
+
+        try:
+            from pygments import highlight  # display only: loaded when a notebook asks
+            from pygments.formatters import HtmlFormatter
+            from pygments.lexers import PythonLexer
+        except ImportError:  # pragma: no cover - pygments is a dependency; plain if absent
+            return f"<pre>{html.escape(str(self))}</pre>"
+        return highlight(str(self), PythonLexer(), HtmlFormatter(noclasses=True))
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
 
 
 def format_source(text: str) -> str:

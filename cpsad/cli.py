@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -32,12 +34,21 @@ EPILOG = """\
 stages (in order), for --stage and --stages:
 {stages}
 
-examples:
-  cpsad show examples/mlp.py loss           the backpropagator of loss
-  cpsad show examples/mlp.py::loss --wrt W1,b1
-  cpsad show model.py --stages              every stage, for every function
-  cpsad show model.py f --stage shift/reset
-  cpsad show model.py --out generated/      write each module as a .py file
+examples (the files are in cpsad's repository):
+  cpsad show examples/mlp.py loss            the backpropagator of loss
+  cpsad show examples/mlp.py::loss --wrt params
+                                             ... with respect to params alone
+  cpsad show examples/cnn.py --wrt params    each function with a parameter params
+  cpsad show examples/tutorial.py --stages   every stage, for every function
+  cpsad show examples/tutorial.py f --stage shift/reset
+  cpsad show examples/mlp.py loss --out generated/
+                                             write each module as a .py file that
+                                             runs on its own (python generated/loss_bp.py)
+
+Without FUNC, every function of FILE that can be transformed is shown, and
+each one that cannot is reported on stderr (FILE:LINE and why, one line each;
+name it to see the full error). --wrt NAMES then shows the functions that have
+parameters of all those names, and says which it skipped.
 
 exit status: 0 on success, 1 when a function cannot be transformed (a
 compiler-style error says where and what to write instead), 2 for a usage
@@ -165,10 +176,14 @@ def fail(message: str, status: int = 2) -> int:
     return status
 
 
+def note(message: str) -> None:
+    print(f"cpsad show: {message}", file=sys.stderr)
+
+
 def load(path: str) -> types.ModuleType:
     name = os.path.splitext(os.path.basename(path))[0]
     # the file's folder (as `python FILE` would) and the working directory (as `python -m`)
-    for folder in (os.getcwd(), os.path.dirname(os.path.abspath(path))):
+    for folder in _offered(path):
         if folder not in sys.path:
             sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(name, path)
@@ -176,6 +191,11 @@ def load(path: str) -> types.ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _offered(path: str) -> tuple[str, str]:
+    """The folders ``load`` puts on ``sys.path`` for FILE's imports."""
+    return os.getcwd(), os.path.dirname(os.path.abspath(path))
 
 
 def top_level_functions(module) -> list:
@@ -192,14 +212,33 @@ def argnums_for(fn, wrt: str | None):
         return None
     params = list(inspect.signature(fn).parameters)
     nums = []
-    for name in wrt.split(","):
-        name = name.strip()
+    for name in _names(wrt):
         if name not in params:
             raise ValueError(
                 f"`{fn.__name__}` has no parameter {name!r} (it has: {', '.join(params)})"
             )
         nums.append(params.index(name))
     return tuple(nums)
+
+
+def _names(wrt: str) -> list[str]:
+    return [n.strip() for n in wrt.split(",") if n.strip()]
+
+
+def _with_parameters(fns: list, wrt: str) -> tuple[list, list[str]]:
+    """The functions that have a parameter of each name in ``wrt``, and for the others, why not
+    (``--wrt`` without a function named applies to each function it fits)."""
+    wanted = _names(wrt)
+    keep, skipped = [], []
+    for fn in fns:
+        params = list(inspect.signature(fn).parameters)
+        missing = [n for n in wanted if n not in params]
+        if missing:
+            has = f"it has {', '.join(params)}" if params else "it has none"
+            skipped.append(f"{fn.__name__} (no {', '.join(missing)}: {has})")
+        else:
+            keep.append(fn)
+    return keep, skipped
 
 
 def show(args) -> int:
@@ -227,24 +266,71 @@ def show(args) -> int:
         fns = available
         if not fns:
             return fail(f"{path} defines no functions")
+        if args.wrt:
+            fns, skipped = _with_parameters(fns, args.wrt)
+            if not fns:
+                return fail(
+                    f"no function of {path} has parameters {args.wrt}: " + "; ".join(skipped)
+                )
+            if skipped:
+                total = len(skipped) + len(fns)
+                note(
+                    f"--wrt {args.wrt} skipped {len(skipped)} of {total} functions, without "
+                    "parameters of those names: " + "; ".join(skipped)
+                )
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     out: list[str] = []
     shown: set = set()
+    written = Written(args.out, _offered(path)) if args.out else None
+    failed: list[tuple[int, str]] = []  # (exit status, message) of each function not shown
     for fn in fns:
         try:
             argnums = argnums_for(fn, args.wrt)
-            out += render(fn, argnums, args, shown)
+            out += render(fn, argnums, args, shown, written)
         except TransformError as e:
-            emit("\n".join(out), color)
-            print(str(e), file=sys.stderr)
-            return 1
+            failed.append((1, str(e) if names else _one_line(e, fn)))
         except ValueError as e:
-            return fail(str(e))
+            failed.append((2, f"cpsad show: error: {e}" if names else _one_line(e, fn)))
+        except Exception as e:  # a bug in cpsad: said, and the other functions still shown
+            if names:
+                raise
+            failed.append((1, _one_line(e, fn)))
     emit("\n".join(out), color)
-    return 0
+    for _, message in failed:
+        print(message, file=sys.stderr)
+    if failed and not names:
+        n = len(failed)
+        note(
+            f"{n} of {len(fns)} function{'s' if len(fns) != 1 else ''} could not be shown; name "
+            f"one for the whole error and a hint: cpsad show {path} NAME"
+        )
+    return max((status for status, _ in failed), default=0)
 
 
-def render(fn, argnums, args, shown: set) -> list[str]:
+def _one_line(e: Exception, fn) -> str:
+    """``FILE:LINE:COL: error: why (in `fn`)``: one line for a function a whole file's listing
+    could not show."""
+    if isinstance(e, TransformError):
+        where = f"{_shown(e.filename or '<unknown>')}:{e.lineno or '?'}:{(e.col or 0) + 1}"
+        why = e.message
+    else:
+        code = fn.__code__
+        where = f"{_shown(code.co_filename)}:{code.co_firstlineno}"
+        why = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+    why = " ".join(why.split())
+    return f"{where}: error: {why} (in `{fn.__name__}`)"
+
+
+def _shown(path: str) -> str:
+    """A file's path as the user would write it: relative to the working directory if inside."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def render(fn, argnums, args, shown: set, written: Written | None = None) -> list[str]:
     if args.order < 1:
         raise ValueError("--order is 1 or more")
     target = fn
@@ -272,19 +358,182 @@ def render(fn, argnums, args, shown: set) -> list[str]:
             blocks.append(head + "\n" + notes + api.format_source(s.source))
         return blocks
     spec = t.spec
+    if written is not None:  # each module it calls too, so that each file runs
+        written.write(spec)
     blocks = []
     for s in compiler.call_graph(spec) if not args.no_callees else [spec]:
         if id(s) in shown:
             continue
         shown.add(id(s))
-        text = api.format_source(s.text)
-        blocks.append(text)
-        if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            target = os.path.join(args.out, f"{s.bp_name}.py")
-            with open(target, "w") as fh:
-                fh.write(text)
+        blocks.append(api.format_source(s.text))
     return blocks
+
+
+class Written:
+    """``--out DIR``: each emitted module as ``DIR/<f_bp>.py``, a module of its own -- it imports
+    the backpropagators it calls from their files beside it and can find the user's modules the
+    emitted code imports from -- so ``python DIR/f_bp.py`` runs and ``import f_bp`` works.
+
+    What the compiled code gets from cpsad when it runs and no import can name (a closure's cells,
+    an object made at run time) makes a file for reading only; its header says so."""
+
+    def __init__(self, folder: str, offered: tuple[str, ...]):
+        self.folder = folder
+        # the folders ``load`` put on the path for the user's file: its own, the working directory
+        self.offered = [os.path.abspath(f) for f in reversed(offered)]
+        self.modules: dict[int, str] = {}  # id(spec) -> the module name of its file
+        self.specs: list = []  # (holding each spec while its id is a key above)
+        self.written: set[int] = set()
+
+    def module(self, spec) -> str:
+        name = self.modules.get(id(spec))
+        if name is None:
+            taken = set(self.modules.values())
+            name = spec.bp_name
+            if name in taken:  # another variant of the same function: say what it differentiates
+                name = base = f"{spec.bp_name}_wrt_{'_'.join(spec.active) or 'nothing'}"
+                i = 2
+                while name in taken:
+                    name, i = f"{base}_{i}", i + 1
+            self.modules[id(spec)] = name
+            self.specs.append(spec)
+        return name
+
+    def write(self, spec) -> None:
+        os.makedirs(self.folder, exist_ok=True)
+        for s in compiler.call_graph(spec):
+            if id(s) in self.written:
+                continue
+            self.written.add(id(s))
+            name = self.module(s)
+            with open(os.path.join(self.folder, f"{name}.py"), "w") as fh:
+                fh.write(self.text(s))
+
+    def text(self, spec) -> str:
+        """The emitted module as ``cpsad show`` prints it, made to run on its own: the folders of
+        the user's modules it imports put on ``sys.path`` after its header, and the imports of
+        the backpropagators it calls at its end (after its def, so that recursive ones, which
+        import each other, can)."""
+        body = api.format_source(spec.text)
+        lines = body.splitlines()
+        n = 0  # (the header: the comment down to its "Do not edit.")
+        while n < len(lines) and lines[n].startswith("#"):
+            n += 1
+            if lines[n - 1].endswith("Do not edit."):
+                break
+        header, rest = lines[:n], lines[n:]
+        callees = []
+        for name, callee in sorted(spec.callee_specs.items()):
+            if callee is spec and name == spec.bp_name:
+                continue  # (recursion: its own def)
+            module = self.module(callee)
+            alias = "" if name == callee.bp_name else f" as {name}"
+            callees.append(f"from {module} import {callee.bp_name}{alias}  # noqa: E402")
+        folders = self._folders(body, bool(callees))
+        prelude = []
+        if folders:
+            prelude = [
+                "import os as _os",
+                "import sys as _sys",
+                "",
+                "# where its imports are: this folder, the user's files",
+                "_here = _os.path.dirname(_os.path.abspath(__file__))",
+                "_sys.path[:0] = [",
+                *(f"    _os.path.normpath(_os.path.join(_here, {f!r}))," for f in folders),
+                "]",
+                "del _os, _sys, _here",
+                "",
+            ]
+        trailer = ["", "", *callees] if callees else []
+        missing = _unbound("\n".join([*prelude, *rest, *trailer]))
+        if missing:
+            role = (
+                f"# For reading only: it needs {', '.join(missing)}, which cpsad hands the code "
+                "when it runs it and no import can name."
+            )
+        else:
+            module = self.module(spec)
+            role = (
+                f"# Written by `cpsad show --out`: a module that runs on its own (python "
+                f"{module}.py; import {module} to call {spec.bp_name})."
+            )
+        out = [*header, role, *prelude, *rest, *trailer]
+        return "\n".join(out) + "\n"
+
+    def _folders(self, text: str, callees: bool) -> list[str]:
+        """The folders (relative to DIR) the file's imports need on ``sys.path``: DIR itself
+        when it imports backpropagators from files beside it, and the folder of each module
+        it imports that a fresh interpreter would not find (the user's file and its
+        neighbours, which ``load`` made importable)."""
+        out = ["."] if callees else []
+        needed: list[str] = []
+        fresh = [p for p in sys.path if p and os.path.abspath(p) not in self.offered]
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            for top in tops:
+                root = _root(top, fresh)
+                if root is not None and root not in needed:
+                    needed.append(root)
+        if needed:  # and what ``load`` offered the user's file's own imports
+            needed += [f for f in self.offered if f not in needed]
+        here = os.path.abspath(self.folder)
+        out += [_relative(f, here) for f in needed]
+        return out
+
+
+def _root(top: str, fresh: list[str]) -> str | None:
+    """The folder to put on ``sys.path`` for the loaded module ``top``, if a fresh interpreter
+    (whose path lacks the folders ``load`` added) would not find it; else None."""
+    mod = sys.modules.get(top)
+    file = getattr(mod, "__file__", None)
+    if mod is None or not file:
+        return None
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            found = (
+                find(top, fresh) if finder is importlib.machinery.PathFinder else find(top, None)
+            )
+        except Exception:  # pragma: no cover - a third party finder's trouble: keep looking
+            continue
+        if found is not None:
+            return None
+    folder = os.path.dirname(os.path.abspath(file))
+    return os.path.dirname(folder) if hasattr(mod, "__path__") else folder
+
+
+def _relative(path: str, start: str) -> str:
+    try:
+        return os.path.relpath(path, start)
+    except ValueError:  # another drive
+        return path
+
+
+def _unbound(text: str) -> list[str]:
+    """The global names the module ``text`` reads and neither binds nor has as builtins."""
+    import builtins
+    import symtable
+
+    top = symtable.symtable(text, "<out>", "exec")
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    bound |= {s.get_name() for s in top.get_symbols() if s.is_namespace()}
+    read: set[str] = set()
+    stack = [top]
+    while stack:
+        table = stack.pop()
+        stack.extend(table.get_children())
+        for s in table.get_symbols():
+            if s.is_referenced() and (table is top or s.is_global()):
+                read.add(s.get_name())
+    module = {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__"}
+    return sorted(n for n in read - bound - module if not hasattr(builtins, n))
 
 
 def _invariant(stage: str) -> str:
