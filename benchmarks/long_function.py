@@ -31,8 +31,8 @@ def one(n: int) -> dict:
     import tracemalloc
 
     from cpsad import compiler
+    from cpsad.transforms.testing import function_from_source
     from tests.test_depth import long_function_source
-    from transforms.testing import function_from_source
 
     src = long_function_source(n)
     f = function_from_source(src)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cpsad.higher import hessian, hvp, jacfwd, jacobian, jacrev
     from cpsad.rules import defjvp, defvjp
     from cpsad.runtime import register_pytree
-    from transforms.errors import TransformError
+    from cpsad.transforms.errors import TransformError
 
 __all__ = [
     "grad",
@@ -78,7 +78,7 @@ _SOURCES = {
     "cpsad.higher": ("hessian", "hvp", "jacfwd", "jacobian", "jacrev"),
     "cpsad.rules": ("defjvp", "defvjp"),
     "cpsad.runtime": ("register_pytree",),
-    "transforms.errors": ("TransformError",),
+    "cpsad.transforms.errors": ("TransformError",),
 }
 _LOCK = threading.RLock()
 _LOADING: list = []  # not empty while the thread holding _LOCK loads the package

@@ -16,7 +16,7 @@ import numpy as np
 from cpsad import compiler
 from cpsad.pytree import leaves, promote
 from cpsad.runtime import Closure, scalar_seed, struct_parts
-from transforms.unit import SEED, kinds_key
+from cpsad.transforms.unit import SEED, kinds_key
 
 LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 

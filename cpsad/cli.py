@@ -16,8 +16,8 @@ import types
 import warnings
 
 from cpsad import api, compiler, diskcache
-from transforms.errors import TransformError
-from transforms.pipeline import FORWARD, FORWARD_STAGES, PIPELINE, STAGES
+from cpsad.transforms.errors import TransformError
+from cpsad.transforms.pipeline import FORWARD, FORWARD_STAGES, PIPELINE, STAGES
 
 DESCRIPTION = """\
 Print the backpropagator cpsad generates for each function of a Python file.

@@ -40,10 +40,10 @@ import cpsad
 from cpsad import diskcache, validity
 from cpsad.context import Context
 from cpsad.runtime import scalar_seed
-from transforms import pipeline
-from transforms.errors import TransformError
-from transforms.naming import own_qualname
-from transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEED, SEQUENCE, Unit, kinds_key
+from cpsad.transforms import pipeline
+from cpsad.transforms.errors import TransformError
+from cpsad.transforms.naming import own_qualname
+from cpsad.transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEED, SEQUENCE, Unit, kinds_key
 
 
 class _ByIdentity:

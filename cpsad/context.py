@@ -1,4 +1,4 @@
-"""cpsad's answer to the pipeline's questions (``transforms.context.Context``): rules and runtime."""
+"""cpsad's answer to the pipeline's questions (``cpsad.transforms.context.Context``): rules and runtime."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import types
 
 from cpsad import runtime
 from cpsad.rules import core
-from transforms import astlib as A
+from cpsad.transforms import astlib as A
 
 OPERATOR_NAMES = {
     A.Add: "add",
@@ -32,7 +32,7 @@ OPERATOR_NAMES = {
 }
 
 # Python functions from these packages are not transformed: they need a rule (or are non-differentiable).
-OPAQUE_PACKAGES = ("numpy", "cpsad", "transforms", "scipy", "math", "builtins", "functools")
+OPAQUE_PACKAGES = ("numpy", "cpsad", "scipy", "math", "builtins", "functools")
 
 
 class Context:

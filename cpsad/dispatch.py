@@ -39,9 +39,9 @@ from cpsad.runtime import (
     zero_tangents,
     zeros_like,
 )
-from transforms import aliasing
-from transforms.context import Default
-from transforms.resolve import user_method
+from cpsad.transforms import aliasing
+from cpsad.transforms.context import Default
+from cpsad.transforms.resolve import user_method
 
 # --------------------------------------------------------------------------- reverse mode
 #

@@ -15,12 +15,12 @@ import functools
 import os
 import types
 
-import transforms.pipeline
-from transforms.errors import InternalError
+import cpsad.transforms.pipeline
+from cpsad.transforms.errors import InternalError
 
 _OWN = tuple(
     os.path.dirname(os.path.abspath(path)) + os.sep
-    for path in (__file__, transforms.pipeline.__file__)
+    for path in (__file__, cpsad.transforms.pipeline.__file__)
 )
 
 NOTE = "(cpsad's own frames are hidden; set CPSAD_TRACEBACK=full to see them)"

@@ -34,7 +34,7 @@ import types
 import weakref
 
 from cpsad.rules import core
-from transforms.unit import ABSENT
+from cpsad.transforms.unit import ABSENT
 
 
 class _Dead:

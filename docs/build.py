@@ -73,7 +73,7 @@ def generate(spec: str) -> str:
         text = api.show(fn, argnums=_argnums(fn, wrt), mode="forward")
         return "```python\n" + text + "```\n"
     if kind == "stages":  # the pipeline's stages, as transforms/pipeline.py declares them
-        from transforms import pipeline
+        from cpsad.transforms import pipeline
 
         rows = [f"| {cls.name} | {what} |" for cls, what in pipeline.PIPELINE]
         forward = [cls.name for cls, _ in pipeline.FORWARD if cls.name not in pipeline.STAGES]
@@ -81,7 +81,7 @@ def generate(spec: str) -> str:
         extra = [r for r, (cls, _) in zip(extra, pipeline.FORWARD) if cls.name in forward]
         return "| stage | establishes |\n|---|---|\n" + "\n".join(rows + extra) + "\n"
     if kind == "stage-names":  # the same, as the list `stage=` takes
-        from transforms import pipeline
+        from cpsad.transforms import pipeline
 
         names = ", ".join(f"`{n}`" for n in pipeline.STAGES)
         only = [n for n in pipeline.STAGES if n not in pipeline.FORWARD_STAGES]

@@ -23,9 +23,9 @@ import pytest
 
 import cpsad
 from cpsad.testing import check_grads
-from transforms import aliasing
-from transforms.errors import TransformError
-from transforms.testing import function_from_source
+from cpsad.transforms import aliasing
+from cpsad.transforms.errors import TransformError
+from cpsad.transforms.testing import function_from_source
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -1140,7 +1140,7 @@ def checks(src: str, **kinds) -> list[str]:
     """The ``check_in_place`` lines Normalize put into ``src``'s function (its parameters
     arrays, as at a first call with arrays, unless ``kinds`` says otherwise)."""
     from cpsad.compiler import CONTEXT
-    from transforms.testing import function_from_source, stage_source
+    from cpsad.transforms.testing import function_from_source, stage_source
 
     src = textwrap.dedent(src)
     code = function_from_source(src).__code__

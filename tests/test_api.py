@@ -238,7 +238,7 @@ def test_transform_source_and_stages():
     assert "def branch_bp(k, x, y):" in t.source
     assert "after_if_L" in t.source
     stages = t.stages
-    from transforms.pipeline import STAGES
+    from cpsad.transforms.pipeline import STAGES
 
     assert list(stages) == STAGES
     for name, src in stages.items():

@@ -380,7 +380,7 @@ def test_the_snippet_loader_runs_only_what_it_wrote(tmp_path):
     )
     program = textwrap.dedent(f"""
         import inspect, os, stat
-        from transforms.testing import function_from_source
+        from cpsad.transforms.testing import function_from_source
         f = function_from_source({source!r})
         print(f(2.0))
         assert inspect.getsource(f) == {source!r}
@@ -398,7 +398,7 @@ def test_the_snippet_loader_runs_only_what_it_wrote(tmp_path):
 
 
 def test_snippets_are_written_to_a_private_folder():
-    from transforms.testing import function_from_source
+    from cpsad.transforms.testing import function_from_source
 
     f = function_from_source("def snippet_probe(x):\n    return x + 1.0\n")
     g = function_from_source("def snippet_probe(x):\n    return x + 1.0\n")

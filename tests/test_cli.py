@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from cpsad.cli import main
-from transforms.pipeline import STAGES
+from cpsad.transforms.pipeline import STAGES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORE = os.path.join("tests", "corpus_core.py")

@@ -84,14 +84,14 @@ def test_cpsads_own_frames_are_hidden_unless_asked(monkeypatch):
     """As JAX filters its internal frames: the user's, the emitted code's, one line of the
     boundary and a note; CPSAD_TRACEBACK=full shows them all."""
     import cpsad as package
-    import transforms.pipeline
+    import cpsad.transforms.pipeline
 
     def shapes(W, x):
         return np.sum(W @ x)
 
     own = (
         os.path.dirname(package.__file__) + os.sep,
-        os.path.dirname(transforms.pipeline.__file__) + os.sep,
+        os.path.dirname(cpsad.transforms.pipeline.__file__) + os.sep,
     )
 
     def frames(exc):

@@ -49,10 +49,10 @@ def test_emitted_code_stays_in_the_accepted_subset():
     stage (names only), which the code made to be transformed again does without."""
     from cpsad.calls import params_for
     from cpsad.compiler import CONTEXT, NESTED, call_graph, specialize
+    from cpsad.transforms import astlib as A
+    from cpsad.transforms.fence import UNSUPPORTED, Fence
+    from cpsad.transforms.unit import SourceInfo, Unit
     from tests.test_gradients import CASES
-    from transforms import astlib as A
-    from transforms.fence import UNSUPPORTED, Fence
-    from transforms.unit import SourceInfo, Unit
 
     but_del = {k: v for k, v in UNSUPPORTED.items() if k is not A.Delete}
     deletes = 0
@@ -101,7 +101,7 @@ def test_a_long_function_is_transformed():
     statement (one of ~90 lines once failed with a RecursionError inside cps)."""
     import numpy as np
 
-    from transforms.testing import function_from_source
+    from cpsad.transforms.testing import function_from_source
 
     f = function_from_source(long_function_source(600))
     value, (gx, gw) = cpsad.value_and_grad(f, argnums=(0, 1))(0.3, 0.2)

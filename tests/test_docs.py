@@ -35,7 +35,7 @@ def test_every_list_of_stages_is_the_pipelines():
     """README.md and docs/api.md generate theirs from transforms/pipeline.py (gen:stages,
     gen:stage-names, kept current above); the architecture's table, which says more of each
     stage, names the same stages in the same order."""
-    from transforms import pipeline
+    from cpsad.transforms import pipeline
 
     for page, kind in (("README.md", "gen:stages"), ("docs/api.md", "gen:stage-names")):
         with open(os.path.join(ROOT, page)) as fh:

@@ -8,9 +8,9 @@ import pytest
 
 import cpsad
 from cpsad.compiler import CONTEXT
-from transforms import anno
-from transforms import astlib as A
-from transforms.testing import function_from_source, run_source, stage_source
+from cpsad.transforms import anno
+from cpsad.transforms import astlib as A
+from cpsad.transforms.testing import function_from_source, run_source, stage_source
 
 
 def src(text):
@@ -33,8 +33,8 @@ def test_parse_keeps_the_users_lines_and_columns():
                 return y
     """)
     fn = function_from_source(code, "Holder").method
-    from transforms.parse import Parse
-    from transforms.unit import Unit
+    from cpsad.transforms.parse import Parse
+    from cpsad.transforms.unit import Unit
 
     u = Unit(fn, ("x",), CONTEXT)
     Parse().run(u)
@@ -91,8 +91,8 @@ def test_to_ast_makes_the_tree_gast_makes():
 
 def test_parse_lambda_becomes_a_def():
     fn = function_from_source("square = lambda x: x * x\n", name="square")
-    from transforms.parse import Parse
-    from transforms.unit import Unit
+    from cpsad.transforms.parse import Parse
+    from cpsad.transforms.unit import Unit
 
     u = Unit(fn, ("x",), CONTEXT)
     Parse().run(u)
@@ -616,8 +616,8 @@ def test_simplify_keeps_the_join_and_nothing_else():
 def test_simplify_keeps_scope_facts_current(name, monkeypatch):
     """Scopes.update, which counts only what an inlining moved, agrees with scanning again."""
     from cpsad import compiler
+    from cpsad.transforms import scoping
     from tests import corpus_control
-    from transforms import scoping
 
     update = scoping.Scopes.update
     checked = []
@@ -646,8 +646,8 @@ def test_simplify_facts_agree_with_a_fresh_analysis(name, monkeypatch):
     import dataclasses
 
     from cpsad import compiler
+    from cpsad.transforms import scoping
     from tests import corpus_control
-    from transforms import scoping
 
     analyze = scoping.Scopes.analyze
     checked = []
@@ -838,8 +838,8 @@ def test_release_deletes_each_array_after_the_line_that_uses_it_last():
 def test_release_keeps_what_a_closure_or_a_branch_binds():
     """A name a nested function mentions, or one bound inside an ``if``, is left alone: the
     closure reads it whenever it runs; after the ``if`` it may be unbound."""
-    from transforms.release import Release
-    from transforms.unit import Unit
+    from cpsad.transforms.release import Release
+    from cpsad.transforms.unit import Unit
 
     fdef = next(n for n in A.parse(src("""
         def f(x):

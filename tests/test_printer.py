@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import cpsad
 from cpsad.testing import check_grads
-from transforms import astlib as A
-from transforms.testing import function_from_source
+from cpsad.transforms import astlib as A
+from cpsad.transforms.testing import function_from_source
 
 # ----------------------------------------------------------------------------- comparing trees
 
@@ -741,7 +741,7 @@ def test_random_arithmetic_values_and_gradients(expr, x):
 def test_rendered_stages_print_compound_headers_as_the_printer_does():
     """Emit writes the headers of ``if``/``elif``/``while``/``with`` itself: a tuple test or a
     folded negative constant in them parses back as it was."""
-    from transforms.emit import render
+    from cpsad.transforms.emit import render
 
     src = (
         "def f(a, b):\n"

@@ -253,7 +253,7 @@ def test_every_rule_is_checked():
 def test_check_rule_catches_a_wrong_tangent():
     """The tangent checks fail: on a wrong shape, on a small error finite differences let pass
     (the transpose identity is exact up to rounding), and on a wrong derivative."""
-    from transforms.templates import template
+    from cpsad.transforms.templates import template
 
     def with_tangent(rule, param, fn):
         return core.Rule(
@@ -564,8 +564,8 @@ def template_calls():
     import builtins
     import types
 
-    from transforms import astlib as A
-    from transforms.templates import parsed
+    from cpsad.transforms import astlib as A
+    from cpsad.transforms.templates import parsed
 
     def resolve(node, free):
         if isinstance(node, A.Name):
@@ -616,7 +616,7 @@ def test_every_function_emitted_code_calls_has_rules():
 def test_calls_in_rules_match_the_callees_rules():
     """A call a rule inlines is one the callee's rule understands (no ``np.log(x, dtype=...)``
     where ``np.log``'s rule has no ``dtype``): differentiating it again needs that."""
-    from transforms import astlib as A
+    from cpsad.transforms import astlib as A
 
     mismatched = []
     for fn, node, callee in template_calls():

@@ -23,12 +23,12 @@ object's ``__getitem__`` may compute with it: ShiftReset checks it when it runs)
 
 from __future__ import annotations
 
-from transforms import aliasing, anno
-from transforms import astlib as A
-from transforms.context import Default
-from transforms.normalize import MUTATORS
-from transforms.scoping import free_names, local_names, own_nodes
-from transforms.unit import Unit
+from . import aliasing, anno
+from . import astlib as A
+from .context import Default
+from .normalize import MUTATORS
+from .scoping import free_names, local_names, own_nodes
+from .unit import Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
 NONDIFF_UNARY = (A.Not, A.Invert)

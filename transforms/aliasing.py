@@ -62,7 +62,7 @@ entry function), stays there, and no statement naming a variable that may hold i
 active value (``python_may_run_in_place``, asked after Activity) -- the update is Python's own
 ``operator.iadd``: an argument changes for the caller, as in Python, and a buffer's views see it.
 
->>> from transforms.testing import stage_source
+>>> from cpsad.transforms.testing import stage_source
 >>> src = "def f(x):\\n    w = x * 1.0\\n    v = w[1:]\\n    w += x\\n    return np.sum(v)\\n"
 >>> print(stage_source(src, "normalize", ctx, kinds={"x": {"array"}}))
 def f(x):
@@ -85,9 +85,9 @@ from typing import NamedTuple
 
 import numpy
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.scoping import local_names
+from . import anno
+from . import astlib as A
+from .scoping import local_names
 
 # --------------------------------------------------------------------------- what Normalize marks
 

@@ -3,7 +3,7 @@
 They live in one attribute, ``node._cpsad`` (a dict), so ``copy.deepcopy`` keeps them and printing
 ignores them. Keys used across passes are listed here, once.
 
->>> from transforms import astlib as A
+>>> from cpsad.transforms import astlib as A
 >>> n = A.name("x")
 >>> _ = setanno(n, CALLEE, len)
 >>> getanno(n, CALLEE) is len

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from collections import ChainMap
 
-from transforms import anno
-from transforms import astlib as A
-from transforms import scoping as S
-from transforms.kinds import is_number
-from transforms.shift_reset import is_shift, shift_info
-from transforms.unit import UNKNOWN, Unit
+from . import anno
+from . import astlib as A
+from . import scoping as S
+from .kinds import is_number
+from .shift_reset import is_shift, shift_info
+from .unit import UNKNOWN, Unit
 
 
 def _bookkeeping(stmt):

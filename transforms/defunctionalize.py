@@ -36,9 +36,9 @@ the loop rebinds its parameters and goes round again.
 
 from __future__ import annotations
 
-from transforms import astlib as A
-from transforms import templates
-from transforms.unit import Unit
+from . import astlib as A
+from . import templates
+from .unit import Unit
 
 
 class Defunctionalize:

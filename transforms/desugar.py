@@ -30,10 +30,10 @@ from __future__ import annotations
 import builtins
 import functools
 
-from transforms import astlib as A
-from transforms.normalize import falls_through
-from transforms.scoping import free_names
-from transforms.unit import Unit
+from . import astlib as A
+from .normalize import falls_through
+from .scoping import free_names
+from .unit import Unit
 
 
 def _assigned(stmts) -> list[str]:

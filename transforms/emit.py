@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import types
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.naming import own_name, own_qualname
-from transforms.scoping import analyze
-from transforms.unit import Unit
+from . import anno
+from . import astlib as A
+from .naming import own_name, own_qualname
+from .scoping import analyze
+from .unit import Unit
 
 INDENT = "    "
 

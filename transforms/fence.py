@@ -7,8 +7,8 @@ write instead. The error points at the construct in the user's file, with a care
 >>> def f(x):
 ...     global y
 ...     return x
->>> from transforms.unit import Unit
->>> from transforms.parse import Parse
+>>> from cpsad.transforms.unit import Unit
+>>> from cpsad.transforms.parse import Parse
 >>> u = Unit(f, ("x",), ctx=None); Parse().run(u)
 >>> try: Fence().run(u)
 ... except SyntaxError as e: print(e.message)
@@ -17,9 +17,9 @@ write instead. The error points at the construct in the user's file, with a care
 
 from __future__ import annotations
 
-from transforms import astlib as A
-from transforms.scoping import own_nodes
-from transforms.unit import Unit
+from . import astlib as A
+from .scoping import own_nodes
+from .unit import Unit
 
 # node class -> (what is not supported, what to write instead)
 UNSUPPORTED: dict[type, tuple[str, str]] = {

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.activity import Scopes, called_local, statements
-from transforms.scoping import free_names, own_nodes
+from . import anno
+from . import astlib as A
+from .activity import Scopes, called_local, statements
+from .scoping import free_names, own_nodes
 
 # calls whose result is an array no one else holds (``np.array`` unless told not to copy)
 MAKERS = {

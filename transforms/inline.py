@@ -22,9 +22,9 @@ import textwrap
 import types
 import weakref
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.resolve import (
+from . import anno
+from . import astlib as A
+from .resolve import (
     annotate_global_call,
     composite_call,
     resolve_call,
@@ -32,7 +32,7 @@ from transforms.resolve import (
     struct_call,
     subscript_call,
 )
-from transforms.unit import ABSENT, Unit
+from .unit import ABSENT, Unit
 
 MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
 ROUNDS = 3  # helpers inlined into helpers, this deep at most

@@ -22,11 +22,11 @@ import math
 
 import numpy as np
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.activity import Scopes, assigned_names, called_local, statements
-from transforms.fresh import MAKERS
-from transforms.unit import (
+from . import anno
+from . import astlib as A
+from .activity import Scopes, assigned_names, called_local, statements
+from .fresh import MAKERS
+from .unit import (
     ARRAY,
     NOT_NUMERIC,
     NPSCALAR,

@@ -39,11 +39,11 @@ dependence left out).
 
 from __future__ import annotations
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.resolve import local_defs
-from transforms.scoping import local_names
-from transforms.unit import Callee, Unit
+from . import anno
+from . import astlib as A
+from .resolve import local_defs
+from .scoping import local_names
+from .unit import Callee, Unit
 
 
 class Nested:

@@ -17,7 +17,7 @@ afterwards (``transforms/aliasing.py`` says where: Python would change the array
 the branch Python would evaluate is evaluated. Statements keep the source line of the statement
 they came from. Temporaries are named after the operation that made them.
 
->>> from transforms.testing import stage_source
+>>> from cpsad.transforms.testing import stage_source
 >>> print(stage_source("def f(x, y):\\n    return np.sin(x * y) + 1.0\\n", "normalize", ctx))
 def f(x, y):
     mul = x * y
@@ -29,10 +29,10 @@ def f(x, y):
 
 from __future__ import annotations
 
-from transforms import aliasing, anno
-from transforms import astlib as A
-from transforms.scoping import local_names
-from transforms.unit import Unit
+from . import aliasing, anno
+from . import astlib as A
+from .scoping import local_names
+from .unit import Unit
 
 BINOP_STEMS = {
     A.Add: "add",

@@ -9,7 +9,7 @@ object they were given is the one transformed). A lambda becomes an equivalent `
 
 >>> def square(x):
 ...     return x * x
->>> from transforms.unit import Unit
+>>> from cpsad.transforms.unit import Unit
 >>> u = Unit(square, ("x",), ctx=None); Parse().run(u)
 >>> u.tree.name, u.tree.lineno == square.__code__.co_firstlineno
 ('square', True)
@@ -25,9 +25,9 @@ import textwrap
 import tokenize
 import types
 
-from transforms import astlib as A
-from transforms.errors import TransformError
-from transforms.unit import SourceInfo, Unit
+from . import astlib as A
+from .errors import TransformError
+from .unit import SourceInfo, Unit
 
 
 class Parse:

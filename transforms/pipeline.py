@@ -12,24 +12,24 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from transforms.activity import Activity
-from transforms.cps import LowerCPS
-from transforms.defunctionalize import Defunctionalize
-from transforms.desugar import Desugar
-from transforms.emit import Emit, render
-from transforms.errors import InternalError, TransformError
-from transforms.fence import Fence
-from transforms.inline import Inline
-from transforms.kinds import Kinds
-from transforms.nested import Nested
-from transforms.normalize import Normalize
-from transforms.parse import Parse
-from transforms.release import Release
-from transforms.resolve import Resolve
-from transforms.shift_reset import ShiftReset
-from transforms.simplify import Simplify
-from transforms.tangent import Tangent
-from transforms.unit import Unit
+from .activity import Activity
+from .cps import LowerCPS
+from .defunctionalize import Defunctionalize
+from .desugar import Desugar
+from .emit import Emit, render
+from .errors import InternalError, TransformError
+from .fence import Fence
+from .inline import Inline
+from .kinds import Kinds
+from .nested import Nested
+from .normalize import Normalize
+from .parse import Parse
+from .release import Release
+from .resolve import Resolve
+from .shift_reset import ShiftReset
+from .simplify import Simplify
+from .tangent import Tangent
+from .unit import Unit
 
 PIPELINE = [
     (Parse, "read the function's source; lines and columns are the user's"),

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import re
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.kinds import is_scalar
-from transforms.scoping import walk_own
-from transforms.unit import Unit
+from . import anno
+from . import astlib as A
+from .kinds import is_scalar
+from .scoping import walk_own
+from .unit import Unit
 
 _VERSION = re.compile(r"_\d+$")
 

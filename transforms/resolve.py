@@ -28,10 +28,10 @@ import dataclasses
 import inspect
 import types
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.scoping import analyze, local_names, walk_own
-from transforms.unit import SEED, LocalFunction, Unit
+from . import anno
+from . import astlib as A
+from .scoping import analyze, local_names, walk_own
+from .unit import SEED, LocalFunction, Unit
 
 
 def local_defs(fdef) -> dict[str, object]:

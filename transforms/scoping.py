@@ -7,7 +7,7 @@ may assign in enclosing scopes. Simplify uses these to inline closures without c
 and to know which calls can change an adjoint. Nothing here rewrites a tree. A pass that analyses
 a tree again after each change keeps a ``Scopes``: it visits again only what changed.
 
->>> from transforms import astlib as A
+>>> from cpsad.transforms import astlib as A
 >>> f = A.parse("def f(a):\\n    b = a\\n    def g():\\n        nonlocal b\\n        b = 2\\n").body[0]
 >>> facts = analyze(f)
 >>> sorted(facts[id(f)].local), sorted(facts[id(f.body[1])].writes)
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from transforms import astlib as A
+from . import astlib as A
 
 
 @dataclass

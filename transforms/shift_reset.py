@@ -26,16 +26,16 @@ from dataclasses import dataclass
 
 import numpy
 
-from transforms import aliasing, anno
-from transforms import astlib as A
-from transforms.activity import RET, attribute_read, flow_operands
-from transforms.context import Default, Rule
-from transforms.fresh import fresh_variables, has_stores
-from transforms.kinds import is_scalar
-from transforms.naming import own_name
-from transforms.normalize import in_place_guard
-from transforms.templates import instantiate, parameters
-from transforms.unit import (
+from . import aliasing, anno
+from . import astlib as A
+from .activity import RET, attribute_read, flow_operands
+from .context import Default, Rule
+from .fresh import fresh_variables, has_stores
+from .kinds import is_scalar
+from .naming import own_name
+from .normalize import in_place_guard
+from .templates import instantiate, parameters
+from .unit import (
     ARRAY,
     NPSCALAR,
     NUMBER,

@@ -27,10 +27,10 @@ from __future__ import annotations
 import inspect
 import re
 
-from transforms import anno
-from transforms import astlib as A
-from transforms import scoping as S
-from transforms.unit import Unit
+from . import anno
+from . import astlib as A
+from . import scoping as S
+from .unit import Unit
 
 # What is known of an adjoint at a point: absent (None), present, the number 0.0 (a Python
 # number's adjoint starts there, never absent), or it depends on the path taken.

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import inspect
 
-from transforms import anno
-from transforms import astlib as A
-from transforms.activity import MUTATORS, RET, flow_operands
-from transforms.context import Rule
-from transforms.fresh import fresh_variables, has_stores
-from transforms.kinds import is_number
-from transforms.naming import own_name
-from transforms.shift_reset import (
+from . import anno
+from . import astlib as A
+from .activity import MUTATORS, RET, flow_operands
+from .context import Rule
+from .fresh import fresh_variables, has_stores
+from .kinds import is_number
+from .naming import own_name
+from .shift_reset import (
     _hole,
     array_store,
     check_effect,
@@ -43,8 +43,8 @@ from transforms.shift_reset import (
     transformed_local,
     without_calls,
 )
-from transforms.templates import instantiate, parameters
-from transforms.unit import NUMBER, NUMERIC, UNKNOWN, Unit, kinds_key
+from .templates import instantiate, parameters
+from .unit import NUMBER, NUMERIC, UNKNOWN, Unit, kinds_key
 
 
 class Tangent:

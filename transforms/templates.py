@@ -8,7 +8,7 @@ one ``return`` is called by name instead, so every rule stays runnable and testa
 >>> import numpy as np
 >>> def sin(g, ans, x):
 ...     return g * np.cos(x)
->>> from transforms import astlib as A
+>>> from cpsad.transforms import astlib as A
 >>> t = template(sin)
 >>> e = instantiate(t, {"g": A.name("y_bar"), "ans": A.name("y"), "x": A.name("z")},
 ...                 lambda obj, name: name)
@@ -24,8 +24,8 @@ import linecache
 import textwrap
 from collections.abc import Callable
 
-from transforms import astlib as A
-from transforms.context import Template
+from . import astlib as A
+from .context import Template
 
 _PARSED: dict = {}
 

@@ -19,9 +19,9 @@ import sys
 import tempfile
 import threading
 
-from transforms import pipeline
-from transforms.emit import render
-from transforms.unit import Unit
+from . import pipeline
+from .emit import render
+from .unit import Unit
 
 _lock = threading.RLock()
 _folder: tuple[int, str] | None = None  # (process id, its private folder of snippets)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from transforms.errors import TransformError
-from transforms.naming import Namer, own_name
+from .errors import TransformError
+from .naming import Namer, own_name
 
 
 @dataclass

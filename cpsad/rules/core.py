@@ -35,8 +35,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from cpsad.runtime import broadcast_like  # noqa: F401  (rules import it from here)
-from transforms.context import Rule
-from transforms.templates import template
+from cpsad.transforms.context import Rule
+from cpsad.transforms.templates import template
 
 FUNCTIONS: dict = {}  # primitive object -> Rule
 OPERATORS: dict[str, Rule] = {}  # "add", "mul", "neg", "getitem", "item", "unpack", ...

@@ -293,7 +293,7 @@ def _notes(exc) -> str:
 def classify_exception(exc: BaseException, path: str) -> tuple[str, str, str]:
     """(class, normalized message, detail) of an exception cpsad raised on the program at ``path``."""
     from cpsad import TransformError
-    from transforms.errors import InternalError
+    from cpsad.transforms.errors import InternalError
 
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     if isinstance(exc, Timeout):

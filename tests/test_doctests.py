@@ -1,0 +1,28 @@
+"""The doctests of the passes, run under the name they are installed as (``cpsad.transforms``).
+
+pytest's ``--doctest-modules`` would import ``transforms/*.py`` by their path in the checkout, as a
+second, top-level ``transforms`` package beside ``cpsad.transforms`` -- two copies of every pass,
+whose classes are not each other's. So the folder is not among pytest's testpaths; each module's
+doctests run here, from the one copy the rest of cpsad uses.
+"""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import cpsad.transforms
+
+MODULES = sorted(m.name for m in pkgutil.iter_modules(cpsad.transforms.__path__))
+
+
+def test_every_pass_is_found():
+    assert {"parse", "cps", "shift_reset", "emit", "pipeline"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name):
+    module = importlib.import_module(f"cpsad.transforms.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False, report=True)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} doctests of {name} failed"
