@@ -1,4 +1,4 @@
-"""Doctests in transforms/ get the rule context as ``ctx`` (transforms itself never imports cpsad)."""
+"""Doctests of cpsad/ get the rule context as ``ctx`` (those of transforms/: tests/test_doctests.py)."""
 
 import pytest
 

@@ -23,6 +23,13 @@ def test_every_pass_is_found():
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
+    from cpsad.compiler import CONTEXT
+
     module = importlib.import_module(f"cpsad.transforms.{name}")
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False, report=True)
+    # (the passes' doctests that need rules and runtime names take cpsad's context as ``ctx``,
+    # as the top-level conftest.py gives it to the doctests of cpsad/)
+    extraglobs = {"ctx": CONTEXT}
+    result = doctest.testmod(
+        module, extraglobs=extraglobs, optionflags=doctest.ELLIPSIS, verbose=False, report=True
+    )
     assert result.failed == 0, f"{result.failed} of {result.attempted} doctests of {name} failed"
