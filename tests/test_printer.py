@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 
 import astor
 import numpy as np
@@ -758,3 +759,39 @@ def test_rendered_stages_print_compound_headers_as_the_printer_does():
     tree = fold_negative_constants(A.parse(src))
     text = render(tree, comments=False)
     assert canonical(ast.parse(text)) == canonical(A.to_ast(tree)), text
+
+
+# ------------------------------------------------------------- the quick printer is astor's, exactly
+
+
+def _statements(tree):
+    return [n for n in A.walk(tree) if isinstance(n, A.stmt)]
+
+
+def test_the_quick_printer_prints_every_emitted_statement_as_astor_does():
+    """``A.to_source`` prints the simple lines of A-normal form itself (``_quick_statement``):
+    every statement of every committed snapshot, and every expression in them, prints as astor
+    prints it -- and most of them do take the quick way (else the test checks nothing)."""
+    root = os.path.join(os.path.dirname(__file__), "snapshots")
+    quick = total = 0
+    for name in sorted(os.listdir(root)):
+        with open(os.path.join(root, name)) as fh:
+            tree = A.parse(fh.read())
+        for s in _statements(tree):
+            total += 1
+            if A._quick_statement(s) is not None:
+                quick += 1
+                assert A.to_source(s) == A._astor_source(s), (name, A._astor_source(s))
+            for e in A.walk(s):
+                if not isinstance(e, A.stmt) and A._quick_expr(e) is not None:
+                    assert A.to_source(e) == A._astor_source(e), (name, A._astor_source(e))
+    assert total > 1000 and quick > total / 2, (quick, total)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(EXPRESSIONS)
+def test_the_quick_printer_agrees_with_astor_on_random_expressions(tree):
+    assert A.to_source(tree) == A._astor_source(tree)
+    pair = A.tuple_([tree, A.name("z")])
+    for s in (A.expr_stmt(tree), A.assign(A.store("y"), tree), A.return_(tree), A.return_(pair)):
+        assert A.to_source(s) == A._astor_source(s)
