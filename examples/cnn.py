@@ -20,7 +20,7 @@ import os
 import time
 
 import numpy as np
-from common import Progress, digits_split, one_blas_thread, parser, save_curves
+from common import digits_split, one_blas_thread, parser, progress_bar, save_curves
 
 import cpsad
 
@@ -91,7 +91,7 @@ def train(epochs=20, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True, prog
     velocity = {k: np.zeros_like(v) for k, v in params.items()}
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
-    bar = Progress(epochs * -(-len(X) // batch), "cnn", bar=verbose and progress, log=verbose)
+    bar = progress_bar(epochs * -(-len(X) // batch), "cnn", unit="batch", show=verbose and progress)
     for epoch in range(1, epochs + 1):
         order = rng.permutation(len(X))
         total = 0.0
@@ -102,15 +102,17 @@ def train(epochs=20, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True, prog
                 velocity[k] = momentum * velocity[k] - lr * g[k]
                 params[k] = params[k] + velocity[k]
             total += value * len(idx)
-            bar.update(loss=value)
+            bar.set_postfix(loss=value, refresh=False)
+            bar.update()
         history["epoch"].append(epoch)
         history["train loss"].append(total / len(X))
         history["test loss"].append(float(loss(params, X_test, labels_test)))
         history["test accuracy"].append(accuracy(params, X_test, labels_test))
-        bar.write(
-            f"epoch {epoch:3d}  loss {history['train loss'][-1]:.4f}  "
-            f"test accuracy {history['test accuracy'][-1]:.3f}"
-        )
+        if verbose:
+            bar.write(
+                f"epoch {epoch:3d}  loss {history['train loss'][-1]:.4f}  "
+                f"test accuracy {history['test accuracy'][-1]:.3f}"
+            )
     bar.close()
     return params, history
 

@@ -1,4 +1,4 @@
-"""What the examples share that is not the model: data loading, a progress bar, curves, options.
+"""What the examples share that is not the model: data loading, progress, curves, options.
 
 Nothing here is differentiated; the models and their losses live in the example files.
 """
@@ -8,10 +8,9 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import sys
-import time
 
 import numpy as np
+from tqdm.auto import tqdm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -58,60 +57,17 @@ def windows(codes, length, starts):
 # ----------------------------------------------------------------------------------- progress bar
 
 
-class Progress:
-    """A one-line progress bar on stderr: ``label [#####-----] 12/40  3.1s<7.2s  loss 0.412``.
+def progress_bar(total, label, unit="step", show=True, file=None):
+    """tqdm's progress bar over ``total`` steps, on stderr (``tqdm.auto``: a widget in a notebook).
 
-    ``update(n, **info)`` moves it on and shows the latest numbers, ``write(line)`` prints a line
-    above it, ``close()`` ends it. Off a terminal (a log, CI) it prints only the finished bar.
-    ``bar=False`` leaves out the bar, ``log=False`` the lines.
+    ``bar.set_postfix(loss=..., refresh=False)`` shows the latest numbers, ``bar.update()`` moves it
+    on, ``bar.write(line)`` prints a line to stdout above it, ``bar.close()`` ends it. It is drawn
+    only where it can be redrawn in place, a terminal or a notebook (tqdm's ``disable=None``): a log
+    or a pipe gets the printed lines alone. ``show=False`` (``--no-progress``) leaves it out anywhere.
     """
-
-    def __init__(self, total, label="", bar=True, log=True, stream=None):
-        self.total, self.label, self.width = total, label, 24
-        self.stream = stream if stream is not None else sys.stderr
-        self.bar, self.log = bar, log
-        self.live = bar and getattr(self.stream, "isatty", lambda: False)()
-        self.done, self.info = 0, {}
-        self.start = self.last = time.perf_counter()
-
-    def update(self, n=1, **info):
-        self.done += n
-        self.info.update(info)
-        now = time.perf_counter()
-        if self.live and (now - self.last > 0.1 or self.done >= self.total):
-            self.last = now
-            self._draw("\r")
-
-    def write(self, line):
-        """Print a line above the bar (unless ``log`` is off: a quiet run)."""
-        if not self.log:
-            return
-        if self.live:
-            self.stream.write("\r\x1b[K")
-        print(line, flush=True)
-        if self.live:
-            self._draw("")
-
-    def close(self):
-        if self.bar:
-            self._draw("\r" if self.live else "")
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def _draw(self, lead):
-        elapsed = time.perf_counter() - self.start
-        frac = min(1.0, self.done / self.total) if self.total else 1.0
-        filled = int(round(frac * self.width))
-        left = elapsed / frac - elapsed if frac > 0 else 0.0
-        numbers = "  ".join(
-            f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in self.info.items()
-        )
-        self.stream.write(
-            f"{lead}{self.label} [{'#' * filled}{'-' * (self.width - filled)}] "
-            f"{self.done}/{self.total}  {elapsed:.1f}s<{left:.1f}s  {numbers}"
-            + ("\x1b[K" if self.live else "")
-        )
-        self.stream.flush()
+    return tqdm(
+        total=total, desc=label, unit=unit, file=file, disable=None if show else True, leave=True
+    )
 
 
 # ----------------------------------------------------------------------------------------- curves

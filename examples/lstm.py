@@ -23,11 +23,11 @@ import time
 import numpy as np
 from common import (
     Adam,
-    Progress,
     encode_text,
     load_sonnets,
     one_blas_thread,
     parser,
+    progress_bar,
     save_curves,
     windows,
 )
@@ -111,18 +111,20 @@ def train(
     step = cpsad.value_and_grad(loss)
     history = {"step": [], "train bits/char": [], "test step": [], "test bits/char": []}
     every = max(1, steps // 10)
-    bar = Progress(steps, "lstm", bar=verbose and progress, log=verbose)
+    bar = progress_bar(steps, "lstm", show=verbose and progress)
     for n in range(1, steps + 1):
         xs, ys = windows(train_codes, length, rng.integers(0, len(train_codes) - length - 1, batch))
         value, g = step(params, xs, ys)
         params = opt.step(params, g)
         history["step"].append(n)
         history["train bits/char"].append(value / np.log(2))
-        bar.update(bits=value / np.log(2))
+        bar.set_postfix(bits=value / np.log(2), refresh=False)
+        bar.update()
         if n % every == 0 or n == steps:
             history["test step"].append(n)
             history["test bits/char"].append(evaluate(params, test_codes))
-            bar.write(f"step {n:5d}  test {history['test bits/char'][-1]:.3f} bits/char")
+            if verbose:
+                bar.write(f"step {n:5d}  test {history['test bits/char'][-1]:.3f} bits/char")
     bar.close()
     return params, history
 

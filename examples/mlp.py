@@ -13,7 +13,7 @@ import os
 import time
 
 import numpy as np
-from common import Progress, digits_split, load_digits, one_blas_thread, parser, save_curves
+from common import digits_split, load_digits, one_blas_thread, parser, progress_bar, save_curves
 
 import cpsad
 
@@ -56,7 +56,7 @@ def train(epochs=30, batch=64, lr=0.5, seed=0, verbose=True, progress=True):
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
     steps = -(-len(X) // batch)
-    bar = Progress(epochs * steps, "mlp", bar=verbose and progress, log=verbose)
+    bar = progress_bar(epochs * steps, "mlp", unit="batch", show=verbose and progress)
     for epoch in range(1, epochs + 1):
         order = rng.permutation(len(X))
         total = 0.0
@@ -65,12 +65,13 @@ def train(epochs=30, batch=64, lr=0.5, seed=0, verbose=True, progress=True):
             value, g = step(params, X[idx], Y[idx])
             params = {k: params[k] - lr * g[k] for k in params}
             total += value * len(idx)
-            bar.update(loss=value)
+            bar.set_postfix(loss=value, refresh=False)
+            bar.update()
         history["epoch"].append(epoch)
         history["train loss"].append(total / len(X))
         history["test loss"].append(float(loss(params, X_test, Y_test)))
         history["test accuracy"].append(accuracy(params, X_test, labels_test))
-        if epoch == 1 or epoch % 5 == 0 or epoch == epochs:
+        if verbose and (epoch == 1 or epoch % 5 == 0 or epoch == epochs):
             bar.write(
                 f"epoch {epoch:3d}  loss {history['train loss'][-1]:.4f}  "
                 f"test accuracy {history['test accuracy'][-1]:.3f}"

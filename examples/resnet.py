@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 from cnn import conv2d, maxpool, relu
-from common import Progress, digits_split, one_blas_thread, parser, save_curves
+from common import digits_split, one_blas_thread, parser, progress_bar, save_curves
 
 import cpsad
 
@@ -111,7 +111,9 @@ def train(epochs=12, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True, prog
     velocity = zeros_like_tree(params)
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
-    bar = Progress(epochs * -(-len(X) // batch), "resnet", bar=verbose and progress, log=verbose)
+    bar = progress_bar(
+        epochs * -(-len(X) // batch), "resnet", unit="batch", show=verbose and progress
+    )
     for epoch in range(1, epochs + 1):
         order = rng.permutation(len(X))
         total = 0.0
@@ -120,15 +122,17 @@ def train(epochs=12, batch=32, lr=0.02, momentum=0.9, seed=0, verbose=True, prog
             value, g = step(params, X[idx], labels[idx])
             params, velocity = sgd(params, g, velocity, lr, momentum)
             total += value * len(idx)
-            bar.update(loss=value)
+            bar.set_postfix(loss=value, refresh=False)
+            bar.update()
         history["epoch"].append(epoch)
         history["train loss"].append(total / len(X))
         history["test loss"].append(float(loss(params, X_test, labels_test)))
         history["test accuracy"].append(accuracy(params, X_test, labels_test))
-        bar.write(
-            f"epoch {epoch:3d}  loss {history['train loss'][-1]:.4f}  "
-            f"test accuracy {history['test accuracy'][-1]:.3f}"
-        )
+        if verbose:
+            bar.write(
+                f"epoch {epoch:3d}  loss {history['train loss'][-1]:.4f}  "
+                f"test accuracy {history['test accuracy'][-1]:.3f}"
+            )
     bar.close()
     return params, history
 

@@ -21,7 +21,7 @@ import os
 import time
 
 import numpy as np
-from common import Adam, Progress, one_blas_thread, parser, save_curves
+from common import Adam, one_blas_thread, parser, progress_bar, save_curves
 
 import cpsad
 
@@ -125,7 +125,7 @@ def train(epochs=8, n_train=400, n_test=200, lr=3e-3, seed=0, verbose=True, prog
     opt = Adam(params, lr=lr)
     step = cpsad.value_and_grad(loss)
     history = {"epoch": [], "train loss": [], "test loss": [], "test accuracy": []}
-    bar = Progress(epochs * len(train_set), "treelstm", bar=verbose and progress, log=verbose)
+    bar = progress_bar(epochs * len(train_set), "treelstm", unit="tree", show=verbose and progress)
     for epoch in range(1, epochs + 1):
         total = 0.0
         for j in rng.permutation(len(train_set)):
@@ -133,17 +133,19 @@ def train(epochs=8, n_train=400, n_test=200, lr=3e-3, seed=0, verbose=True, prog
             value, g = step(params, tree, label)
             params = opt.step(params, g)
             total += value
-            bar.update(loss=value)
+            bar.set_postfix(loss=value, refresh=False)
+            bar.update()
         history["epoch"].append(epoch)
         history["train loss"].append(total / len(train_set))
         history["test loss"].append(float(np.mean([loss(params, t, y) for t, y in test_set])))
         history["test accuracy"].append(
             float(np.mean([predict(params, t) == y for t, y in test_set]))
         )
-        bar.write(
-            f"epoch {epoch}  loss {history['train loss'][-1]:.3f}  "
-            f"test accuracy {history['test accuracy'][-1]:.3f}"
-        )
+        if verbose:
+            bar.write(
+                f"epoch {epoch}  loss {history['train loss'][-1]:.3f}  "
+                f"test accuracy {history['test accuracy'][-1]:.3f}"
+            )
     bar.close()
     return params, history
 

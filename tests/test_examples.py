@@ -176,7 +176,9 @@ def test_resnet_quick_mode_learns(tmp_path):
     assert (tmp_path / "resnet.png").exists()
 
 
-def test_progress_bar():
+def test_progress_bar(capsys):
+    """tqdm draws the bar on a terminal only, unless told not to; the lines an example prints reach
+    stdout whole, with no trace of the bar in them."""
     import io
 
     import common
@@ -185,12 +187,19 @@ def test_progress_bar():
         def isatty(self):
             return True
 
-    for stream, live in ((io.StringIO(), False), (Terminal(), True)):
-        bar = common.Progress(4, "run", stream=stream)
+    for stream, show, drawn in (
+        (Terminal(), True, True),
+        (io.StringIO(), True, False),  # a log or a pipe: the printed lines alone
+        (Terminal(), False, False),  # --no-progress
+    ):
+        bar = common.progress_bar(4, "run", show=show, file=stream)
         for _ in range(4):
-            bar.update(loss=0.5)
+            bar.set_postfix(loss=0.5, refresh=False)
+            bar.update()
+        bar.write("epoch 1  loss 0.5000")
         bar.close()
         text = stream.getvalue()
-        assert text.rstrip().endswith("loss 0.5" + ("\x1b[K" if live else ""))
-        assert "run [########################] 4/4" in text
-        assert ("\r" in text) == live  # off a terminal: only the finished bar, no redrawing
+        assert bool(text) == drawn
+        if drawn:
+            assert "run: 100%" in text and "4/4" in text and text.rstrip().endswith("loss=0.5]")
+        assert capsys.readouterr().out == "epoch 1  loss 0.5000\n"
