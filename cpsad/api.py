@@ -26,7 +26,7 @@ from cpsad.calls import (
 )
 from cpsad.depth import deep_recursion, recursion_note
 from cpsad.pytree import check_plain, densify, leaves, owned, promote
-from cpsad.runtime import as_adjoint, scalar_seed
+from cpsad.runtime import as_adjoint, not_real, scalar_seed
 from cpsad.tracebacks import boundary
 
 
@@ -177,6 +177,8 @@ def elementwise_grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callabl
         def k(result):
             if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind == "f":
                 return np.ones_like(result)
+            if np.ndim(result) and getattr(result, "dtype", np.dtype("O")).kind in "biuc":
+                raise TypeError(not_real(result, "elementwise_grad", "a real output"))
             return scalar_seed(result)  # a float: 1.0; anything else: its error
 
         grads = _run(f, argnums, args, kwargs, k)

@@ -876,8 +876,8 @@ def scalar_seed(result):
     if isinstance(result, (np.ndarray, np.generic)):
         if result.ndim == 0 and np.issubdtype(result.dtype, np.floating):
             return np.ones((), result.dtype)[()]
-        if result.ndim == 0:
-            raise TypeError(_not_real_scalar(result, result.dtype.name))
+        if result.dtype.kind in "biuc":  # a bool, an integer, a complex number: of any shape
+            raise TypeError(not_real(result))
         if result.size == 1 and np.issubdtype(result.dtype, np.floating):
             return np.ones_like(result)  # shape (1,) or (1, 1): one number, as autograd takes it
         raise TypeError(
@@ -886,7 +886,7 @@ def scalar_seed(result):
             "(e.g. np.sum) first"
         )
     if isinstance(result, bool) or isinstance(result, complex):
-        raise TypeError(_not_real_scalar(result, type(result).__name__))
+        raise TypeError(not_real(result))
     if isinstance(result, int):
         return 1.0
     raise TypeError(
@@ -895,17 +895,33 @@ def scalar_seed(result):
     )
 
 
-def _not_real_scalar(result, kind: str) -> str:
-    if kind.startswith("complex"):
+def not_real(result, api: str = "grad", wanted: str = "a real scalar output") -> str:
+    """Why ``result`` -- a bool, an integer or a complex number, or an array of them -- cannot
+    be differentiated by ``api``, and what to return instead."""
+    a = np.asarray(result)
+    kind = "complex" if a.dtype.kind == "c" else "bool" if a.dtype.kind == "b" else "integer"
+    if a.ndim == 0:
+        what = {"complex": "a complex number", "bool": "a bool", "integer": "an integer"}[kind]
+        got = f"{result!r}, {what}"
+    else:
+        what = {"complex": "complex numbers", "bool": "bools", "integer": "integers"}[kind]
+        got = f"an array of shape {a.shape} of {what}"
+    head = f"{api} requires {wanted}, but the function returned {got}"
+    if kind == "complex":
         return (
-            f"grad requires a real scalar output, but the function returned {result!r}, of type "
-            f"{kind}; differentiate a real function of it (np.real, np.abs, ...), or use "
+            f"{head}; differentiate a real function of it (np.real, np.abs, ...), or use "
             "cpsad.vjp with a complex cotangent"
         )
-    what = "a comparison" if kind.startswith("bool") else "an integer (a count, an index)"
+    if kind == "bool":
+        return (
+            f"{head}, which has no gradient: a comparison (`x > 0`), `np.all` or `np.any` "
+            "is a step, whose derivative is zero wherever it is defined. Return the "
+            "float quantity it is computed from (`x`, not `x > 0`), or a smooth stand-in for the "
+            "step (`np.tanh(x / width)`)"
+        )
     return (
-        f"grad requires a real (float) scalar output, but the function returned {result!r}, of "
-        f"type {kind}: {what} has no gradient; return the float quantity it is computed from"
+        f"{head} ({a.dtype}: a count, an index, `np.argmax`), which has no gradient; return "
+        "the float quantity it is computed from"
     )
 
 

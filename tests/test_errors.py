@@ -86,3 +86,33 @@ def test_not_a_function():
     tests/test_api_parity.py)."""
     with pytest.raises(TypeError, match="Python functions"):
         cpsad.grad(np.vectorize(lambda t: t * t))(1.0)
+
+
+# --------------------------------------------------------------------------- errors a person can act on
+
+
+def all_positive(x):
+    return np.all(x > 0)
+
+
+@pytest.mark.parametrize(
+    "f,x",
+    [(lambda x: x > 0, 1.5), (all_positive, np.ones(3)), (lambda x: x > 0, np.ones(3))],
+    ids=["comparison", "np.all", "array of bools"],
+)
+def test_a_bool_result_is_named_a_bool_with_what_to_return(f, x):
+    with pytest.raises(TypeError) as info:
+        cpsad.grad(f)(x)
+    text = str(info.value)
+    assert "bool" in text and "has no gradient" in text, text
+    assert "shape ()" not in text and "np.sum" not in text, text  # (a sum of bools is no better)
+    assert "Return the float quantity it is computed from (`x`, not `x > 0`)" in text
+
+
+def test_elementwise_grad_of_bools_says_bools_not_scalar():
+    with pytest.raises(TypeError) as info:
+        cpsad.elementwise_grad(lambda x: x > 0)(np.ones(3))
+    text = str(info.value)
+    assert text.startswith("elementwise_grad requires a real output"), text
+    assert "of bools" in text and "scalar" not in text, text
+
