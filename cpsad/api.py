@@ -18,6 +18,7 @@ from cpsad import compiler
 from cpsad.calls import (
     argnums_tuple,
     as_tangent,
+    check_argnums,
     function_of,
     params_for,
     seed_kinds,
@@ -35,6 +36,7 @@ def _run(f, argnums, args, kwargs, k, given=None):
     the caller alone holds (``owned``: none is an argument, ``given`` -- the cotangent -- or
     another gradient)."""
     check_plain(args, kwargs)
+    check_argnums(f, argnums, args, kwargs)
     fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
     active, where = params_for(fn.__code__, nums, len(args))
     call_args = list(args)

@@ -186,6 +186,46 @@ def params_for(code, argnums: tuple[int, ...], nargs: int):
     return tuple(active), tuple(where)
 
 
+def check_argnums(f, argnums, args: tuple, kwargs: dict) -> None:
+    """Each of ``argnums`` selects a positional argument the call ``f(*args, **kwargs)`` passes --
+    else an error that says which parameter it means and, where the call passed that parameter
+    by keyword, that ``argnums`` counts positional arguments only (as in JAX)."""
+    n = len(args)
+    for i in argnums_tuple(argnums):
+        if -n <= i < n:
+            continue
+        name = _positional_parameter(f, i)
+        if name is not None and name in kwargs:
+            given = ", ".join([*("..." for _ in range(n)), f"{name}=..."])
+            raise TypeError(
+                f"argnums={argnums!r} selects positional argument {i}, `{name}`, but the call passes "
+                f"`{name}` by keyword ({given}); argnums counts the positional arguments of the "
+                f"call only, as in JAX: pass `{name}` by position"
+            )
+        passed = f"{n} positional argument{'' if n == 1 else 's'}"
+        if kwargs:
+            passed += f" (and {', '.join(f'`{k}`' for k in kwargs)} by keyword)"
+        what = f"argument {i}" + (f", `{name}`" if name is not None else "")
+        raise ValueError(
+            f"argnums={argnums!r} selects positional {what}, but the call passes {passed}; argnums "
+            "counts the positional arguments of the call"
+        )
+
+
+def _positional_parameter(f, i: int) -> str | None:
+    """The name of the ``i``-th positional parameter of ``f`` as a caller sees it (None if it
+    has none: ``i`` negative, past its parameters, into ``*args``, or no signature)."""
+    if i < 0:
+        return None
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    P = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+    return positional[i] if i < len(positional) else None
+
+
 def argnums_tuple(argnums) -> tuple[int, ...]:
     if isinstance(argnums, int):
         return (argnums,)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cpsad.api import grad, jvp, vjp
-from cpsad.calls import argnums_tuple
+from cpsad.calls import argnums_tuple, check_argnums
 from cpsad.pytree import gradient_adjoint, gradient_of, leaves, promote
 from cpsad.rules import DISCRETE, defjvp, defvjp
 from cpsad.tracebacks import boundary
@@ -36,6 +36,7 @@ def hvp(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     @boundary
     def hvp_f(*args_and_v, **kwargs):
         *args, v = args_and_v
+        check_argnums(f, argnums, args, kwargs)
         tangents = [None] * len(args)
         tangents[argnums] = v
         return jvp(g, args, tangents, **kwargs)[1]
@@ -65,6 +66,7 @@ def jacobian(f: Callable, argnums: int | tuple[int, ...] = 0, mode: str | None =
 
     @boundary
     def jacobian_f(*args, **kwargs):
+        check_argnums(f, argnums, args, kwargs)
         args = list(args)
         for i in nums:
             args[i] = promote(args[i])

@@ -116,3 +116,32 @@ def test_elementwise_grad_of_bools_says_bools_not_scalar():
     assert text.startswith("elementwise_grad requires a real output"), text
     assert "of bools" in text and "scalar" not in text, text
 
+
+def two(x, y):
+    return x * y
+
+
+@pytest.mark.parametrize(
+    "derivative",
+    [cpsad.grad, cpsad.value_and_grad, cpsad.hessian, cpsad.jacobian],
+    ids=lambda d: d.__name__,
+)
+def test_argnums_of_an_argument_passed_by_keyword_says_so(derivative):
+    """JAX's argnums selects positional arguments only; cpsad refuses the same, naming the
+    parameter and how it was passed (it said "refers to argument 1, but the call passes 1")."""
+    with pytest.raises(TypeError) as info:
+        derivative(two, argnums=1)(2.0, y=3.0)
+    assert str(info.value) == (
+        "argnums=1 selects positional argument 1, `y`, but the call passes `y` by keyword "
+        "(..., y=...); argnums counts the positional arguments of the call only, as in JAX: "
+        "pass `y` by position"
+    )
+
+
+def test_argnums_past_the_arguments_counts_them():
+    with pytest.raises(
+        ValueError,
+        match=r"argnums=\(0, 2\) selects positional argument 2, but "
+        r"the call passes 2 positional arguments",
+    ):
+        cpsad.grad(two, argnums=(0, 2))(2.0, 3.0)
