@@ -795,3 +795,10 @@ def test_the_quick_printer_agrees_with_astor_on_random_expressions(tree):
     pair = A.tuple_([tree, A.name("z")])
     for s in (A.expr_stmt(tree), A.assign(A.store("y"), tree), A.return_(tree), A.return_(pair)):
         assert A.to_source(s) == A._astor_source(s)
+    for n in (1, 2, 3):  # ``a, = f(x)`` unpacks one value: once printed as ``a = f(x)``
+        targets = A.tuple_([A.store(v) for v in "abc"[:n]], "store")
+        for value in (tree, pair):
+            s = A.assign(targets, value)
+            assert A.to_source(s) == A._astor_source(s)
+            (printed,) = ast.parse(A.to_source(s)).body[0].targets
+            assert isinstance(printed, ast.Tuple) and len(printed.elts) == n

@@ -617,7 +617,7 @@ def _quick_statement(s):
         target = s.targets[0]
         if target.__class__ is Name:
             head = target.id
-        elif target.__class__ is Tuple and target.elts:
+        elif target.__class__ is Tuple and len(target.elts) > 1:  # (``a, = f(x)``: astor's)
             if any(e.__class__ is not Name for e in target.elts):
                 return None
             head = ", ".join(e.id for e in target.elts)
