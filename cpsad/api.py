@@ -302,16 +302,18 @@ class Transformed:
     """The transformation of one function: its emitted source, its stages, its derivatives."""
 
     fn: Callable
-    argnums: tuple[int, ...] | None
+    argnums: tuple[int, ...] | None  # the parameters of ``fn`` differentiated (None: every one)
     kinds: tuple = ()  # specialized to the kinds of some arguments: see ``at``
     mode: str = "reverse"  # or "forward": the tangent function f_jvp instead of f_bp
+    of: Callable | None = None  # the function given to ``transform``, and its ``argnums``:
+    wrt: int | tuple[int, ...] | None = 0  # what ``.grad`` differentiates, as ``cpsad.grad`` does
 
     def at(self, *args: Any, **kwargs: Any) -> Transformed:
         """The transformation a call with these arguments runs: specialized to their kinds (a
         float program's backward pass is float arithmetic, an array's unbroadcasts)."""
         code = self.fn.__code__
         kinds = compiler.kinds_of(code, args, kwargs)
-        return Transformed(self.fn, self.argnums, kinds, self.mode)
+        return Transformed(self.fn, self.argnums, kinds, self.mode, self.of, self.wrt)
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -346,21 +348,29 @@ class Transformed:
         )
         return {s.name: s.source for s in stages}
 
+    def _wrt(self) -> int | tuple[int, ...]:
+        if self.wrt is not None:
+            return self.wrt
+        return tuple(range(self.fn.__code__.co_argcount))  # every positional parameter
+
     def grad(self, *args: Any, **kwargs: Any) -> Any:
-        return grad(self.fn, self.argnums or 0)(*args, **kwargs)
+        """``cpsad.grad`` of the function with respect to this transformation's ``argnums``: a
+        single gradient for an int, a tuple of them for a tuple (or ``None``: every parameter)."""
+        return grad(self.of or self.fn, self._wrt())(*args, **kwargs)
 
     def value_and_grad(self, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        return value_and_grad(self.fn, self.argnums or 0)(*args, **kwargs)
+        return value_and_grad(self.of or self.fn, self._wrt())(*args, **kwargs)
 
     def vjp(self, *args: Any, **kwargs: Any) -> tuple[Any, Callable] | tuple[Any, Callable, Any]:
-        return vjp(self.fn, *args, **kwargs)
+        return vjp(self.of or self.fn, *args, **kwargs)
 
 
 def transform(
-    f: Callable, argnums: int | tuple[int, ...] | None = None, mode: str = "reverse"
+    f: Callable, argnums: int | tuple[int, ...] | None = 0, mode: str = "reverse"
 ) -> Transformed:
-    """Transform ``f`` (with respect to ``argnums``, default: every positional parameter) into
-    its backpropagator, or with ``mode="forward"`` its tangent function."""
+    """Transform ``f`` into its backpropagator -- or with ``mode="forward"`` its tangent function
+    -- with respect to ``argnums``, as ``cpsad.grad(f, argnums)`` does: the first parameter by
+    default; ``None``: every positional parameter."""
     if mode not in ("reverse", "forward"):
         raise ValueError(f"mode is 'reverse' or 'forward', not {mode!r}")
     if hasattr(f, "__cpsad_derivative__"):  # grad(g): the transformation of g's backpropagator
@@ -370,21 +380,25 @@ def transform(
         n = target(inner).__code__.co_argcount
         nums = argnums_tuple(0 if argnums is None else argnums)
         fn, full, shifted, _ = function_of(f, (None,) * n, nums, {}, generic=True)
-        return Transformed(fn, shifted, seed_kinds(fn, full), mode=mode)
-    return Transformed(target(f), None if argnums is None else argnums_tuple(argnums), mode=mode)
+        wrt = 0 if argnums is None else argnums
+        return Transformed(fn, shifted, seed_kinds(fn, full), mode=mode, of=f, wrt=wrt)
+    nums = None if argnums is None else argnums_tuple(argnums)
+    return Transformed(target(f), nums, mode=mode, of=f, wrt=argnums)
 
 
 def show(
     f: Callable,
     stage: str | None = None,
-    argnums: int | tuple[int, ...] | None = None,
+    argnums: int | tuple[int, ...] | None = 0,
     format: bool = True,
     callees: bool = True,
     mode: str = "reverse",
 ) -> str:
     """The emitted backpropagator of ``f`` (``mode="forward"``: its tangent function) -- and of
     the functions it calls, unless ``callees`` is false -- or the program after pipeline stage
-    ``stage``, as Python source formatted with black.
+    ``stage``, as Python source formatted with black. With respect to ``argnums``, as
+    ``cpsad.grad(f, argnums)``: the code ``cpsad.grad(f)`` runs by default; ``None``: every
+    positional parameter (what ``cpsad show FILE`` prints without ``--wrt``).
     """
     t = transform(f, argnums, mode)
     if stage is None:

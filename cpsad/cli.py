@@ -87,7 +87,8 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--wrt",
         metavar="NAMES",
-        help="comma-separated parameters to differentiate (default: every positional parameter)",
+        help="comma-separated parameters to differentiate (default: every positional "
+        "parameter; cpsad.grad(f) and cpsad.show(f) differentiate the first)",
     )
     show.add_argument(
         "--order",

@@ -247,6 +247,29 @@ def test_transform_source_and_stages():
     assert "def after_if_L" in stages["cps"]  # a join is a continuation; a primitive's is in place
 
 
+def test_transform_and_show_differentiate_what_grad_does():
+    """``cpsad.grad(f)`` differentiates the first argument; ``transform`` and ``show`` did every
+    one by default, and ``transform(f, argnums=0).grad`` returned a 1-tuple."""
+
+    def f(x, w):
+        return np.sum(np.tanh(w * x))
+
+    expected = cpsad.grad(f)(0.5, 2.0)
+    t = cpsad.transform(f)
+    assert t.active == ("x",) and "def f_bp(k, x, w):" in t.source
+    assert t.grad(0.5, 2.0) == expected  # a gradient, as grad's
+    assert cpsad.transform(f, argnums=0).grad(0.5, 2.0) == expected
+    assert cpsad.transform(f, argnums=(0,)).grad(0.5, 2.0) == (expected,)  # a tuple for a tuple
+    assert cpsad.transform(f, argnums=1).at(0.5, 2.0).value_and_grad(0.5, 2.0) == (
+        cpsad.value_and_grad(f, 1)(0.5, 2.0)
+    )
+    assert "the adjoints of x. Do not edit" in cpsad.show(f)
+    assert cpsad.show(f) == cpsad.show(f, argnums=0)
+    every = cpsad.transform(f, argnums=None)  # every positional parameter, as `cpsad show`
+    assert every.active == ("x", "w") and "the adjoints of (x, w)" in cpsad.show(f, argnums=None)
+    assert every.grad(0.5, 2.0) == cpsad.grad(f, (0, 1))(0.5, 2.0)
+
+
 def test_show_is_black_formatted():
     import black
 

@@ -23,7 +23,7 @@ def line_of(text: str, needle: str) -> int:
 
 
 def test_pdb_steps_through_the_backward_pass():
-    spec = cpsad.transform(C.poly).at(0.7, -1.3).spec  # the one the call below runs
+    spec = cpsad.transform(C.poly, (0, 1)).at(0.7, -1.3).spec  # the one the call below runs
     stop = line_of(spec.text, "z_bar =")  # a line of the backward pass
     commands = "\n".join(
         [
@@ -122,7 +122,7 @@ def test_the_first_call_under_a_debugger_leaves_it_tracing():
         import cpsad
         from tests import corpus_core as C
         from tests.test_debugging import line_of
-        spec = cpsad.transform(C.poly).at(0.7, -1.3).spec
+        spec = cpsad.transform(C.poly, (0, 1)).at(0.7, -1.3).spec
         stop = line_of(spec.text, "z_bar =")
         out = io.StringIO()
         d = pdb.Pdb(stdin=io.StringIO(f"break {spec.path}:{stop}\\ncontinue\\ncontinue\\n"),

@@ -111,7 +111,7 @@ def test_forward_mode_has_its_own_readable_code():
         h = np.tanh(w * x)
         return h * x
 
-    text = cpsad.show(f, mode="forward")
+    text = cpsad.show(f, argnums=None, mode="forward")  # every parameter
     assert "def f_jvp(x_dot, w_dot, x, w):" in text
     assert "h_dot = " in text and "return " in text
     assert "k(" not in text  # no continuations in forward mode
