@@ -102,6 +102,8 @@ class Transformation:
     __slots__ = (
         "key",
         "qualname",
+        "firstlineno",
+        "meaning",
         "filename",
         "bp_name",
         "text",
@@ -121,6 +123,10 @@ class Transformation:
     def __init__(self, unit: Unit, key: tuple, path: str, code: types.CodeType, needs):
         self.key = key
         self.qualname = own_qualname(unit.fn)
+        self.firstlineno = unit.fn.__code__.co_firstlineno
+        # the names the pipeline made up -> what they stand for in the user's words ("the loop
+        # at line 7"): how messages about emitted code transformed again name them
+        self.meaning = dict(unit.namer.meaning)
         self.filename = unit.fn.__code__.co_filename
         self.bp_name = unit.bp_name
         self.text = unit.text
@@ -470,22 +476,72 @@ def _link(t: Transformation, fn) -> Spec:
 
 def in_user_code(exc: TransformError) -> TransformError:
     """A refusal of emitted code (a derivative transformed again), at the user's line the
-    emitted line came from -- where the user can act on it -- naming the emitted line too."""
+    emitted line came from -- where the user can act on it, a caret under it -- naming the
+    derivative and the emitted line too."""
     t = _BY_PATH.get(exc.filename)
-    user = t.line_map.get(exc.lineno) if t is not None else None
-    if user is None:
+    if t is None or t.line_map.get(exc.lineno) is None:
         return exc
-    filename, first = t.filename, t
-    # (a derivative of a derivative: the line the emitted line came from is emitted too)
-    while (u := _BY_PATH.get(filename)) is not None and u.line_map.get(user) is not None:
-        filename, user = u.filename, u.line_map[user]
+    filename, user, _ = origin(exc.filename, exc.lineno)
+    text = linecache.getline(filename, user).rstrip()
+    start = len(text) - len(text.lstrip()) if text.strip() else None
     return TransformError(
-        f"{exc.message} (in the derivative of `{first.qualname}`: emitted code "
+        f"{exc.message} (in {described(t, derivative=True)}: emitted code "
         f"{exc.filename}:{exc.lineno})",
         filename=filename,
         lineno=user,
+        col=start,
+        end_col=None if start is None else len(text),
         hint=exc.hint,
     )
+
+
+def origin(path: str, line: int) -> tuple[str, int, int]:
+    """The file and line of the user's source that line ``line`` of the emitted file ``path``
+    came from -- through every transformation of emitted code (a derivative of a derivative) --
+    and how many transformations that took (``(path, line, 0)``: not emitted code)."""
+    order = 0
+    while (t := _BY_PATH.get(path)) is not None and t.line_map.get(line) is not None:
+        path, line, order = t.filename, t.line_map[line], order + 1
+    return path, line, order
+
+
+_ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+
+
+def described(t: Transformation, derivative: bool = False) -> str:
+    """What ``t`` is, in the user's words, never a made-up name: "the backpropagator of `f`",
+    "the tangent function of the lambda at line 7", "the third-order backpropagator of `f`" --
+    or, with ``derivative``, "the derivative of `f`", "the second derivative of `f`"."""
+    order, name, mode = 1, _own_words(t), t.key[2]
+    while (parent := _BY_PATH.get(t.filename)) is not None:  # emitted code, transformed again
+        made = t.qualname.rsplit(".", 1)[-1]
+        base = made.removesuffix("_bp").removesuffix("_jvp")
+        if made != parent.bp_name and base in parent.meaning:  # a loop's, a lambda's function
+            name = f"{parent.meaning[base]} of {_own_words(_root(parent))}"
+        else:
+            name = _own_words(_root(parent))
+        if made != base:  # a backpropagator (or tangent function) made by ``parent``, not the
+            order += 1  # copy of a lambda it keeps to call as a value
+        t = parent
+    nth = _ORDINALS.get(order, f"{order}th")
+    if derivative:
+        return f"the {nth + ' ' if order > 1 else ''}derivative of {name}"
+    what = "tangent function" if mode.startswith("forward") else "backpropagator"
+    return f"the {nth + '-order ' if order > 1 else ''}{what} of {name}"
+
+
+def _root(t: Transformation) -> Transformation:
+    while (parent := _BY_PATH.get(t.filename)) is not None:
+        t = parent
+    return t
+
+
+def _own_words(t: Transformation) -> str:
+    """A function of the user's: `f`, `Model.loss`, or the lambda at line 7 (its name is
+    ``<lambda>``)."""
+    if "<lambda>" in t.qualname.rsplit(".", 1)[-1]:
+        return f"the lambda at line {t.firstlineno}"
+    return f"`{t.qualname.replace('.<locals>', '')}`"
 
 
 def where_in_user_code(tb) -> list[str]:
@@ -562,10 +618,10 @@ def _times(n: int) -> str:
 
 
 def _where(key) -> str:
-    path, line, user = key
-    t = _BY_PATH[path]
-    src = linecache.getline(t.filename, user).strip()
-    return f"{t.filename}:{user}: {src}  (backpropagator of `{t.qualname}`, {path}:{line})"
+    path, line, _ = key
+    filename, user, _ = origin(path, line)
+    src = linecache.getline(filename, user).strip()
+    return f"{filename}:{user}: {src}  ({described(_BY_PATH[path])}, {path}:{line})"
 
 
 def call_graph(spec: Spec) -> list[Spec]:

@@ -145,3 +145,69 @@ def test_argnums_past_the_arguments_counts_them():
         r"the call passes 2 positional arguments",
     ):
         cpsad.grad(two, argnums=(0, 2))(2.0, 3.0)
+
+
+def apply_to_pair(g, x):
+    return g(x, x)
+
+
+def lambda_given_two_arguments(x):
+    return apply_to_pair(lambda a: a * 2.0, x)
+
+
+def test_a_call_of_a_lambda_that_does_not_match_names_the_lambda_not_its_made_up_name():
+    with pytest.raises(cpsad.TransformError) as info:
+        cpsad.grad(lambda_given_two_arguments)(1.0)
+    line = inspect.getsourcelines(lambda_given_two_arguments)[1] + 1
+    e = info.value
+    assert e.lineno == line
+    assert e.message == (
+        f"this call does not match the parameters (a) of the lambda at line {line}: too many "
+        "positional arguments"
+    )
+    assert "_L" not in str(e), str(e)
+
+
+def cubed_in_a_loop(x):
+    s = x
+    for _ in range(2):
+        s = s * x
+    return s
+
+
+def test_a_third_derivative_refused_points_at_the_users_line_with_a_caret():
+    """A refusal made while transforming emitted code (the second derivative's) is shown at
+    the line of yours it came from, a caret under it, naming the derivative in your words."""
+    third = cpsad.grad(cpsad.grad(cpsad.grad(cubed_in_a_loop)))
+    with pytest.raises(cpsad.TransformError) as info:
+        third(1.5)
+    e = info.value
+    first = inspect.getsourcelines(cubed_in_a_loop)[1]
+    assert e.filename == __file__ and e.lineno == first + 2, str(e)
+    head, src, caret, *_ = str(e).splitlines()
+    assert src.strip() == "for _ in range(2):"
+    assert caret.strip() == "^" * len(src.strip()) and caret.index("^") == src.index("for")
+    assert "(in the second derivative of `cubed_in_a_loop`: emitted code " in head
+    assert "_bp`" not in head
+
+
+def keeps_a_lambda_in_a_list(x):
+    fs = [lambda a: a.shape]
+    return x * fs[0](x)
+
+
+def test_the_note_of_a_runtime_error_names_the_users_lines_and_functions():
+    """A lambda kept in a list runs as a copy in the emitted code, transformed when it is
+    called: the note maps its line back to yours too (it named the cache file and
+    `__cpsad_factory__.<locals>.f_bp.<locals>.lambda_L2`)."""
+    with pytest.raises(TypeError, match="scalar") as info:
+        cpsad.grad(keeps_a_lambda_in_a_list)(np.ones(2))
+    note = next(n for n in info.value.__notes__ if n.startswith("in your code"))
+    first = inspect.getsourcelines(keeps_a_lambda_in_a_list)[1]
+    lines = note.splitlines()[1:]
+    assert all(line.strip().startswith(f"{__file__}:") for line in lines), note
+    where = f"{__file__}:{first + 1}: fs = [lambda a: a.shape]  (the backpropagator of the lambda"
+    assert f"{where} at line {first + 1} of `keeps_a_lambda_in_a_list`, " in note
+    for line in lines:  # what each frame runs, in your words (the cache file's name aside)
+        what = line.split("  (", 1)[1].rsplit(", ", 1)[0]
+        assert "__cpsad_factory__" not in what and "_L" not in what and "_bp" not in what, line

@@ -658,7 +658,7 @@ class ShiftReset:
                 sig = inspect.signature(fn, follow_wrapped=False)
             bound = sig.bind(*value.args, **{k.arg: k.value for k in value.keywords})
         except (TypeError, ValueError) as exc:
-            raise unit.error(f"this call does not match `{label}`: {exc}", value) from None
+            raise unit.call_error(label, sig, exc, value) from None
         active_params = []
         flows: list[tuple[str, str, object]] = []  # (param, operand, position or key or None)
         for p, v in bound.arguments.items():

@@ -406,7 +406,7 @@ class Tangent:
         try:
             return dict(sig.bind(*value.args, **{k.arg: k.value for k in value.keywords}).arguments)
         except TypeError as exc:
-            raise self.unit.error(f"this call does not match `{label}`: {exc}", value) from None
+            raise self.unit.call_error(label, sig, exc, value) from None
 
     def param_tangent(self, sig, bound, p):
         """The tangent a call passes for parameter ``p``: None where ``p`` keeps its default."""

@@ -199,6 +199,21 @@ class Unit:
 
     # ------------------------------------------------------------------ diagnostics
 
+    def call_error(self, callee: str, sig, exc: Exception, node) -> TransformError:
+        """A call (``node``) whose arguments do not bind to the parameters ``sig`` of the function
+        ``callee`` names -- a made-up name said in the user's words (the lambda at line 7)."""
+        shown = self.namer.shown(callee)
+        params = ", ".join(
+            ("*" if p.kind == p.VAR_POSITIONAL else "**" if p.kind == p.VAR_KEYWORD else "")
+            + p.name
+            for p in sig.parameters.values()
+        )
+        return self.error(
+            f"this call does not match the parameters ({params}) of {shown}: {exc}",
+            node,
+            "pass the arguments the function takes",
+        )
+
     def error(self, message: str, node=None, hint: str | None = None) -> TransformError:
         src = self.source
         lineno = getattr(node, "lineno", None) if node is not None else None
