@@ -39,7 +39,7 @@ from cpsad.runtime import (
     zero_tangents,
     zeros_like,
 )
-from cpsad.transforms import aliasing
+from cpsad.transforms import aliasing, hints
 from cpsad.transforms.context import Default
 from cpsad.transforms.resolve import user_method
 
@@ -121,10 +121,16 @@ def _dispatch(f, k, args, kwargs):
         return _dispatch(f.__wrapped__, k, args, kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
+    raise _no_rule(f)
+
+
+def _no_rule(f) -> TypeError:
+    """A function called, in differentiated code, with values that may be differentiable -- one
+    that has no derivative rule and no Python source cpsad can transform."""
     name = getattr(f, "__qualname__", None) or repr(f)
-    raise TypeError(
-        f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
-        "no Python source; register one with cpsad.defvjp (see docs/rules.md)"
+    return TypeError(
+        f"cpsad: `{name}` was called with differentiable values, but it has no derivative rule "
+        f"and no Python source cpsad can transform; {hints.no_rule(f, name)}"
     )
 
 
@@ -414,7 +420,8 @@ def _primitive(rule, f, k, args, kwargs):
             # (as ShiftReset refuses a differentiable value there: not a silent zero)
             raise TypeError(
                 f"cpsad: {rule.name} has no derivative with respect to its argument "
-                f"`{params[i]}`, and it was called, through a function value, on a float there"
+                f"`{params[i]}`, and it was called, through a function value, on a float there; "
+                + hints.no_derivative(rule.name, params[i])
             )
         result.append(zeros_like(a) if t is None else t.fn(g, ans, **values))
     return tuple(result)
@@ -523,11 +530,7 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
         held = (aliasing.held_entry(bound),) if bound else ()
         spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held, "forward")
         return spec.bp(*[by_param[p] for p in active], *args, **kwargs)
-    name = getattr(f, "__qualname__", None) or repr(f)
-    raise TypeError(
-        f"cpsad: `{name}` was called on differentiable values, but it has no derivative rule and "
-        "no Python source; register one with cpsad.defvjp and cpsad.defjvp (see docs/rules.md)"
-    )
+    raise _no_rule(f)
 
 
 def _derivative_function(f, args, kwargs):

@@ -90,7 +90,7 @@ def method_without_rule(x):
 
 def inplace_method(x):
     y = x * 2.0
-    y.sort()  # E: for its effect on a differentiable value
+    y.sort()  # E: for its effect on `y` (a differentiable value
     return np.sum(y)
 
 

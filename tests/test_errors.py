@@ -1,6 +1,7 @@
 """Unsupported code is a TransformError at the user's line, with a caret and a hint -- never a crash."""
 
 import inspect
+import math
 import re
 
 import numpy as np
@@ -211,3 +212,99 @@ def test_the_note_of_a_runtime_error_names_the_users_lines_and_functions():
     for line in lines:  # what each frame runs, in your words (the cache file's name aside)
         what = line.split("  (", 1)[1].rsplit(", ", 1)[0]
         assert "__cpsad_factory__" not in what and "_L" not in what and "_bp" not in what, line
+
+
+def joins_constants(x):
+    return "-".join([str(x)]) and x  # (the result's name is differentiable: `and` rebinds it)
+
+
+def test_a_method_of_a_constant_is_not_called_a_differentiable_value():
+    """It was refused: "the method `.join()` on a differentiable value has no derivative rule"."""
+    assert cpsad.grad(joins_constants)(1.5) == 1.0
+    assert cpsad.jvp(joins_constants, (1.5,), (1.0,)) == (1.5, 1.0)
+
+
+def updates_a_dict(x):
+    d = {"a": 1.0}
+    d.update({"b": x})
+    return d["b"]
+
+
+def formats_a_number(x):
+    s = "{:.2f}"
+    return float(s.format(x)) * x
+
+
+def samples_at(x):
+    return np.random.normal(x, 1.0)
+
+
+def samples_from_a_generator(x):
+    return np.random.default_rng(0).normal(x)
+
+
+def sums_exactly(x):
+    return math.fsum([x, x])
+
+
+def vectorized(x):
+    return np.sum(np.vectorize(lambda t: t * t)(x))
+
+
+def as_a_list(x):
+    return sum(x.tolist())
+
+
+@pytest.mark.parametrize(
+    "f,x,said,hint",
+    [
+        (
+            updates_a_dict,
+            1.0,
+            "calling `.update()` for its effect on `d` (a differentiable value, or a container",
+            "make a new dict, `d = {**d, k: v}`, or store the entry, `d[k] = v`",
+        ),
+        (
+            formats_a_number,
+            1.0,
+            "`str.format` was called with differentiable values",
+            "where it is used as data (a label, a key), pass `cpsad.stop_gradient(x)`",
+        ),
+        (
+            samples_at,
+            1.0,
+            "`np.random.normal` has no derivative with respect to its argument `loc`",
+            "`loc + scale * rng.standard_normal(size)`",
+        ),
+        (
+            samples_from_a_generator,
+            1.0,
+            "`Generator.normal` was called with differentiable values",
+            "`loc + scale * rng.standard_normal(size)`",
+        ),
+        (
+            sums_exactly,
+            1.0,
+            "`math.fsum` has no derivative rule",
+            "`math.fsum` is compiled code, which cpsad cannot read: compute it with functions",
+        ),
+        (
+            vectorized,
+            np.ones(2),
+            "`np.vectorize` has no derivative rule",
+            "call the function on the array itself",
+        ),
+        (as_a_list, np.ones(2), "the method `.tolist()`", "`list(x)` gives the rows of `x`"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_hints_point_to_the_documented_fix(f, x, said, hint):
+    """Each said "register a rule with cpsad.defvjp" (or "write it in Python in a .py file",
+    or "e.g. `y = np.sort(x)`"), where docs/reference.md documents another fix."""
+    with pytest.raises((TypeError, cpsad.TransformError)) as info:
+        cpsad.grad(f)(x)
+    text = str(info.value)
+    assert said in text and hint in text, text
+    assert "in a .py file" not in text and "np.sort" not in text, text
+    if f is not sums_exactly:
+        assert "defvjp" not in text, text

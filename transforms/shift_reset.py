@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from . import aliasing, anno
+from . import aliasing, anno, hints
 from . import astlib as A
 from .activity import RET, attribute_read, flow_operands
 from .context import Default, Rule
@@ -541,6 +541,8 @@ class ShiftReset:
                 if isinstance(v, A.Name) and self.has_adjoint(v.id):
                     holes = {"key": k, "x": v}
                     contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))
+        elif not any(isinstance(n, A.Name) and n.id in self.active for n in A.walk(value)):
+            pass  # every operand a constant here (`"-".join(names)`, its target active later)
         else:
             rule, args, keywords, what = self.rule_for(value)
             try:
@@ -564,8 +566,7 @@ class ShiftReset:
                         raise self.unit.error(
                             f"{what} has no derivative with respect to its argument `{p}`",
                             value,
-                            f"make `{p}` a constant, or stop the gradient with a non-differentiable "
-                            "value",
+                            hints.no_derivative(rule.name, p),
                         )
                     e = self.fill(rule, p, holes, gname, ans)
                     if j is not None:
@@ -970,8 +971,7 @@ def rule_for(unit, value, kinds: dict):
             raise unit.error(
                 f"the attribute `.{value.attr}` of a differentiable value has no derivative rule",
                 value,
-                "use a numpy function with a rule (see docs/reference.md), or register one "
-                "with cpsad.defvjp",
+                hints.attribute(value.attr),
             )
         return rule, [value.value], {}, f"`.{value.attr}`"
     if isinstance(value, A.Subscript):
@@ -997,13 +997,10 @@ def rule_for(unit, value, kinds: dict):
             rule = ctx.method_rule(value.func.attr)
             if rule is None:
                 raise unit.error(
-                    f"the method `.{value.func.attr}()` on a differentiable value has no "
-                    "derivative rule",
+                    f"the method `.{value.func.attr}()` of a differentiable value (or of a "
+                    "container of them) has no derivative rule",
                     value,
-                    "call the numpy function instead (e.g. `np.sum(x)`), or register a rule "
-                    "with cpsad.defvjp; if the value is an object of a class of yours, "
-                    "differentiate with respect to its arrays instead (pass them in a dict "
-                    "and call the method on an object that is not differentiated)",
+                    hints.method(value.func.attr),
                 )
             return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
         refuse_dispatch(unit, value)
@@ -1020,8 +1017,7 @@ def rule_for(unit, value, kinds: dict):
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
             value,
-            f"register its derivative with `cpsad.defvjp({shown}, ...)` (see docs/rules.md), "
-            "or write it in Python in a .py file",
+            hints.no_rule(callee, shown),
         )
     raise unit.error(  # pragma: no cover - normalize leaves nothing else
         f"cannot differentiate `{A.expr_source(value)}`", value
@@ -1242,8 +1238,9 @@ def check_effect(unit, active, s) -> None:
         and call.func.value.id in active
     ):
         raise unit.error(
-            f"calling `.{call.func.attr}()` for its effect on a differentiable value is not "
-            "supported (it may change the value in place)",
+            f"calling `.{call.func.attr}()` for its effect on `{call.func.value.id}` (a "
+            "differentiable value, or a container of them) is not supported: it may change it "
+            "in place",
             call,
-            "compute a new value instead, e.g. `y = np.sort(x)`",
+            hints.in_place(call.func.attr),
         )

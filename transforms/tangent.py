@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 
-from . import anno
+from . import anno, hints
 from . import astlib as A
 from .activity import MUTATORS, RET, flow_operands
 from .context import Rule
@@ -271,6 +271,8 @@ class Tangent:
             return None
         if not flow_operands(self.ctx, value):
             return None  # a comparison, `//`, len, x.shape, ...: no derivative
+        if not any(isinstance(n, A.Name) and self.tan(n) is not None for n in A.walk(value)):
+            return None  # every operand a constant here (`"-".join(names)`, its target active)
         if isinstance(value, (A.Tuple, A.List)):
             for e in value.elts:
                 if isinstance(e, A.Starred):
@@ -313,7 +315,7 @@ class Tangent:
                 raise self.unit.error(
                     f"{what} has no derivative with respect to its argument `{p}`",
                     value,
-                    f"make `{p}` a constant, or stop the gradient with a non-differentiable value",
+                    hints.no_derivative(rule.name, p),
                 )
             if rule.tangents.get(p) is None:
                 raise self.unit.error(
