@@ -116,7 +116,7 @@ RULES = [
     ),
     ("crash", r"StopIteration", r"", "max_builtin_stopiteration"),
     ("crash", r"UnboundLocalError", r"", "tuple_assign_while_return"),
-    ("crash", r"called on differentiable values", r"", "constant_array_dot_method"),
+    ("crash", r"called (on|with) differentiable values", r"", "constant_array_dot_method"),
     ("crash", r"math domain error", r"", "known_negative_constant_power"),
     ("crash", r"broadcast", r"", "linspace_is_a_number"),
     ("crash", r"IndexError: list index out of range", r"", "known_list_concatenation"),
