@@ -361,10 +361,10 @@ def as_tangent(t, x, i: int):
 
 def closure_derivative(closure):
     fn = closure.bp if closure.bp is not None else closure.jvp
-    name = fn.__name__.removesuffix("_bp").removesuffix("_jvp")
     return TypeError(
-        f"cpsad: a derivative of `{name}`, a function defined inside the function being "
-        "differentiated, is taken where it is defined: write `cpsad.grad(h, argnums)(...)` (or "
+        f"cpsad: a derivative of {compiler.local_name(fn.__code__)}, a function defined inside "
+        "the function being differentiated, is taken where it is defined: write "
+        "`cpsad.grad(h, argnums)(...)` (or "
         "value_and_grad) there, with `h` that def or lambda by name and argnums a constant "
         "(not through a variable or a function that takes `h` as an argument)"
     )

@@ -530,6 +530,19 @@ def described(t: Transformation, derivative: bool = False) -> str:
     return f"the {nth + '-order ' if order > 1 else ''}{what} of {name}"
 
 
+def local_name(code) -> str:
+    """A function of the user's, or of emitted code -- the backpropagator or tangent function of
+    a local function or lambda of the user's -- in the user's words: "the lambda at line 7",
+    "`inner`"."""
+    t = _BY_PATH.get(code.co_filename)
+    if t is None:  # the user's own function
+        if code.co_name == "<lambda>":
+            return f"the lambda at line {code.co_firstlineno}"
+        return f"`{code.co_name}`"
+    base = code.co_name.removesuffix("_bp").removesuffix("_jvp")
+    return t.meaning.get(base) or f"`{base}`"
+
+
 def _root(t: Transformation) -> Transformation:
     while (parent := _BY_PATH.get(t.filename)) is not None:
         t = parent

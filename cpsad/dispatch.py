@@ -25,7 +25,7 @@ from cpsad.calls import (
     not_differentiated_again,
     params_for,
 )
-from cpsad.compiler import CONTEXT, NESTED, kinds_of, specialize
+from cpsad.compiler import CONTEXT, NESTED, kinds_of, local_name, specialize
 from cpsad.pytree import gradient_adjoint, gradient_of
 from cpsad.rules import core
 from cpsad.runtime import (
@@ -41,6 +41,7 @@ from cpsad.runtime import (
 )
 from cpsad.transforms import aliasing, hints
 from cpsad.transforms.context import Default
+from cpsad.transforms.errors import call_mismatch
 from cpsad.transforms.resolve import user_method
 
 # --------------------------------------------------------------------------- reverse mode
@@ -85,7 +86,12 @@ def _dispatch(f, k, args, kwargs):
         return _derivative_bp(f, derivative, k, args, kwargs), None
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         params = list(inspect.signature(f.bp).parameters.values())[1:]
-        out = f.bp(k, *args, **kwargs)
+        try:
+            out = f.bp(k, *args, **kwargs)
+        except TypeError as exc:
+            if exc.__traceback__.tb_next is None:  # the call did not bind: its message names
+                raise _mismatch(f.bp, params, args, kwargs) from None  # the made-up f_bp
+            raise
         return _by_argument(params, [p.name for p in params], out, args, kwargs)
     rule = core.lookup(f)
     if rule is not None:
@@ -122,6 +128,18 @@ def _dispatch(f, k, args, kwargs):
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
     raise _no_rule(f)
+
+
+def _mismatch(fn, params, args, kwargs) -> TypeError:
+    """A call, through a function value, whose arguments do not bind to ``params`` -- of a
+    function of the user's, or of the emitted function ``fn`` that stands for a lambda or a local
+    function (named in the user's words)."""
+    sig = inspect.Signature(params)
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        return TypeError(call_mismatch(local_name(fn.__code__), sig, exc))
+    return TypeError(f"this call does not match the parameters of {local_name(fn.__code__)}")
 
 
 def _no_rule(f) -> TypeError:
@@ -364,7 +382,11 @@ def _function(f, k, args, kwargs, data=0):
     """A Python function, differentiated with respect to every argument passed but the first
     ``data`` (the object of a method): ``(adjoints of args, of kwargs)``."""
     sig = inspect.signature(f, follow_wrapped=False)
-    bound = sig.bind(*args, **kwargs)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        params = list(sig.parameters.values())[data:]  # (a method's object: not the call's)
+        raise _mismatch(f, params, args[data:], kwargs) from None
     data_params = list(sig.parameters)[:data]
     active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
     # whoever called through the value may read every argument after the call: an update of
@@ -471,7 +493,10 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
     if isinstance(f, Closure) and f.jvp is not None:
         params = list(inspect.signature(f.jvp).parameters.values())[len(f.active) :]
         by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
-        zeros = zero_tangents(f, args, kwargs)  # for the parameters given no tangent
+        try:
+            zeros = zero_tangents(f, args, kwargs)  # for the parameters given no tangent
+        except TypeError:  # (it binds the call first)
+            raise _mismatch(f.jvp, params, args, kwargs) from None
         dots = [by_param.get(p, z) for p, z in zip(f.active, zeros)]
         return f.jvp(*dots, *args, **kwargs)
     rule = core.lookup(f)
@@ -526,7 +551,10 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
         by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)
         active = tuple(p.name for p in params if by_param.get(p.name) is not None)
         # (whoever called through the value may read every argument after: see ``_function``)
-        bound = inspect.signature(f, follow_wrapped=False).bind(*args, **kwargs).arguments
+        try:
+            bound = inspect.signature(f, follow_wrapped=False).bind(*args, **kwargs).arguments
+        except TypeError:
+            raise _mismatch(f, params, args, kwargs) from None
         held = (aliasing.held_entry(bound),) if bound else ()
         spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held, "forward")
         return spec.bp(*[by_param[p] for p in active], *args, **kwargs)

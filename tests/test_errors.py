@@ -308,3 +308,48 @@ def test_hints_point_to_the_documented_fix(f, x, said, hint):
     assert "in a .py file" not in text and "np.sort" not in text, text
     if f is not sums_exactly:
         assert "defvjp" not in text, text
+
+
+def calls_a_kept_lambda_with_two(x):
+    fs = [lambda a: a * 2.0]
+    return fs[0](x, x)
+
+
+def calls_a_kept_helper_with_two(x):
+    fs = [two_times]
+    return fs[0](x, x)
+
+
+def two_times(y):
+    return y * 2.0
+
+
+def calls_a_derivative_with_two(x):
+    g = cpsad.grad(lambda a: a * x)
+    return g(x, x)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize(
+    "f,callee",
+    [
+        (calls_a_kept_lambda_with_two, "the parameters (a) of the lambda at line {}"),
+        (calls_a_kept_helper_with_two, "the parameters (y) of `two_times`"),
+        (calls_a_derivative_with_two, "the parameters (a) of cpsad.grad of the lambda at line {}"),
+    ],
+    ids=["lambda", "helper", "derivative"],
+)
+def test_a_call_through_a_value_that_does_not_match_names_the_function_in_your_words(
+    f, callee, mode
+):
+    """It said `__cpsad_factory__.<locals>.f_bp.<locals>.lambda_L4_bp() takes 2 positional
+    arguments but 3 were given` (counting the continuation), or only `too many positional
+    arguments`."""
+    with pytest.raises(TypeError) as info:
+        if mode == "reverse":
+            cpsad.grad(f)(1.0)
+        else:
+            cpsad.jvp(f, (1.0,), (1.0,))
+    line = inspect.getsourcelines(f)[1] + 1
+    expected = f"this call does not match {callee.format(line)}: too many positional arguments"
+    assert str(info.value) == expected

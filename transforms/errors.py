@@ -61,5 +61,15 @@ class TransformError(SyntaxError):
         return "\n".join(lines)
 
 
+def call_mismatch(callee: str, sig, exc: Exception) -> str:
+    """The message of a call whose arguments do not bind to the parameters ``sig`` of the
+    function ``callee`` says, in the user's words (``the lambda at line 7``, ```helper```)."""
+    params = ", ".join(
+        ("*" if p.kind == p.VAR_POSITIONAL else "**" if p.kind == p.VAR_KEYWORD else "") + p.name
+        for p in sig.parameters.values()
+    )
+    return f"this call does not match the parameters ({params}) of {callee}: {exc}"
+
+
 class InternalError(RuntimeError):
     """A bug in cpsad: a pass failed on input the fence accepted. Names the pass and the location."""

@@ -46,6 +46,12 @@ SAMPLE = (
 def no_rule(fn, shown: str) -> str:
     """The hint for a call of ``fn`` (shown as ``shown``) on differentiable values: ``fn`` has no
     derivative rule, and cpsad cannot read its source."""
+    if fn is None:  # what the call calls is not known when the function is transformed
+        return (
+            f"call the function by name rather than as `{shown}`; a derivative taken inside a "
+            "differentiated function is written `cpsad.grad(h, argnums)(...)` with `h` a def or "
+            "lambda defined there (docs/api.md)"
+        )
     if _random(fn):
         if getattr(fn, "__name__", "") in SHUFFLES:
             return (

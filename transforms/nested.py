@@ -131,6 +131,7 @@ class Nested:
         active = tuple(p for p in params if p in wrt)  # in the parameters' order, each once
         bp = self.derived(h, active, "reverse")
         name = unit.namer.fresh(f"{h.name}_{op}")
+        unit.namer.meaning[name] = f"cpsad.{op} of {unit.namer.shown(h.name)}"
         adjoints = unit.namer.fresh(f"{h.name}_adjoints")
         seed = A.name(unit.inject(unit.ctx.runtime("scalar_seed"), "scalar_seed"))
         body = [A.assign(adjoints, _forward_call(bp.name, h, [seed]))]

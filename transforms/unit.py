@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TransformError
+from .errors import TransformError, call_mismatch
 from .naming import Namer, own_name
 
 
@@ -202,14 +202,8 @@ class Unit:
     def call_error(self, callee: str, sig, exc: Exception, node) -> TransformError:
         """A call (``node``) whose arguments do not bind to the parameters ``sig`` of the function
         ``callee`` names -- a made-up name said in the user's words (the lambda at line 7)."""
-        shown = self.namer.shown(callee)
-        params = ", ".join(
-            ("*" if p.kind == p.VAR_POSITIONAL else "**" if p.kind == p.VAR_KEYWORD else "")
-            + p.name
-            for p in sig.parameters.values()
-        )
         return self.error(
-            f"this call does not match the parameters ({params}) of {shown}: {exc}",
+            call_mismatch(self.namer.shown(callee), sig, exc),
             node,
             "pass the arguments the function takes",
         )
