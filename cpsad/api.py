@@ -44,7 +44,7 @@ def _run(f, argnums, args, kwargs, k, given=None):
         i = i % len(args)
         call_args[i] = promote(args[i])
     spec = specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
-    with deep_recursion():
+    with deep_recursion(), compiler.located_warnings():
         try:
             out = spec.bp(k, *call_args, **kwargs)
         except Exception as exc:
@@ -259,7 +259,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
     spec = specialize(fn, active, compiler.kinds_of(fn.__code__, args, kwargs), "forward")
-    with deep_recursion():
+    with deep_recursion(), compiler.located_warnings():
         try:
             value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
         except Exception as exc:

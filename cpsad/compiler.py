@@ -25,12 +25,16 @@ reference: both go when the user drops the function.
 from __future__ import annotations
 
 import ast
+import contextlib
 import gc
 import linecache
+import os
 import re
+import sys
 import threading
 import time
 import types
+import warnings
 import weakref
 from collections.abc import Callable
 
@@ -635,6 +639,52 @@ def _where(key) -> str:
     filename, user, _ = origin(path, line)
     src = linecache.getline(filename, user).strip()
     return f"{filename}:{user}: {src}  ({described(_BY_PATH[path])}, {path}:{line})"
+
+
+def located_warnings() -> contextlib.AbstractContextManager:
+    """While emitted code runs: numpy's floating-point warnings (divide by zero, invalid value,
+    overflow, underflow) at the user's line the emitted line came from -- not only the cache
+    file's -- naming the emitted line too. numpy's modes that say "warn" say "call" instead, to
+    a function that warns there (``np.errstate``: local to the thread and context, like numpy's
+    own); "raise", "ignore" and a call of the user's own stay as they are."""
+    modes = np.geterr()
+    if "warn" not in modes.values() or any(m in ("call", "log") for m in modes.values()):
+        return contextlib.nullcontext()
+    calls = {kind: "call" for kind, mode in modes.items() if mode == "warn"}
+    return np.errstate(call=_warn_at_user_line, **calls)
+
+
+# the files whose frames are not where a warning is the user's: numpy's and cpsad's own
+_NOT_THE_USERS = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (np, cpsad, pipeline)
+)
+
+
+def _warn_at_user_line(error: str, flag: int) -> None:
+    """numpy's floating-point error ``error`` ("divide by zero"), as numpy would warn of it but
+    at the user's line: that of the innermost frame of the user's or of emitted code."""
+    frame = sys._getframe(1)  # where the operation ran: numpy calls this from inside it
+    while frame is not None and frame.f_code.co_filename.startswith(_NOT_THE_USERS):
+        frame = frame.f_back
+    if frame is None:  # pragma: no cover - emitted code runs under the API's own frames
+        warnings.warn(f"{error} encountered", RuntimeWarning, stacklevel=2)
+        return
+    path, line = frame.f_code.co_filename, frame.f_lineno
+    filename, user, order = origin(path, line)
+    message = f"{error} encountered"
+    if order:  # emitted code: which derivative, and the line that ran
+        src = linecache.getline(path, line).strip()
+        message += f" in {described(_BY_PATH[path])} (emitted code {path}:{line}: {src})"
+    g = frame.f_globals  # the user's module's (emitted code runs with them): its filters apply
+    warnings.warn_explicit(
+        message,
+        RuntimeWarning,
+        filename,
+        user,
+        module=g.get("__name__"),
+        registry=g.setdefault("__warningregistry__", {}),
+        module_globals=g,
+    )
 
 
 def call_graph(spec: Spec) -> list[Spec]:

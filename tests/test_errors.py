@@ -3,6 +3,7 @@
 import inspect
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -353,3 +354,53 @@ def test_a_call_through_a_value_that_does_not_match_names_the_function_in_your_w
     line = inspect.getsourcelines(f)[1] + 1
     expected = f"this call does not match {callee.format(line)}: too many positional arguments"
     assert str(info.value) == expected
+
+
+def sqrt_sum(x):
+    y = np.sqrt(x)  # infinitely steep at 0: the backward pass divides by zero
+    return np.sum(y)
+
+
+def log_of(x):
+    return np.log(x) * 2.0
+
+
+def test_a_numpy_warning_in_emitted_code_is_at_your_line():
+    """numpy warns where the operation ran -- a line of a cache file; cpsad says it at the line
+    of yours that line came from, naming the emitted line too, in both modes."""
+    first = inspect.getsourcelines(sqrt_sum)[1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpsad.grad(sqrt_sum)(np.array([0.0, 1.0]))
+        cpsad.jvp(log_of, (np.float64(0.0),), (1.0,))
+    where = [(w.filename, w.lineno, w.category) for w in caught]
+    log_line = inspect.getsourcelines(log_of)[1] + 1
+    assert where == [(__file__, first + 1, RuntimeWarning)] + [
+        (__file__, log_line, RuntimeWarning)
+    ] * (len(caught) - 1), [(w.filename, w.lineno, str(w.message)) for w in caught]
+    message = str(caught[0].message)
+    assert message.startswith(
+        "divide by zero encountered in the backpropagator of `sqrt_sum` (emitted code "
+    ), message
+    assert message.endswith("x_bar = y_bar * 0.5 / y)"), message
+    assert "in the tangent function of `log_of`" in str(caught[-1].message)
+
+
+def test_a_numpy_warning_keeps_your_filters_and_modes():
+    x = np.array([0.0, 1.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        cpsad.grad(sqrt_sum)(x)
+    assert caught == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # raised where the operation runs, as numpy's own
+        with pytest.raises(RuntimeWarning, match="divide by zero") as info:
+            cpsad.grad(sqrt_sum)(x)
+    line = inspect.getsourcelines(sqrt_sum)[1] + 1
+    assert f"{__file__}:{line}: y = np.sqrt(x)" in "\n".join(info.value.__notes__)
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        cpsad.grad(sqrt_sum)(x)
+    with np.errstate(divide="ignore"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpsad.grad(sqrt_sum)(x)
+    assert caught == []
