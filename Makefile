@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo examples test lint snapshots bench fuzz dist clean
+.PHONY: help demo examples test lint snapshots bench fuzz dist docs clean
 
 help:
 	@echo "make demo       transform and train the MLP example; print its backpropagator, draw out/mlp.png"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench      install the peers (torch, jax) and write docs/benchmarks.md (~12 min)"
 	@echo "make fuzz       judge cpsad on random programs (N=20000 SEED=0 J=2; out/fuzz/report.txt)"
 	@echo "make dist       build the sdist and the wheel into dist/ (.ci/wheel_check installs one)"
+	@echo "make docs       build the documentation site into site/ (mkdocs, strict; installs mkdocs)"
 	@echo "make clean      remove the virtual environment and caches"
 
 $(STAMP): pyproject.toml
@@ -62,5 +63,17 @@ DIST ?= dist
 dist: $(STAMP)
 	$(PY) -m build --outdir $(DIST) .
 
+# the documentation site: mkdocs (material theme; the API pages from the docstrings by
+# mkdocstrings), strict -- a broken link or a docstring that does not render fails -- into site/
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint,examples,docs]'
+	@touch $(DOCS_STAMP)
+
+# (NO_MKDOCS_2_WARNING: without the material theme's banner about its successor)
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache .ruff_cache
