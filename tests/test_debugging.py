@@ -134,3 +134,65 @@ def test_the_first_call_under_a_debugger_leaves_it_tracing():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# docs/cache.md, "Debugging differentiated code": a breakpoint on the user's line does not stop
+# under grad, breakpoint() in the source does, and so does one in the file transform(...).at(...)
+# names
+
+
+def with_breakpoint(w, x):
+    h = np.tanh(x * w)
+    breakpoint()
+    return np.sum(h * h)
+
+
+BREAKPOINTS = []
+
+
+def record_breakpoint(*args, **kwargs):
+    """A PYTHONBREAKPOINT hook: where it was called from, and the names there."""
+    frame = inspect.currentframe().f_back
+    BREAKPOINTS.append((frame.f_code.co_filename, frame.f_code.co_name, dict(frame.f_locals)))
+
+
+def test_breakpoint_in_the_source_stops_in_the_emitted_code(monkeypatch):
+    monkeypatch.setenv("PYTHONBREAKPOINT", f"{__name__}.record_breakpoint")
+    BREAKPOINTS.clear()
+    w, x = np.ones(3), np.arange(3.0)
+    g = cpsad.grad(with_breakpoint)(w, x)
+    path = cpsad.transform(with_breakpoint, 0).at(w, x).path
+    ((filename, function, names),) = BREAKPOINTS  # once: in the forward pass
+    assert (filename, function) == (path, "with_breakpoint_bp")
+    np.testing.assert_array_equal(names["h"], np.tanh(x * w))  # the user's names, at hand
+    assert names["w"] is w
+    np.testing.assert_allclose(g, 2 * np.tanh(x) * (1 - np.tanh(x) ** 2) * x)
+    BREAKPOINTS.clear()
+    cpsad.jvp(with_breakpoint, (w, x), (w, x))  # forward mode: in the tangent function
+    assert [b[1] for b in BREAKPOINTS] == ["with_breakpoint_jvp"]
+
+
+def test_a_breakpoint_on_the_users_line_stops_only_in_the_emitted_file():
+    w, x = 0.7, -1.3  # floats: the code the call runs is not cpsad show's generic one
+    users_line = inspect.getsourcelines(C.poly)[1] + 1
+    t = cpsad.transform(C.poly, 0).at(w, x)  # the recipe of docs/cache.md
+    assert t.path != cpsad.transform(C.poly, 0).path
+    backward = line_of(t.source, "z_bar =")
+    for where, stops in ((f"{C.__file__}:{users_line}", False), (f"{t.path}:{backward}", True)):
+        out = io.StringIO()
+        commands = f"break {where}\ncontinue\ncontinue\n"
+        debugger = pdb.Pdb(stdin=io.StringIO(commands), stdout=out, nosigint=True)
+        debugger.use_rawinput = False
+        debugger.runcall(cpsad.grad(C.poly), w, x)
+        assert (f"{t.path}({backward})poly_bp()" in out.getvalue()) == stops, out.getvalue()
+        assert (f"{C.__file__}({users_line})" in out.getvalue()) is False
+    # and where the user calls the function, their breakpoint stops as always
+    out = io.StringIO()
+    debugger = pdb.Pdb(
+        stdin=io.StringIO(f"break {C.__file__}:{users_line}\ncontinue\ncontinue\n"),
+        stdout=out,
+        nosigint=True,
+    )
+    debugger.use_rawinput = False
+    debugger.runcall(C.poly, w, x)
+    assert f"{C.__file__}({users_line})poly()" in out.getvalue()
