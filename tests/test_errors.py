@@ -404,3 +404,24 @@ def test_a_numpy_warning_keeps_your_filters_and_modes():
         warnings.simplefilter("always")
         cpsad.grad(sqrt_sum)(x)
     assert caught == []
+
+
+def noisy(rng, x):
+    return x * rng.standard_normal()
+
+
+def test_a_method_of_a_differentiated_parameter_names_it_and_argnums():
+    """`cpsad show` differentiates every parameter: a random generator among them was "a
+    differentiable value", which did not say which, nor that it is differentiated by choice."""
+    with pytest.raises(cpsad.TransformError) as info:
+        cpsad.grad(noisy)(np.random.default_rng(0), 1.0)  # argnums=0: the generator
+    e = info.value
+    assert e.message == (
+        "the method `.standard_normal()` of `rng`, a parameter being differentiated, has no "
+        "derivative rule"
+    )
+    assert e.hint.startswith("if the parameter is not a number to differentiate")
+    assert "`argnums` (`--wrt` on the command line)" in e.hint
+    assert cpsad.grad(noisy, 1)(np.random.default_rng(0), 1.0) == pytest.approx(
+        np.random.default_rng(0).standard_normal()
+    )

@@ -18,6 +18,8 @@ import inspect
 
 import numpy
 
+from . import astlib as A
+
 REFERENCE = "docs/reference.md"
 
 # numpy functions with a documented way to write them with functions that have rules
@@ -101,8 +103,26 @@ def no_derivative(rule_name: str, param: str) -> str:
     return f"make `{param}` a constant, or stop the gradient: `cpsad.stop_gradient({param})`"
 
 
-def method(name: str) -> str:
-    """The hint for ``x.name()`` on a differentiable value, a method with no derivative rule."""
+def receiver(unit, node) -> str:
+    """The object a method with no derivative rule is called on, as a refusal names it: a
+    parameter being differentiated by name (``rng``, which the command line differentiates
+    unless ``--wrt`` says otherwise), a differentiable value otherwise."""
+    if isinstance(node, A.Name) and node.id in unit.active:
+        return f"`{node.id}`, a parameter being differentiated,"
+    if isinstance(node, A.Name) and node.id not in unit.namer.generated:
+        return f"`{node.id}`, a differentiable value (or a container of them),"
+    return "a differentiable value (or a container of them)"
+
+
+def method(name: str, of_parameter: bool = False) -> str:
+    """The hint for ``x.name()`` on a differentiable value, a method with no derivative rule
+    (``of_parameter``: ``x`` a parameter being differentiated)."""
+    if of_parameter:
+        return (
+            "if the parameter is not a number to differentiate (a random generator, a model "
+            "object), differentiate with respect to the others only: `argnums` (`--wrt` on the "
+            f"command line); else {method(name)}"
+        )
     if name == "tolist":
         return (
             "`list(x)` gives the rows of `x` as a list, differentiated; for the others, the array "

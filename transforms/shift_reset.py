@@ -997,10 +997,10 @@ def rule_for(unit, value, kinds: dict):
             rule = ctx.method_rule(value.func.attr)
             if rule is None:
                 raise unit.error(
-                    f"the method `.{value.func.attr}()` of a differentiable value (or of a "
-                    "container of them) has no derivative rule",
+                    f"the method `.{value.func.attr}()` of {hints.receiver(unit, value.func.value)}"
+                    " has no derivative rule",
                     value,
-                    hints.method(value.func.attr),
+                    hints.method(value.func.attr, value.func.value.id in unit.active),
                 )
             return rule, [value.func.value, *value.args], keywords, f"`.{value.func.attr}()`"
         refuse_dispatch(unit, value)
