@@ -11,6 +11,8 @@ A generated part sits between ``<!-- gen:KIND ARGS -->`` and ``<!-- end -->``:
 * ``gen:sizes``                    -- source and emitted lines of every example
 * ``gen:stage FILE FUNC WRT STAGE`` -- a function's program after one pipeline stage
 * ``gen:show FILE FUNC WRT``       -- a function's backpropagator (as ``cpsad show`` prints it)
+* ``gen:cli show FILE [ARGS ...]``  -- ``cpsad show`` in a shell, its output saved to a file: what
+  it says on stderr, and its exit status
 """
 
 from __future__ import annotations
@@ -89,12 +91,33 @@ def generate(spec: str) -> str:
         gone = [f"`{n}`" for n in only]
         gone = ", ".join(gone[:-1]) + " and " + gone[-1] if len(gone) > 1 else "".join(gone)
         return f"reverse: {names}; forward: {', '.join(f'`{n}`' for n in new)} in place of {gone}\n"
+    if kind == "cli":
+        return _cli_session(args)
     if kind == "second":  # the backpropagator of the backpropagator
         file, name, wrt = args
         fn = _function(file, name)
         (i,) = _argnums(fn, wrt)
         return "```python\n" + api.show(api.grad(fn, i), argnums=i, callees=False) + "```\n"
     raise ValueError(f"unknown generated part {spec!r}")
+
+
+def _cli_session(args: list[str]) -> str:
+    """``cpsad ARGS`` with its output saved to a file, as a console session: stderr (where a whole
+    file's listing reports each function it could not show) and the exit status."""
+    import contextlib
+    import io
+
+    from cpsad import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cli.main([*args, "--color", "never"])
+    saved = os.path.basename(args[1]).replace(".py", "_bp.py")
+    return (
+        "```console\n"
+        f"$ cpsad {' '.join(args)} > {saved}; echo \"exit status $?\"\n"
+        f"{err.getvalue()}exit status {status}\n```\n"
+    )
 
 
 def render(text: str) -> str:

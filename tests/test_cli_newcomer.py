@@ -117,10 +117,14 @@ def docs_examples() -> list[str]:
         os.path.join(ROOT, "README.md")
     ]:
         text = open(md).read()
+        # (a generated part is a session docs/build.py ran, exit status and all: --check reruns it)
+        text = re.sub(r"<!-- gen:.*?<!-- end -->", "", text, flags=re.S)
         spans = re.findall(r"`(cpsad show [^`\n]+)`", text)
         for block in re.findall(r"```[^\n]*\n(.*?)```", text, re.S):
             spans += [m.split("#")[0] for m in re.findall(r"cpsad show [^\n]+", block)]
         for cmd in spans:
+            # the command, without the shell's redirections, pipes and what follows
+            cmd = re.split(r"\s(?:\d?>|\||;|&&)", cmd)[0]
             words = shlex.split(cmd)
             files = [w.split("::")[0] for w in words if w.split("::")[0].endswith(".py")]
             if any(re.fullmatch(r"[A-Z][A-Z.]*", w) for w in words):
