@@ -5,10 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo examples test lint snapshots bench fuzz dist docs clean
+.PHONY: help demo show examples test lint snapshots bench fuzz dist docs clean
 
 help:
 	@echo "make demo       transform and train the MLP example; print its backpropagator, draw out/mlp.png"
+	@echo "make show FILE=f.py [FUNC=name] [WRT=x,y] [ARGS=...]"
+	@echo "                print the backpropagators of a file's functions (ARGS: cpsad show --help)"
 	@echo "make examples   run every example in its quick mode (curves in out/)"
 	@echo "make test       run the tests (finite differences, autograd, snapshots, CLI)"
 	@echo "make lint       ruff and black --check"
@@ -26,6 +28,17 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(PY) examples/mlp.py --demo
+
+# `cpsad show` without activating the environment: make show FILE=examples/readme.py FUNC=loss WRT=w
+# (FUNC: one name or several, 'f g'; ARGS: any other option of `cpsad show --help`, ARGS=--stages)
+FILE ?=
+FUNC ?=
+WRT ?=
+ARGS ?=
+
+show: $(STAMP)
+	@test -n "$(FILE)" || { echo "usage: make show FILE=path/to/file.py [FUNC=name ...] [WRT=x,y] [ARGS=...]" >&2; exit 2; }
+	$(VENV)/bin/cpsad show $(FILE) $(FUNC) $(if $(WRT),--wrt $(WRT)) $(ARGS)
 
 examples: $(STAMP)
 	for e in mlp cnn resnet rnn lstm treelstm; do $(PY) examples/$$e.py --quick || exit 1; done
