@@ -367,7 +367,10 @@ def run_pipeline(
     unit.nested = nested
     unit.emitted = getattr(fn, "__code__", None) is not None and fn.__code__.co_filename in _BY_PATH
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
-    stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
+    try:
+        stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
+    except TransformError as exc:  # (in emitted code: at the user's line it came from)
+        raise in_user_code(exc) from None
     return unit, stages
 
 

@@ -82,6 +82,21 @@ def test_unsupported_code_is_a_compiler_error(capsys):
     assert "^" in err and "hint:" in err
 
 
+@pytest.mark.parametrize("stages", [[], ["--stages"]], ids=["code", "stages"])
+def test_a_third_derivative_refused_is_at_the_users_line(tmp_path, capsys, stages):
+    """--order 3 of a loop is refused while the second derivative's code is transformed: the
+    error is at the loop's line of the user's file, with a caret (with --stages it pointed into
+    the cache file, at a `call_bp(k, ...)` of emitted code)."""
+    src = tmp_path / "loop.py"
+    src.write_text(
+        "def f(x):\n    s = x\n    for _ in range(3):\n        s = s * x\n    return s\n"
+    )
+    assert main(["show", str(src), "f", "--order", "3", *stages]) == 1
+    head, line, caret, *_ = capsys.readouterr().err.splitlines()
+    assert head.startswith(f"{src}:3:5: error: ") and "(in the second derivative of `f`" in head
+    assert line.strip() == "for _ in range(3):" and caret.strip() == "^" * len(line.strip())
+
+
 def test_bad_wrt(capsys):
     assert main(["show", CORE, "square", "--wrt", "nope"]) == 2
     assert "no parameter" in capsys.readouterr().err
