@@ -42,7 +42,7 @@ import numpy as np
 
 import cpsad
 from cpsad import diskcache, validity
-from cpsad.context import Context
+from cpsad.context import FACTORY, Context
 from cpsad.runtime import scalar_seed
 from cpsad.transforms import pipeline
 from cpsad.transforms.errors import TransformError
@@ -428,7 +428,7 @@ def _compile(unit: Unit, path: str) -> types.CodeType:
     result = ast.Name(id=unit.bp_name, ctx=ast.Load())
     ret = ast.Return(value=result)
     factory = ast.FunctionDef(
-        name="__cpsad_factory__",
+        name=FACTORY,
         args=ast.arguments(
             posonlyargs=[],
             args=params,

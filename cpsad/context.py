@@ -31,6 +31,8 @@ OPERATOR_NAMES = {
     "repeat_y": "repeat_y",
 }
 
+FACTORY = "__cpsad_factory__"  # the function an emitted module is compiled in (compiler._compile)
+EMITTED = FACTORY + "."  # the start of the qualified name of every function emitted code defines
 # Python functions from these packages are not transformed: they need a rule (or are non-differentiable).
 OPAQUE_PACKAGES = ("numpy", "cpsad", "scipy", "math", "builtins", "functools")
 
@@ -65,7 +67,9 @@ class Context:
             return "dynamic"
         if isinstance(obj, types.FunctionType):
             mod = (getattr(obj, "__module__", None) or "").split(".")[0]
-            if mod not in OPAQUE_PACKAGES:
+            if mod not in OPAQUE_PACKAGES or obj.__qualname__.startswith(EMITTED):
+                # (emitted code -- a continuation of a backpropagator of cpsad's own, a
+                # composite's or a jacobian's, passed as a value -- is transformed like yours)
                 return "user"
         if inspect.ismethod(obj) and isinstance(obj.__func__, types.FunctionType):
             return "unknown"

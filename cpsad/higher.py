@@ -70,6 +70,9 @@ def jacobian(f: Callable, argnums: int | tuple[int, ...] = 0, mode: str | None =
         args = list(args)
         for i in nums:
             args[i] = promote(args[i])
+        inner = getattr(f, "__cpsad_derivative__", None)
+        if inner is not None and inner[0] == "jacobian":  # jacobian(jacobian(g))
+            return _jacobian_of_jacobian(inner[1], inner[2], argnums, args, kwargs)
         value = f(*args, **kwargs)
         out_leaves, out_build = leaves(value)
         blocks = [_blocks(f, args, kwargs, i, mode, value) for i in nums]
@@ -121,6 +124,62 @@ def _blocks(f, args, kwargs, argnums, mode, value) -> list:
             rows.append(_flat(leaves(g)[0], in_leaves))
         matrix = np.array(rows, dtype=float).reshape(n_out, n_in)
     return _structure(matrix, out_leaves, in_leaves, in_build)
+
+
+def _jacobian_of_jacobian(g, inner, outer, args, kwargs):
+    """``jacobian(jacobian(g, inner), outer)(*args)``: the second derivatives of ``g``'s result,
+    shape ``result.shape + args[inner].shape + args[outer].shape`` (JAX's layout) -- for each
+    element ``o`` of the result, ``jacobian(grad(g_o, inner), outer)`` of the scalar ``g_o``, its
+    ``o``-th element: forward mode over reverse mode, as ``hessian``. The jacobian made by
+    ``jacobian(g)`` is no function cpsad can transform (it loops over basis vectors in Python),
+    so the outer one differentiates ``g`` twice instead."""
+    if not (isinstance(inner, int) and isinstance(outer, int)):
+        raise TypeError(
+            "cpsad: jacobian(jacobian(f)) takes one argument each (an int argnums); for several, "
+            "take the blocks one pair at a time"
+        )
+    if kwargs or not 1 <= len(args) <= 4:
+        raise TypeError(
+            "cpsad: jacobian(jacobian(f)) is supported for a function of one to four positional "
+            "arguments, without keywords (bind the others with a lambda)"
+        )
+    value = g(*args, **kwargs)
+    for where, x in (("result", value), ("argument", args[inner]), ("argument", args[outer])):
+        if not isinstance(x, (np.ndarray, np.generic, float, int)) or isinstance(x, bool):
+            raise TypeError(
+                f"cpsad: jacobian(jacobian(f)) of a function whose {where} is a "
+                f"{type(x).__name__}: supported for arrays and numbers (a pytree's second "
+                "derivatives: cpsad.hessian of each scalar output)"
+            )
+    shape = np.shape(value)
+    rows = []
+    for o in range(int(np.size(value))):
+        e = np.zeros(int(np.size(value)))
+        e[o] = 1.0
+        g_o = _element(g, e.reshape(shape), len(args))
+        rows.append(np.asarray(jacobian(grad(g_o, inner), outer, mode="forward")(*args)))
+    x_in, x_out = np.shape(args[inner]), np.shape(args[outer])
+    return np.array(rows, dtype=float).reshape(shape + x_in + x_out)
+
+
+def _element(g, e, n: int):
+    """The element of ``g``'s result that the one-hot ``e`` picks, as a function of ``n``
+    parameters that cpsad transforms (it calls ``g``, a function of the user's; cpsad
+    differentiates named parameters, not items of ``*args``)."""
+
+    def element_1(a):
+        return np.sum(g(a) * e)
+
+    def element_2(a, b):
+        return np.sum(g(a, b) * e)
+
+    def element_3(a, b, c):
+        return np.sum(g(a, b, c) * e)
+
+    def element_4(a, b, c, d):
+        return np.sum(g(a, b, c, d) * e)
+
+    return {1: element_1, 2: element_2, 3: element_3, 4: element_4}[n]
 
 
 def _unit(template_leaves, k: int):

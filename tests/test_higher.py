@@ -345,3 +345,69 @@ def test_show_prints_second_order_code():
 def test_value_and_grad_is_not_differentiated_again():
     with pytest.raises(TypeError, match="value_and_grad"):
         cpsad.grad(cpsad.value_and_grad(math.sin))(0.3)
+
+
+# ------------------------------------------------------------------- jacobian(jacobian(f))
+
+
+def _vector_field(x):
+    return np.sin(x) * np.sum(x**2)
+
+
+def _two_arguments(x, y):
+    return np.tanh(x * y[0]) + y[1] ** 2 * x
+
+
+def _scalar_through_a_helper(x):
+    return _vector_field(x).sum()
+
+
+def _numerical_jacobian(h, args, i, eps=1e-5):
+    """d h(*args) / d args[i] by central differences, the derivative's axes last."""
+    x = args[i]
+    cols = []
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = eps
+        up, down = list(args), list(args)
+        up[i], down[i] = x + e.reshape(x.shape), x - e.reshape(x.shape)
+        cols.append((np.asarray(h(*up)) - np.asarray(h(*down))) / (2 * eps))
+    return np.stack(cols, axis=-1).reshape(np.shape(h(*args)) + x.shape)
+
+
+@pytest.mark.parametrize(
+    "f, args, inner, outer",
+    [
+        (_vector_field, (np.array([0.3, 0.5, -0.2]),), 0, 0),
+        (_two_arguments, (np.array([0.3, 0.5, -0.2]), np.array([0.7, -0.4])), 1, 0),
+        (_two_arguments, (np.array([0.3, 0.5, -0.2]), np.array([0.7, -0.4])), 0, 1),
+        (_scalar_through_a_helper, (np.array([0.3, 0.5, -0.2]),), 0, 0),
+        (lambda x: _vector_field(x)[1:], (np.array([0.3, 0.5, -0.2]),), 0, 0),
+    ],
+)
+def test_jacobian_of_a_jacobian_is_the_second_derivative(f, args, inner, outer):
+    """jacobian(jacobian(f)) -- refused before: the inner jacobian loops in Python -- is JAX's
+    layout, result + inner argument + outer argument, against differences of the inner one."""
+    inner_jacobian = cpsad.jacobian(f, inner)
+    got = cpsad.jacobian(inner_jacobian, outer)(*args)
+    want = _numerical_jacobian(inner_jacobian, args, outer)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_jacobian_of_a_jacobian_agrees_with_autograd_and_hessian():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    x = np.array([0.3, 0.5, -0.2])
+    want = autograd.jacobian(autograd.jacobian(lambda x: anp.sin(x) * anp.sum(x**2)))(x)
+    np.testing.assert_allclose(cpsad.jacobian(cpsad.jacobian(_vector_field))(x), want, rtol=1e-12)
+    h = cpsad.jacobian(cpsad.jacobian(_scalar_through_a_helper))(x)
+    np.testing.assert_allclose(h, cpsad.hessian(_scalar_through_a_helper)(x), rtol=1e-12)
+
+
+def test_jacobian_of_a_jacobian_refuses_what_it_does_not_do():
+    x = np.array([0.3, 0.5])
+    with pytest.raises(TypeError, match="pytree"):
+        cpsad.jacobian(cpsad.jacobian(lambda x: (x, x)))(x)
+    with pytest.raises(TypeError, match="int argnums"):
+        cpsad.jacobian(cpsad.jacobian(_two_arguments, (0, 1)))(x, x)
