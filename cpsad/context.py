@@ -67,6 +67,8 @@ class Context:
             return "dynamic"
         if isinstance(obj, types.FunctionType):
             mod = (getattr(obj, "__module__", None) or "").split(".")[0]
+            if obj.__code__.co_filename.startswith("<frozen "):
+                return "unknown"  # (os.path.join: the standard library's, frozen: no source)
             if mod not in OPAQUE_PACKAGES or obj.__qualname__.startswith(EMITTED):
                 # (emitted code -- a continuation of a backpropagator of cpsad's own, a
                 # composite's or a jacobian's, passed as a value -- is transformed like yours)

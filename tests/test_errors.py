@@ -2,6 +2,7 @@
 
 import inspect
 import math
+import os
 import re
 import warnings
 
@@ -425,3 +426,26 @@ def test_a_method_of_a_differentiated_parameter_names_it_and_argnums():
     assert cpsad.grad(noisy, 1)(np.random.default_rng(0), 1.0) == pytest.approx(
         np.random.default_rng(0).standard_normal()
     )
+
+
+def _scaled_and_named(x, folder):
+    path = os.path.join(folder, "out.png")  # the standard library's, frozen: no source to read
+    return x * 2.0 + len(path) * 0.0
+
+
+def _scaled_and_joined(x, folder):
+    return x * 2.0, os.path.join(folder, "out.png")
+
+
+def test_a_frozen_standard_library_function_is_refused_at_your_call():
+    """``os.path.join`` is Python, but frozen into the interpreter: cpsad cannot read its source.
+    Called with a differentiated value that reaches the result, the refusal is at the call in
+    your file (it pointed at ``<frozen posixpath>:71``); with values that are not differentiated
+    it just runs."""
+    assert cpsad.grad(_scaled_and_named)(1.5, "plots") == 2.0
+    with pytest.raises(cpsad.TransformError) as info:
+        _ = cpsad.transform(_scaled_and_joined, argnums=(0, 1)).source
+    err = info.value
+    assert err.filename == __file__
+    assert err.lineno == _scaled_and_joined.__code__.co_firstlineno + 1
+    assert "`os.path.join`" in str(err) and "frozen" not in str(err)
