@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.deferred import Deferred
-from cpsad.runtime import Sparse, struct_parts, unbroadcast
+from cpsad.runtime import Sparse, foreign, rows_of, struct_parts, unbroadcast, zeros_like
 
 
 def promote(x):
@@ -93,6 +93,9 @@ def densify(adj, x):
     if type(x) is np.ndarray and type(adj) is np.ndarray and adj.dtype == x.dtype:
         if adj.shape == x.shape and adj.flags.writeable and not np.may_share_memory(adj, x):
             return adj  # the common case: a fresh array of the argument's shape and dtype
+    if foreign(x) or (foreign(adj) and isinstance(x, (np.ndarray, np.generic, float, int))):
+        # a Dask or CuPy array: the gradient stays one
+        return _densify_foreign(adj, x)
     if isinstance(x, np.ndarray):
         dtype = x.dtype if x.dtype.kind in "fc" else np.float64
         if adj is None:
@@ -127,6 +130,38 @@ def densify(adj, x):
         keys, children, rebuild = parts
         return rebuild([densify(_entry(adj, k), v) for k, v in zip(keys, children)])
     return adj  # not a differentiable value (None, str, an object used as data)
+
+
+def _densify_foreign(adj, x):
+    """``densify`` where the argument ``x`` or its adjoint is an array of another library (Dask,
+    CuPy): the gradient is of that library, as numpy's own rules would make it (a numpy ``w``'s
+    gradient of a loss over Dask data is a lazy Dask array), with ``x``'s shape and float type,
+    and nothing computed or copied to the host."""
+    if not foreign(x):  # a number or a numpy array of a loss over another library's data
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fc":
+            dtype = x.dtype
+        else:
+            dtype = np.dtype(np.float64)
+        if dtype.kind != "c" and adj.dtype.kind == "c":
+            adj = np.real(adj)
+        shape = np.shape(x)
+        if adj.shape != shape:
+            adj = np.broadcast_to(adj, shape)
+        return adj if adj.dtype == dtype else adj.astype(dtype)
+    if adj is None:
+        return zeros_like(x)
+    if type(adj) is Deferred:
+        adj = adj.array()
+    if isinstance(adj, Sparse):  # the adjoints of some of its rows
+        adj = rows_of(adj, x)
+    if not foreign(adj):  # zeros made by numpy, a number: onto x's library
+        adj = np.asarray(adj, like=x)
+    dtype = x.dtype if x.dtype.kind in "fc" else np.dtype(np.float64)
+    if dtype.kind != "c" and adj.dtype.kind == "c":
+        adj = np.real(adj)
+    if adj.shape != x.shape:
+        adj = np.broadcast_to(adj, x.shape)
+    return adj if adj.dtype == dtype else adj.astype(dtype)
 
 
 def owned(trees: list, given) -> list:

@@ -19,6 +19,53 @@ import numpy as np
 
 from cpsad.deferred import Deferred
 
+# --------------------------------------------------------------------------- other array libraries
+#
+# numpy hands its functions and ufuncs to the library of their arguments (NEP 18 and NEP 13): on a
+# Dask array `np.tanh(x)` builds a graph, on a CuPy array it runs on the GPU. The helpers below
+# keep such an array one -- never `np.asarray` of it (a Dask computation, a copy off the GPU), no
+# write into it, no read of its values back into Python -- and make what they create (zeros, a
+# seed, an index) with the array's library (`np.zeros_like`, `np.asarray(c, like=x)`).
+
+_FOREIGN: dict = {}  # type -> whether its objects are arrays of another library
+
+
+def foreign(x) -> bool:
+    """Is ``x`` an array of a library other than numpy that numpy dispatches to -- a Dask or CuPy
+    array, anything with ``__array_function__`` and a ``shape`` -- rather than an ndarray, a
+    numpy scalar or a ``Deferred``?"""
+    t = type(x)
+    out = _FOREIGN.get(t)
+    if out is None:
+        out = _FOREIGN[t] = (
+            not issubclass(t, (np.ndarray, np.generic, Deferred))
+            and hasattr(t, "__array_function__")
+            and hasattr(t, "shape")
+            and hasattr(t, "dtype")
+        )
+    return out
+
+
+def as_array(x):
+    """``np.asarray(x)``, except that an array of another library stays what it is."""
+    return x if foreign(x) else np.asarray(x)
+
+
+def maybe_any(mask) -> bool:
+    """``np.any(mask)`` where reading it is cheap (numpy values); ``True`` for an array of another
+    library, whose value would cost a computation (Dask) or a synchronization (a GPU): for a
+    caller that only skips work where it knows nothing is true."""
+    if foreign(mask):
+        return True
+    return bool(np.any(mask))
+
+
+def on_device_of(c, x):
+    """The numpy value ``c`` (an index, a constant) on ``x``'s library: ``np.asarray(c, like=x)``
+    for an array of another library (NEP 35), ``c`` itself for anything else."""
+    return np.asarray(c, like=x) if foreign(x) else c
+
+
 # --------------------------------------------------------------------------- adjoint arithmetic
 
 
@@ -96,7 +143,7 @@ def split_ties(picked, g, x, y):
     halved where ``x == y``: a tie splits the adjoint evenly. Only an array with ties is
     rewritten (a ReLU's adjoint is one comparison and one product, not five full arrays)."""
     tie = x == y
-    if np.any(tie):
+    if maybe_any(tie):  # (on a Dask or CuPy array, not read: the where, always)
         return np.where(tie, 0.5 * g, picked)
     return picked
 
@@ -109,7 +156,7 @@ def pick_into(g, keep, x, y):
     decided by reference counts, as ``acc_into`` decides; a tie, or a product of another shape or
     type, is computed out of place."""
     tie = x == y
-    if np.any(tie):
+    if maybe_any(tie):  # (on a Dask or CuPy array, not read: the where, always)
         return np.where(tie, 0.5 * g, g * keep)
     if (
         _ALONE
@@ -182,6 +229,8 @@ def zeros_like(x):
         return np.zeros(x.shape, dtype)
     if isinstance(x, float):
         return 0.0
+    if foreign(x):  # a Dask or CuPy array: zeros of its own library
+        return np.zeros_like(x, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
     if isinstance(x, (bool, int)):
         return 0.0
     if isinstance(x, np.generic):
@@ -244,8 +293,8 @@ def unbroadcast(g, x):
         axes = tuple(range(extra)) + tuple(
             extra + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1
         )
-        if axes:
-            g = np.add.reduce(g, axis=axes, keepdims=True)
+        if axes:  # (np.sum, not np.add.reduce: a ufunc's reduce is no method of a Dask array)
+            g = np.sum(g, axis=axes, keepdims=True)
             if extra:
                 g = g.reshape(g.shape[extra:])
     if np.shape(g) != shape:  # x broadcast against a larger adjoint it does not fit: a bug upstream
@@ -263,6 +312,8 @@ def tangent_zeros(x):
         return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
     if isinstance(x, (float, int)):
         return None if isinstance(x, bool) else 0.0
+    if foreign(x):  # a Dask or CuPy array: zeros of its own library
+        return np.zeros_like(x, dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
     if isinstance(x, complex):
         return 0j
     if isinstance(x, np.generic):
@@ -299,6 +350,14 @@ def broadcast_like(t, ans):
         for k, v in t.items():
             out[k] = out[k] + v
         return out
+    if foreign(t) or foreign(ans):  # a Dask or CuPy array: broadcast, never written into
+        kind = _dtype_of(ans)
+        dtype = kind if kind.kind in "fc" else np.result_type(_dtype_of(t), 0.0)
+        shape = np.shape(ans)
+        out = t if np.shape(t) == shape else np.broadcast_to(t, shape)
+        if not foreign(out):  # a numpy tangent of an array of another library
+            out = np.asarray(out, like=ans)
+        return out if out.dtype == dtype else out.astype(dtype)
     kind = np.result_type(ans)
     dtype = kind if np.issubdtype(kind, np.inexact) else np.result_type(t, 0.0)
     if not isinstance(ans, np.ndarray):  # a number
@@ -348,6 +407,8 @@ class Sparse(dict):
     def __add__(self, other):
         if other is None:
             return self
+        if foreign(other):  # an array of another library's rows: dense, of that library
+            return rows_of(self, other) + other
         if isinstance(other, (np.ndarray, Deferred)):  # the list also went into an array: dense
             out = np.array(other, dtype=np.result_type(other, float), copy=True)
             for k, v in self.items():
@@ -395,6 +456,14 @@ class _Repeated:
         )
 
 
+def rows_of(g, x):
+    """The adjoint ``g`` of an array ``x`` of another library, a ``Sparse`` of its rows (``for
+    row in x``, ``a, b = x``), as an array of that library: the rows stacked, zeros where none
+    came."""
+    rows = [zeros_like(x[i]) if g.get(i) is None else g[i] for i in range(len(x))]
+    return np.stack(rows) if rows else zeros_like(x)
+
+
 def as_adjoint(ct):
     """A user-given cotangent in the form emitted code uses: containers become ``Sparse``."""
     if isinstance(ct, Sparse):
@@ -440,7 +509,7 @@ def _zero(x):
 def entries_adjoint(g, start, xs):
     """The adjoint of ``xs`` in ``lst.extend(xs)``: the list's entries from ``start`` on."""
     n = len(xs)
-    if isinstance(xs, np.ndarray):
+    if isinstance(xs, np.ndarray) or foreign(xs):
         rows = [item_adjoint(g, start + i, xs[i]) for i in range(n)]
         return np.stack(rows) if rows else zeros_like(xs)
     if g is None:
@@ -503,6 +572,9 @@ def stored(x, key, v):
     function made (``out[1:-1] = x``). Rebinding the name to it is what Python's change in place
     does when nothing else holds the array (``check_in_place`` refuses where something may), and
     what the backward pass reads of the old array stays the old array."""
+    if foreign(x) or foreign(v):  # a Dask or CuPy array: a new one, nothing written into
+        placed, written = _placed(v, np.shape(x), key, _dtype_of(x), x)
+        return np.where(on_device_of(written, placed), placed, x)
     out = np.array(x, copy=True)
     out[key] = v
     return out
@@ -515,6 +587,13 @@ def stored_part(c, out, key, value):
     the adjoint. Into an array of integers (``value`` truncated) nothing flows."""
     if c is None or not np.issubdtype(np.result_type(out), np.inexact):
         return zeros_like(value)
+    if foreign(c):  # a Dask or CuPy array: the parts written last kept by a numpy mask
+        part = c[key]
+        if not _basic_index(key):
+            positions, owner = _writes(np.shape(out), key)
+            last = owner[positions] == np.arange(positions.size).reshape(positions.shape)
+            part = part * on_device_of(last, part)
+        return unbroadcast(part, value)
     c = np.asarray(c.array() if type(c) is Deferred else c)
     part = c[key]
     if not _basic_index(key):
@@ -534,9 +613,36 @@ def placed_part(c, out, key):
     if c is None or not np.issubdtype(np.result_type(out), np.inexact):
         return zeros_like(out)
     c = c.array() if type(c) is Deferred else c
+    if foreign(c) or foreign(out):  # a Dask or CuPy array: gathered, nothing written into
+        return _placed(c, np.shape(out), key, np.result_type(out, c), out)[0]
     z = np.zeros(np.shape(out), dtype=np.result_type(out, c))
     z[key] = c
     return z
+
+
+def _writes(shape, key):
+    """Where ``x[key] = v`` writes into an array of ``shape``: the flat positions of ``v``'s
+    elements (of ``x[key]``'s shape), and for each position of ``x`` the element of ``v``
+    written there last (numpy keeps the last write), -1 where none is."""
+    size = int(np.prod(shape))
+    positions = np.arange(size).reshape(shape)[key]
+    owner = np.full(size, -1, dtype=np.intp)
+    owner[positions.reshape(-1)] = np.arange(positions.size)
+    return positions, owner
+
+
+def _placed(v, shape, key, dtype, like):
+    """Zeros of ``shape`` with ``v`` stored at ``key`` (broadcast; the last write where an index
+    repeats), on the library of ``v`` or ``like`` -- one gather (``np.take``), no write -- and
+    the numpy mask of the positions written."""
+    positions, owner = _writes(shape, key)
+    if not foreign(v):
+        v = np.asarray(np.asarray(v), like=like)
+    values = np.broadcast_to(v, positions.shape).reshape(-1).astype(dtype)
+    padded = np.concatenate([values, np.zeros_like(values, shape=(1,))])
+    written = owner >= 0
+    source = np.where(written, owner, positions.size)
+    return np.take(padded, on_device_of(source, padded)).reshape(shape), written.reshape(shape)
 
 
 def _basic_index(key) -> bool:
@@ -556,6 +662,8 @@ def without(g, key):
         return out
     if type(g) is Deferred:  # (a scattered row's adjoint, not yet summed: summed here)
         g = g.array()
+    if foreign(g):  # a Dask or CuPy array: a new one, with zeros there
+        return stored(g, key, 0.0)
     if isinstance(g, np.ndarray):
         out = np.array(g, copy=True)
         out[key] = 0
@@ -568,7 +676,7 @@ def unpack_adjoint(gs, x=None):
     ``gs`` may be a ``Sparse`` of them): a ``Sparse`` of them, or for an array ``x`` the array of
     its rows' adjoints, zeros where none."""
     entries = gs if isinstance(gs, dict) else dict(enumerate(gs))  # a Sparse: the same
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or foreign(x):
         rows = [zeros_like(x[i]) if entries.get(i) is None else entries[i] for i in range(len(x))]
         return np.stack(rows)
     return Sparse({i: g for i, g in entries.items() if g is not None})
@@ -580,6 +688,9 @@ def getitem_adjoint(g, x, index):
         return Sparse({index: g})
     if g is None:  # nothing flowed into x[index]
         return zeros_like(x)
+    if foreign(x) or (foreign(g) and isinstance(x, np.ndarray)):  # Dask, CuPy: no write
+        dtype = np.result_type(x.dtype if x.dtype.kind in "fc" else np.float64, _dtype_of(g))
+        return scatter_added(g, np.shape(x), dtype, index, x)
     if isinstance(x, np.ndarray):
         dtype = np.result_type(
             x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype
@@ -606,6 +717,43 @@ def getitem_adjoint(g, x, index):
     if isinstance(x, (list, tuple)):  # xs[-1] is the entry len(xs) - 1
         index = range(len(x))[index]
     return Sparse({index: g})
+
+
+def _dtype_of(g):
+    """The dtype of an adjoint: an array's own (read, not converted), a number's numpy type."""
+    dtype = getattr(g, "dtype", None)
+    return dtype if dtype is not None else np.result_type(g)
+
+
+def scatter_added(g, shape, dtype, index, like=None):
+    """Zeros of ``shape`` with ``g`` added at ``index`` -- the adjoint of ``x[index]``, repeated
+    positions summed -- on ``g``'s library (Dask, CuPy) with no write into an array: the element
+    each position of the result comes from is found in numpy (``index`` is numpy's or Python's:
+    the positions ``np.arange(size).reshape(shape)[index]``), and the result is one gather from
+    ``g``'s entries and a zero (``np.take``); where positions repeat, the entries of each are
+    summed first, as differences of a cumulative sum in position order. ``like``: the array
+    ``x`` whose library a numpy ``g`` is moved to."""
+    size = int(np.prod(shape))
+    positions = np.arange(size).reshape(shape)[index]
+    if not foreign(g):  # a number or a numpy adjoint of ``like``, an array of another library
+        g = on_device_of(np.asarray(g), like)
+    g = np.broadcast_to(g, positions.shape).reshape(-1).astype(dtype)
+    positions = positions.reshape(-1)
+    order = np.argsort(positions, kind="stable")
+    ordered = positions[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    if len(starts) == len(ordered):  # each position once: the entries themselves
+        where, values = positions, g
+    else:  # each position's entries, adjacent in position order, summed
+        where = ordered[starts]
+        ends = np.concatenate([starts[1:], [len(ordered)]]) - 1
+        total = np.cumsum(np.take(g, on_device_of(order, g)))
+        upto = np.take(total, on_device_of(ends, g))
+        values = upto - np.concatenate([np.zeros_like(upto, shape=(1,)), upto[:-1]])
+    source = np.full(size, len(where))  # the zero appended after the values
+    source[where] = np.arange(len(where))
+    padded = np.concatenate([values, np.zeros_like(values, shape=(1,))])
+    return np.take(padded, on_device_of(source, padded)).reshape(shape)
 
 
 def index_step(x, index, like=None):
@@ -885,6 +1033,17 @@ def scalar_seed(result):
             f"{result.shape}; use cpsad.vjp for a vector-Jacobian product, or reduce the output "
             "(e.g. np.sum) first"
         )
+    if foreign(result):  # a Dask or CuPy array: a seed of its own library, nothing computed
+        kind = np.dtype(result.dtype).kind
+        if kind in "biuc":
+            raise TypeError(not_real(result))
+        if kind == "f" and (result.ndim == 0 or np.prod(result.shape) == 1):
+            return np.ones_like(result)
+        raise TypeError(
+            f"grad requires a scalar output, but the function returned an array of shape "
+            f"{result.shape} ({type(result).__module__}.{type(result).__name__}); use cpsad.vjp "
+            "for a vector-Jacobian product, or reduce the output (e.g. np.sum) first"
+        )
     if isinstance(result, bool) or isinstance(result, complex):
         raise TypeError(not_real(result))
     if isinstance(result, int):
@@ -898,7 +1057,7 @@ def scalar_seed(result):
 def not_real(result, api: str = "grad", wanted: str = "a real scalar output") -> str:
     """Why ``result`` -- a bool, an integer or a complex number, or an array of them -- cannot
     be differentiated by ``api``, and what to return instead."""
-    a = np.asarray(result)
+    a = result if foreign(result) else np.asarray(result)  # (its dtype and shape only)
     kind = "complex" if a.dtype.kind == "c" else "bool" if a.dtype.kind == "b" else "integer"
     if a.ndim == 0:
         what = {"complex": "a complex number", "bool": "a bool", "integer": "an integer"}[kind]
@@ -981,6 +1140,8 @@ def field_key(obj, name: str):
     of a value that is no pytree has no derivative."""
     if isinstance(obj, tuple) and hasattr(obj, "_fields") and name in obj._fields:
         return obj._fields.index(name)
+    if isinstance(obj, dict) and name in obj and getattr(obj, name, None) is obj[name]:
+        return name  # a dict whose attributes are its entries (scipy's OdeResult): res.y, res["y"]
     parts = struct_parts(obj)
     if parts is not None:
         keys, children, _ = parts

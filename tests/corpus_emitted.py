@@ -34,6 +34,7 @@ from cpsad.runtime import (
     add_right,
     add_tangent,
     as_adjoint,
+    as_array,
     entries_adjoint,
     getitem_adjoint,
     item_adjoint,
@@ -121,6 +122,14 @@ for c, x in [
     (u(2, 3), Sparse({0: u(3), 1: 0.5})),  # an array added to a Sparse
 ]:
     case(unbroadcast_, unbroadcast, c, x, autograd=HELPER)
+
+
+def as_array_(x):
+    return as_array(x)
+
+
+for x in [u(2, 3), u()]:  # (an array of another library: tests/test_duck.py)
+    case(as_array_, as_array, x, autograd=HELPER)
 
 
 def broadcast_like_(v, out):

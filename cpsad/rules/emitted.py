@@ -42,15 +42,18 @@ from cpsad.runtime import (
     add_right,
     add_tangent,
     as_adjoint,
+    as_array,
     check_in_place,
     check_unchanged,
     entries_adjoint,
+    foreign,
     getitem_adjoint,
     index_step,
     item_adjoint,
     items_adjoint,
     kept_copy,
     like,
+    maybe_any,
     pick_into,
     repeat_adjoint,
     scalar_seed,
@@ -83,6 +86,24 @@ defnondiff(
 )
 
 # =========================================================================== the runtime
+
+defnondiff(foreign, maybe_any)
+
+
+def as_array_x(g, ans, x):
+    """``as_array`` is ``np.asarray``, which an array of another library passes through: its
+    adjoint passes through too."""
+    return g
+
+
+defvjp(as_array, as_array_x)
+
+
+def as_array_x_jvp(t, ans, x):
+    return t
+
+
+defjvp(as_array, as_array_x_jvp)
 
 
 def acc_a(g, ans, a, b):
@@ -165,7 +186,7 @@ def read_adjoint(h, c, x, index):
     if h is None:
         return zeros_like(c)
     if isinstance(x, np.ndarray):
-        return unbroadcast(np.asarray(h)[index], c)
+        return unbroadcast(as_array(h)[index], c)
     if isinstance(x, (list, tuple)) and isinstance(index, slice):
         positions = range(len(x))[index]
         if isinstance(c, np.ndarray):
@@ -681,7 +702,7 @@ def unparts(h, c, x):
     if isinstance(x, (list, tuple)):
         rows = [unparts(item_adjoint(h, i, None), c[i], v) for i, v in enumerate(x)]
         return np.stack(rows) if rows else zeros_like(c)
-    return np.asarray(h).astype(np.result_type(c), copy=False)
+    return as_array(h).astype(np.result_type(c), copy=False)
 
 
 def parts_c(g, ans, c, x):
@@ -2426,8 +2447,8 @@ def prod_hessian(v, c, out, a, axis=None, keepdims=False):
     with them, each element's product of the others is the product of those before it and those
     after it, and their tangents are tangents of cumulative products (zeros handled there).
     Symmetric in ``v``; linear in ``v`` and ``c``."""
-    a = np.asarray(a)
-    if np.all(a != 0):
+    a = as_array(a)
+    if not maybe_any(a == 0):
         return -rd.prod_vjp(c, out, a, axis=axis, keepdims=keepdims) * v / a
     ax = tuple(range(a.ndim)) if axis is None else ((axis,) if np.ndim(axis) == 0 else tuple(axis))
     ax = tuple(i % a.ndim for i in ax)

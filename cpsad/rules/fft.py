@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defjvp, defnondiff, defvjp
-from cpsad.runtime import reads_shape_of
+from cpsad.runtime import as_array, reads_shape_of
 
 # --------------------------------------------------------------------------- shapes (no derivative)
 
@@ -81,7 +81,7 @@ def hermitian_weights(a, ans, axes):
     length ``n``, bin 0 (and bin ``n / 2`` where ``n`` is even) counts once, the bins between twice
     (for their conjugate partners), the bins past ``n // 2`` not at all (they are cut off). In
     ``a``'s real float type."""
-    a = np.asarray(a)
+    a = as_array(a)
     ax = axes[-1]
     m, n = a.shape[ax], np.shape(ans)[ax]
     k = np.arange(m)
@@ -103,7 +103,7 @@ def fit_axes(x, like, axes):
     ``axes`` (an int or a tuple): the transpose of the padding or truncation of a transform's
     ``n`` or ``s``."""
     axes = (axes,) if np.ndim(axes) == 0 else tuple(axes)
-    x = np.asarray(x)
+    x = as_array(x)
     shape = np.shape(like)
     index = [slice(None)] * x.ndim
     pad = [(0, 0)] * x.ndim

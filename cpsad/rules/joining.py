@@ -28,7 +28,10 @@ from cpsad.rules.core import (
 from cpsad.runtime import (
     Sparse,
     as_adjoint,
+    as_array,
+    foreign,
     item_adjoint,
+    scatter_added,
     tangent_zeros,
     unbroadcast,
     zeros_like,
@@ -42,7 +45,7 @@ def parts(g, x):
     if isinstance(x, (list, tuple)):
         return Sparse({i: parts(g[i], v) for i, v in enumerate(x)})
     if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.inexact):
-        return np.asarray(g).astype(x.dtype, copy=False)
+        return as_array(g).astype(x.dtype, copy=False)
     return g
 
 
@@ -82,7 +85,7 @@ def unjoin(g, arrays, joined, axis):
     ``joined`` are the shapes the parts had when joined (after ``np.atleast_2d`` or flattening,
     say); each part's adjoint is reshaped back to its own shape.
     """
-    g = np.asarray(g)
+    g = as_array(g)
     index = [slice(None)] * g.ndim
     adjoints = []
     start = 0
@@ -90,7 +93,7 @@ def unjoin(g, arrays, joined, axis):
         index[axis] = slice(start, start + s[axis])
         adjoints.append(g[tuple(index)].reshape(np.shape(x)))
         start += s[axis]
-    if isinstance(arrays, np.ndarray):  # an array's rows joined: its adjoint is an array
+    if isinstance(arrays, np.ndarray) or foreign(arrays):  # an array's rows: an array
         return np.stack(adjoints)
     return Sparse(enumerate(adjoints))
 
@@ -225,7 +228,7 @@ def index_concatenated_vjp(g, ans, key, concat):
     """Each array or number of ``concat[key]`` gets its block of ``g``, in its own shape; a
     slice (a range) and the directive get nothing."""
     items, directive, lengths, axis = index_concatenated(concat, key)
-    g = np.asarray(g)
+    g = as_array(g)
     index = [slice(None)] * g.ndim
     out = Sparse()
     start, first = 0, 1 if directive is not None else 0
@@ -398,8 +401,11 @@ def repeat_vjp(g, ans, a, repeats, axis=None):
         r = int(np.ravel(repeats)[0])
         split = np.reshape(g, shape[:axis] + (n, r) + shape[axis + 1 :])
         return np.sum(split, axis=axis + 1)
+    index = (slice(None),) * axis + (np.repeat(np.arange(n), repeats),)
+    if foreign(g):  # a Dask or CuPy array: no np.add.at into one
+        return scatter_added(g, shape, g.dtype, index)
     out = np.zeros(shape, np.result_type(g))
-    np.add.at(out, (slice(None),) * axis + (np.repeat(np.arange(n), repeats),), g)
+    np.add.at(out, index, g)
     return out
 
 
@@ -422,7 +428,7 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
     if mode == "constant":
         inside = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
-        return np.asarray(g)[inside]
+        return as_array(g)[inside]
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
     source = np.ravel(np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode))
@@ -562,6 +568,13 @@ def take_vjp(g, ans, a, indices, axis=None):
     """Scatter the adjoint back to the taken elements; repeated indices accumulate."""
     shape = np.shape(a)
     dtype = np.result_type(a, g) if np.issubdtype(np.result_type(a), np.inexact) else float
+    if foreign(g) or foreign(a):  # a Dask or CuPy array: no np.add.at into one
+        if axis is None:
+            return np.reshape(
+                scatter_added(g, (np.prod(shape, dtype=int),), dtype, indices, a), shape
+            )
+        index = (slice(None),) * (axis % len(shape)) + (indices,)
+        return scatter_added(g, shape, dtype, index, a)
     if axis is None:
         out = np.zeros(np.size(a), dtype)
         np.add.at(out, indices, g)
@@ -596,6 +609,12 @@ def along_axis(indices, axis, shape):
 
 def take_along_axis_vjp(g, ans, arr, indices, axis=-1):
     shape = np.shape(arr)
+    if foreign(g) or foreign(arr):  # a Dask or CuPy array: no np.add.at into one
+        dtype = np.result_type(arr, g)
+        if axis is None:
+            flat = (np.prod(shape, dtype=int),)
+            return np.reshape(scatter_added(g, flat, dtype, indices, arr), shape)
+        return scatter_added(g, shape, dtype, along_axis(indices, axis % len(shape), shape), arr)
     out = np.zeros(np.size(arr) if axis is None else shape, np.result_type(arr, g))
     if axis is None:
         np.add.at(out, indices, g)
@@ -642,6 +661,10 @@ def first_occurrences(ar):
 
 def unique_vjp(g, ans, ar):
     """``np.unique(x)``: each value's adjoint goes to its first occurrence."""
+    if foreign(g):  # a Dask or CuPy adjoint: gathered, nothing written into
+        size = (int(np.prod(np.shape(ar))),)
+        out = scatter_added(g, size, np.result_type(ar, g), first_occurrences(ar))
+        return np.reshape(out, np.shape(ar))
     out = np.zeros(np.size(ar), np.result_type(ar, g))
     out[first_occurrences(ar)] = g
     return np.reshape(out, np.shape(ar))

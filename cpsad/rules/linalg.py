@@ -23,7 +23,16 @@ from cpsad.rules.core import (
     defvjp,
 )
 from cpsad.rules.elementwise import unit
-from cpsad.runtime import Sparse, item_adjoint, tangent_zeros, unbroadcast
+from cpsad.runtime import (
+    Sparse,
+    as_array,
+    foreign,
+    item_adjoint,
+    maybe_any,
+    scatter_added,
+    tangent_zeros,
+    unbroadcast,
+)
 
 # --------------------------------------------------------------------------- contractions
 
@@ -389,9 +398,15 @@ def diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
     shape = np.shape(a)
     n = len(shape)
     axis1, axis2 = axis1 % n, axis2 % n
+    k = np.arange(np.shape(g)[-1])
+    if foreign(g) or foreign(a):  # a Dask or CuPy array: gathered, nothing written into
+        moved = tuple(i for i in range(n) if i not in (axis1, axis2)) + (axis1, axis2)
+        shape_moved = tuple(shape[i] for i in moved)
+        index = (Ellipsis, k + max(-offset, 0), k + max(offset, 0))
+        out = scatter_added(g, shape_moved, np.result_type(a, g), index, a)
+        return np.moveaxis(out, (-2, -1), (axis1, axis2))
     out = np.zeros(shape, np.result_type(a, g))
     moved = np.moveaxis(out, (axis1, axis2), (-2, -1))  # a view: writing it writes out
-    k = np.arange(np.shape(g)[-1])
     moved[..., k + max(-offset, 0), k + max(offset, 0)] = g
     return out
 
@@ -495,7 +510,7 @@ def cofactors(a, det):
     (polynomials in the entries; of a matrix of rank n - 1, a nonzero matrix of rank 1), from
     the SVD ``a = U S V^H``: ``det(U) det(V^H) conj(U) adj(S) conj(V^H)``, ``adj(S)`` the
     diagonal of the products of the other singular values."""
-    if np.all(det != 0):
+    if not maybe_any(det == 0):
         return np.expand_dims(det, (-2, -1)) * mT(np.linalg.inv(a))
     u, s, vh = np.linalg.svd(a)
     ones = np.ones_like(s[..., :1])
@@ -593,7 +608,7 @@ def solved(g, a, b):
     """``solve(a.T, g)``: the adjoint of ``b`` in ``x = solve(a, b)`` before any broadcasting of
     ``b`` is undone (``b`` a vector, or a stack of matrices)."""
     if np.ndim(b) == 1:
-        return np.linalg.solve(mT(a), np.asarray(g)[..., None])[..., 0]
+        return np.linalg.solve(mT(a), as_array(g)[..., None])[..., 0]
     return np.linalg.solve(mT(a), g)
 
 
@@ -674,7 +689,7 @@ def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
 def _norm_gradient(g, ans, x, ord, axis, keepdims):
     """``norm_vjp`` but for the conjugate: ``2 g d norm / d conj(x)`` -- of real ``x``, the
     gradient, and of complex ``x`` what the real formulas compute with ``x / |x|`` for the sign."""
-    x = np.asarray(x)
+    x = as_array(x)
     nd = x.ndim
     if axis is None:  # the whole array: a matrix norm when ord says so, else flattened
         axes = tuple(range(nd))
@@ -808,7 +823,7 @@ def eigh_vjp(g, ans, a, UPLO="L"):
             * np.eye(np.shape(ans[0])[-1], dtype=np.result_type(ans[0]))
             + (
                 gaps(ans[0]) * (mT(ans[1]) @ item_adjoint(g, 1, ans[1]))
-                if np.any(item_adjoint(g, 1, ans[1]))
+                if maybe_any(item_adjoint(g, 1, ans[1]))
                 else 0.0
             )
         )
@@ -883,7 +898,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
                     - mT(item_adjoint(g, 0, ans[0])) @ ans[0]
                 )
                 * ans[1][..., None, :]
-                if np.any(item_adjoint(g, 0, ans[0]))
+                if maybe_any(item_adjoint(g, 0, ans[0]))
                 else 0.0
             )
             + item_adjoint(g, 1, ans[1])[..., :, None]
@@ -895,7 +910,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
                     ans[2] @ mT(item_adjoint(g, 2, ans[2]))
                     - item_adjoint(g, 2, ans[2]) @ mT(ans[2])
                 )
-                if np.any(item_adjoint(g, 2, ans[2]))
+                if maybe_any(item_adjoint(g, 2, ans[2]))
                 else 0.0
             )
         )
@@ -904,7 +919,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
             (item_adjoint(g, 0, ans[0]) - ans[0] @ (mT(ans[0]) @ item_adjoint(g, 0, ans[0])))
             / ans[1][..., None, :]
             @ ans[2]
-            if np.shape(a)[-2] > np.shape(a)[-1] and np.any(item_adjoint(g, 0, ans[0]))
+            if np.shape(a)[-2] > np.shape(a)[-1] and maybe_any(item_adjoint(g, 0, ans[0]))
             else 0.0
         )
         + (
@@ -913,7 +928,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
                 (item_adjoint(g, 2, ans[2]) - item_adjoint(g, 2, ans[2]) @ mT(ans[2]) @ ans[2])
                 / ans[1][..., :, None]
             )
-            if np.shape(a)[-2] < np.shape(a)[-1] and np.any(item_adjoint(g, 2, ans[2]))
+            if np.shape(a)[-2] < np.shape(a)[-1] and maybe_any(item_adjoint(g, 2, ans[2]))
             else 0.0
         )
         if compute_uv
@@ -1080,7 +1095,7 @@ def lstsq_a(g, ans, a, b, rcond=None):
             np.linalg.svd(a, full_matrices=False)[0]
             * item_adjoint(g, 3, ans[3])
             @ np.linalg.svd(a, full_matrices=False)[2]
-            if np.any(item_adjoint(g, 3, ans[3]))
+            if maybe_any(item_adjoint(g, 3, ans[3]))
             else 0.0
         )
     )
@@ -1192,7 +1207,7 @@ def eig_vjp(g, ans, a):
                         )
                     )
                 )
-                if np.any(item_adjoint(g, 1, ans[1]))
+                if maybe_any(item_adjoint(g, 1, ans[1]))
                 else 0.0
             )
         )

@@ -25,6 +25,7 @@ from cpsad.runtime import (
     add_left,
     add_right,
     add_tangent,
+    as_array,
     as_sequence,
     getitem_adjoint,
     index_step,
@@ -333,7 +334,7 @@ def matmul_y(g, ans, x, y):
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return g * x
-        return unbroadcast(np.asarray(x)[:, None] * g[..., None, :], y)
+        return unbroadcast(as_array(x)[:, None] * g[..., None, :], y)
     if np.ndim(y) == 1:
         return unbroadcast((g[..., None, :] @ x)[..., 0, :], y)
     return unbroadcast(np.swapaxes(x, -1, -2) @ g, y)

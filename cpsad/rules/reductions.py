@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defjvp, defjvp_method, defmethod, defvjp
-from cpsad.runtime import reads_shape_of
+from cpsad.runtime import as_array, foreign, maybe_any, reads_shape_of
 
 
 @reads_shape_of("x")
@@ -26,7 +26,8 @@ def expand(g, x, axis=None, keepdims=False):
         g = np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
     if type(g) is np.ndarray and g.shape == shape:
         return g
-    if type(x) is np.ndarray and x.size <= SMALL:  # a copy is cheaper than a view's set-up
+    if type(x) is np.ndarray and x.size <= SMALL and not foreign(g):  # a copy is cheaper than a
+        # view's set-up (of an adjoint of Dask or CuPy, not a numpy array: a broadcast of its own)
         out = np.empty(shape, np.result_type(g))
         out[...] = g
         return out
@@ -39,8 +40,8 @@ SMALL = 1 << 14  # elements: below this, expand writes a new array instead of a 
 @reads_shape_of("x")
 def count(x, axis=None) -> int:
     """How many elements each result of a reduction over ``axis`` combined."""
-    if axis is None:
-        return np.size(x)
+    if axis is None:  # (an array's own size: np.size of a Dask array computes it)
+        return x.size if hasattr(x, "shape") and hasattr(x, "size") else np.size(x)
     shape = np.shape(x)
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     return int(np.prod([shape[a] for a in axes]))
@@ -58,8 +59,8 @@ def mean_vjp(g, ans, a, axis=None, *, keepdims=False):
 
 def prod_vjp(g, ans, a, axis=None, *, keepdims=False):
     """Products with zeros handled: each element's adjoint is the product of the others."""
-    a = np.asarray(a)
-    if np.all(a != 0):
+    a = as_array(a)
+    if not maybe_any(a == 0):  # (Dask, CuPy: not read; the general formula)
         return expand(g * ans, a, axis=axis, keepdims=keepdims) / a
     ax = tuple(range(a.ndim)) if axis is None else ((axis,) if np.ndim(axis) == 0 else tuple(axis))
     ax = tuple(i % a.ndim for i in ax)
@@ -116,11 +117,11 @@ def std_vjp(g, ans, a, axis=None, *, ddof=0, keepdims=False):
 
 def over_nonzero(g, d):
     """``g / d``, 0 where ``d`` is 0."""
-    if np.ndim(d) == 0:
+    if np.ndim(d) == 0 and not foreign(d):
         return g / d if d != 0 else 0.0 * g
-    d = np.asarray(d)
+    d = as_array(d)
     zero = d == 0
-    if not zero.any():
+    if not maybe_any(zero):
         return g / d
     return np.where(zero, 0.0, g / np.where(zero, 1, d))
 
@@ -233,7 +234,7 @@ def cumprod(g, ans, a, axis=None):
     if axis is None:
         a, g, ans, axis = np.ravel(a), np.ravel(g), np.ravel(ans), 0
     zero = a == 0
-    if not np.any(zero):
+    if not maybe_any(zero):
         return np.reshape(reverse_cumsum(g * ans, axis) / a, shape)
     first = zero & (np.cumsum(zero, axis=axis) == 1)  # the first zero of each row
     without = np.cumprod(np.where(first, 1, a), axis=axis)
@@ -266,7 +267,7 @@ def cumprod_jvp(t, ans, a, axis=None):
     if axis is None:
         a, t, axis = np.ravel(a), np.ravel(t), 0
     zero = a == 0
-    if not np.any(zero):
+    if not maybe_any(zero):
         return ans * np.cumsum(t / a, axis=axis)
     first = zero & (np.cumsum(zero, axis=axis) == 1)  # the first zero of each row
     after = np.cumsum(zero, axis=axis) > 0  # from the first zero on

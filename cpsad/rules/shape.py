@@ -17,7 +17,7 @@ from cpsad.rules.core import (
     defmethod,
     defvjp,
 )
-from cpsad.runtime import unbroadcast, zeros_like
+from cpsad.runtime import as_array, unbroadcast, zeros_like
 
 # --------------------------------------------------------------------------- same elements, new shape
 
@@ -297,7 +297,7 @@ def astype(g, ans, a, dtype, copy=True):
         zeros_like(a)
         if ans.dtype.kind not in "fc"
         else (
-            np.asarray(g).astype(a.dtype, copy=False)
+            as_array(g).astype(a.dtype, copy=False)
             if np.issubdtype(np.result_type(a), np.inexact)
             else g
         )
@@ -311,7 +311,7 @@ def astype_jvp(t, ans, a, dtype, copy=True):
     """In the result's float type (``x.astype(np.float32)``: float32); a cast to integers is a step,
     its tangent zero."""
     return (
-        np.asarray(t).astype(ans.dtype, copy=False)
+        as_array(t).astype(ans.dtype, copy=False)
         if np.issubdtype(ans.dtype, np.inexact)
         else np.zeros(np.shape(ans))
     )
