@@ -183,9 +183,11 @@ def attach_tangents(rule: Rule, jvps, named) -> Rule:
         if f is None or f is DISCRETE:
             continue
         head = list(inspect.signature(f).parameters)
-        if head[:2] != ["t", "ans"] or head[2:] != params:
+        # (the tangent is ``t_dot`` where the primitive has a parameter ``t``: odeint's times)
+        first = "t_dot" if "t" in params else "t"
+        if head[:2] != [first, "ans"] or head[2:] != params:
             raise ValueError(
-                f"{rule.name}: a tangent rule takes (t, ans, {', '.join(params)}), got {head}"
+                f"{rule.name}: a tangent rule takes ({first}, ans, {', '.join(params)}), got {head}"
             )
         rule.tangents[p] = template(f)
     return rule
