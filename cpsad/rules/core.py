@@ -130,6 +130,9 @@ def _label(primitive) -> str:
             return f"scipy.stats.{dist}.{name}"
     if mod.startswith("scipy."):  # (scipy.special._ufuncs, scipy.linalg._matfuncs: private)
         mod = ".".join(part for part in mod.split(".") if not part.startswith("_"))
+        package = ".".join(mod.split(".")[:2])  # (scipy.integrate._ivp.ivp.solve_ivp: exported)
+        if getattr(sys.modules.get(package), name, None) is primitive:
+            mod = package
     if not mod and type(primitive).__name__ == "ufunc":  # a ufunc of scipy's has no module
         scipy_special = sys.modules.get("scipy.special")
         if scipy_special is not None and getattr(scipy_special, name, None) is primitive:
