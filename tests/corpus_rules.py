@@ -73,6 +73,9 @@ class Case:
     atol: float = 1e-7
     eps: float = 1e-6  # the finite differences' step (larger for results in float32)
     adjoint_form: Callable | None = None  # the cotangent as the rule receives it (check_rule)
+    # why the tangent rule is the adjoint rule's transpose only up to more than rounding (two
+    # integrations of an ODE, to its tolerance): its tangents are then checked end to end only
+    inexact_transpose: str | None = None
     label: str = ""
 
     @property

@@ -26,6 +26,10 @@ def _rebind(module_globals: dict, seen: dict) -> dict:
         import autograd.scipy.linalg
 
         g["linalg"] = autograd.scipy.linalg
+    if getattr(g.get("integrate"), "__name__", None) == "scipy.integrate":  # corpus_scipy_integrate
+        import autograd.scipy.integrate
+
+        g["integrate"] = autograd.scipy.integrate
     for name, obj in list(g.items()):
         if isinstance(obj, types.FunctionType) and obj.__globals__ is module_globals:
             g[name] = types.FunctionType(

@@ -9,7 +9,7 @@ import pytest
 
 import cpsad
 from cpsad.pytree import densify
-from cpsad.rules import core, joining
+from cpsad.rules import core, joining, scipy_integrate
 from cpsad.runtime import as_adjoint
 from cpsad.testing import (
     _check_tangents,
@@ -28,6 +28,7 @@ from tests import (
     corpus_fft,  # noqa: F401 (adds the cases of np.fft's rules to C.CASES)
     corpus_linalg,  # noqa: F401 (adds the cases of np.linalg's decompositions to C.CASES)
     corpus_scipy,  # noqa: F401 (adds the cases of scipy.special's rules to C.CASES)
+    corpus_scipy_integrate,  # noqa: F401 (adds the cases of scipy.integrate's rules to C.CASES)
     corpus_scipy_linalg,  # noqa: F401 (adds the cases of scipy.linalg's rules to C.CASES)
     corpus_scipy_stats,  # noqa: F401 (adds the cases of scipy.stats' rules to C.CASES)
 )
@@ -73,6 +74,7 @@ def test_rule(case):
         atol=case.atol,
         eps=case.eps,
         adjoint_form=case.adjoint_form,
+        tangents=case.inexact_transpose is None,
         **case.kwargs,
     )
 
@@ -526,6 +528,9 @@ for _fn in (
     joining.histogram_bin_edges_a_jvp,
 ):
     PARTIAL[f"cpsad.rules.joining.{_fn.__name__}"] = set(inspect.signature(_fn).parameters)
+# and neither have scipy.integrate's (when scipy is installed)
+for _fn in scipy_integrate.RULES:
+    PARTIAL[f"cpsad.rules.scipy_integrate.{_fn.__name__}"] = set(inspect.signature(_fn).parameters)
 
 
 def injected_helpers() -> set[str]:

@@ -16,6 +16,7 @@ from cpsad.rules import (  # noqa: F401
     operators,
     pyoperator,
     reductions,
+    scipy_integrate,
     scipy_linalg,
     scipy_special,
     scipy_stats,
