@@ -13,8 +13,14 @@ value it is given there is a new object the function made --
   call of it -- the first, in the enclosing function, and its own recursive ones -- the argument
   is fresh where the call is;
 
-and no nested function reads or writes it. Computed as a greatest fixed point (a loop's
-parameter is fresh if its recursive calls pass it fresh values), once per unit.
+and no nested function rebinds it (``nonlocal``) or holds it from its definition (a default, a
+decorator's argument). A nested function that only reads it reads it through its cell when it
+runs -- it sees the name rebound as it would have seen the array changed -- and the backward pass
+reads the value each read saw (cps copies a cell's value at each read): such a variable is
+fresh, and *shared*, so that Shift/Reset rebinds the cell itself (``out = stored_1`` after
+``stored_1 = stored(out, key, v)``), not a version of the name only its own scope sees.
+Computed as a greatest fixed point (a loop's parameter is fresh if its recursive calls pass it
+fresh values), once per unit.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy as np
 from . import anno
 from . import astlib as A
 from .activity import Scopes, called_local, statements
-from .scoping import free_names, own_nodes
+from .scoping import free_names, names, own_nodes, writes_through
 
 # calls whose result is an array no one else holds (``np.array`` unless told not to copy)
 MAKERS = {
@@ -45,18 +51,21 @@ MAKERS = {
 }
 
 
-def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
-    """For each function (root ``""``, nested: its ``DEF_KEY``): its fresh variables, and those
-    of them that hold a new ndarray whatever the function was given (``np.zeros(n)``: where
-    the kinds of the arguments are not known, the store is still known to be into an array)."""
+def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
+    """For each function (root ``""``, nested: its ``DEF_KEY``): its fresh variables, those of
+    them that hold a new ndarray whatever the function was given (``np.zeros(n)``: where the
+    kinds of the arguments are not known, the store is still known to be into an array), and
+    those of them a nested function reads (shared through their cells)."""
     scopes = Scopes(unit.tree)
     values: dict = {}  # (key, name) -> the values assigned to it, or None: something else binds it
     calls: dict = {}  # key of a local function -> [(caller key, call)]
     captured: set = set()
+    read: set = set()  # (key, name): a nested function reads the variable through its cell
     for key, fdef in scopes.functions():
         for s in statements(fdef.body):
             if isinstance(s, A.FunctionDef):
-                captured |= {(key, n) for n in free_names(s)}
+                captured |= {(key, n) for n in _captured(s)}
+                read |= {(key, n) for n in free_names(s)}
             for n in A.walk(s) if isinstance(s, (A.Assign, A.Expr, A.Return)) else ():
                 if isinstance(n, A.Call):
                     g, _ = called_local(scopes, n)
@@ -98,7 +107,7 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
         return None
 
     def fixed_point(made) -> set:
-        """The greatest set of candidates whose every value ``made(value, found)`` accepts,
+        """The greatest set of candidates whose every value ``made(value, found, key)`` accepts,
         and, for a loop's parameter, whose every call passes a member."""
         found = set(candidates)
         changed = True
@@ -110,13 +119,13 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
                 if vs is None:  # bound by unpacking a tuple: not followed
                     ok = False
                 elif name in A.arg_names(scopes.node[key].args):
-                    ok = all(made(v, found) for v in vs) and all(
+                    ok = all(made(v, found, key) for v in vs) and all(
                         isinstance(a, A.Name) and scopes.resolve(caller, a.id) in found
                         for caller, call in calls.get(key, [])
                         for a in [argument(key, name, call)]
                     )
                 else:
-                    ok = bool(vs) and all(made(v, found) for v in vs)
+                    ok = bool(vs) and all(made(v, found, key) for v in vs)
                 if not ok:
                     found.discard(var)
                     changed = True
@@ -134,8 +143,16 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
 
     stored = unit.ctx.runtime("stored")
 
-    def an_array(value, found) -> bool:
+    def copy_of(value, found, key) -> bool:
+        """A variable of the same function that is itself in ``found``: ``out = zeros``, how
+        Normalize writes ``out = np.zeros(n)`` when ``out`` is a cell. (Two names then hold the
+        array; aliasing's guard refuses a store where the other is read after it.)"""
+        return isinstance(value, A.Name) and scopes.resolve(key, value.id) in found
+
+    def an_array(value, found, key) -> bool:
         """A new ndarray, whatever it was given: ``np.zeros(n)``, ``stored(...)``."""
+        if copy_of(value, found, key):
+            return True
         if not isinstance(value, A.Call):
             return False
         local = local_result(value, found)
@@ -150,9 +167,9 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
             return False
         return maker and not (fn is np.array and any(k.arg == "copy" for k in value.keywords))
 
-    def new_object(value, found) -> bool:
+    def new_object(value, found, key) -> bool:
         """A new object of any kind: arithmetic, ``x.copy()``, or an array as above."""
-        if isinstance(value, (A.BinOp, A.UnaryOp)):
+        if isinstance(value, (A.BinOp, A.UnaryOp)) or copy_of(value, found, key):
             return True
         if isinstance(value, A.Call):
             local = local_result(value, found)
@@ -160,15 +177,27 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str]]]:
                 return local
             if anno.getanno(value.func, anno.CALLEE_KIND) == "method":
                 return value.func.attr == "copy" and not value.args
-        return an_array(value, found)
+        return an_array(value, found, key)
 
     fresh, arrays = fixed_point(new_object), fixed_point(an_array)
-    out: dict[str, tuple[set, set]] = {key: (set(), set()) for key, _ in scopes.functions()}
+    out: dict[str, tuple[set, set, set]] = {
+        key: (set(), set(), set()) for key, _ in scopes.functions()
+    }
     for key, name in fresh:
         out[key][0].add(name)
+        if (key, name) in read:
+            out[key][2].add(name)
     for key, name in arrays:
         out[key][1].add(name)
     return out
+
+
+def _captured(fdef) -> set[str]:
+    """The variables of the enclosing scope that the nested function ``fdef`` holds on to in a
+    way a rebinding of the name cannot follow: those it (or a function in it) rebinds, and those
+    its defaults and decorators read when it is defined (a default keeps the array itself)."""
+    around = [*fdef.decorator_list, *fdef.args.defaults, *filter(None, fdef.args.kw_defaults)]
+    return writes_through(fdef) | {n for e in around for n in names(e)}
 
 
 def has_stores(tree) -> bool:

@@ -30,7 +30,7 @@ import types
 
 from . import anno
 from . import astlib as A
-from .scoping import analyze, local_names, walk_own
+from .scoping import analyze, local_names, own_nodes, walk_own
 from .unit import SEED, LocalFunction, Unit
 
 
@@ -89,15 +89,20 @@ class Resolve:
         """Names of ``fdef`` that nested functions share and that change: a nested function
         declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once, or
         assigns after the function is defined (``g = lambda: y`` before ``y = ...``). Such a
-        variable is one cell everyone reads and writes (it cannot be renamed per assignment)."""
+        variable is one cell everyone reads and writes (it cannot be renamed per assignment).
+        A store into an entry, ``y[i] = v``, counts as an assignment: into an array, it runs as
+        ``y = stored(y, i, v)``, and the nested function must read the rebound name."""
         facts = analyze(fdef)
         own = facts[id(fdef)]
         cells = set()
         stored_after = None
+        entry_stores = None
         for g in own.nested:
             gf = facts[id(g)]
             for n in gf.free & own.local:
-                stores = own.stores.get(n, 0) + (n in own.params)
+                if entry_stores is None:
+                    entry_stores = _entry_stores(fdef)
+                stores = own.stores.get(n, 0) + (n in own.params) + entry_stores.get(n, 0)
                 if n in _declared_nonlocal_anywhere(g) or stores > 1:
                     cells.add(n)
                 elif stores == 1 and n not in own.params:
@@ -159,6 +164,19 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
         anno.setanno(func, anno.CALLEE_KIND, "method")
     else:
         anno.setanno(func, anno.CALLEE_KIND, "dynamic")
+
+
+def _entry_stores(fdef) -> dict[str, int]:
+    """How many statements of ``fdef``'s own scope store into an entry of each name (``y[i] =
+    v``, ``y[i] += v``)."""
+    out: dict[str, int] = {}
+    for node in own_nodes(fdef):
+        if isinstance(node, (A.Assign, A.AugAssign)):
+            targets = node.targets if isinstance(node, A.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, A.Subscript) and isinstance(t.value, A.Name):
+                    out[t.value.id] = out.get(t.value.id, 0) + 1
+    return out
 
 
 def composite_call(unit: Unit, node, obj) -> bool:

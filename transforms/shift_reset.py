@@ -117,7 +117,8 @@ class ShiftReset:
                 out.append(self.python_in_place(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
                 out += self.mutation_guard(s)
-                out.append(self.shift(s))
+                node = self.shift(s)  # (a list: a store into an array a closure reads)
+                out += node if isinstance(node, list) else [node]
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
                 out.append(self.local_call_statement(s, s.targets[0]))
             elif isinstance(s, A.Expr) and self.local_call(s.value) is not None:
@@ -403,7 +404,10 @@ class ShiftReset:
         what follows, ``v`` gets the entry's adjoint. Into an array the function made, at any
         index: ``array_store``. Other arrays are refused when it runs."""
         target = s.targets[0]
-        rebound = array_store(self.unit, s, self.kinds, self.fresh.get(self.key, ((), ())))
+        fresh = self.fresh.get(self.key, ((), (), ()))
+        rebound = array_store(self.unit, s, self.kinds, fresh)
+        if rebound is not None and rebound.targets[0].id in fresh[2]:
+            return self.shared_store(rebound)
         if rebound is not None:
             return self.shift(rebound)
         if not isinstance(target, A.Subscript) or isinstance(target.slice, (A.Slice, A.Tuple)):
@@ -431,6 +435,26 @@ class ShiftReset:
         without = self.unit.inject(self.ctx.runtime("without"), "without")
         body.append(A.assign(d_bar, A.call(without, [A.name(d_bar), A.deepcopy(key)])))
         return self.make_shift(s, body, ShiftInfo([], [], "primitive", "store", self.k))
+
+    def shared_store(self, rebound) -> list:
+        """``d = stored(d, key, v)`` where a nested function reads ``d`` (a cell: Resolve
+        counts a store into an entry as an assignment): two shifts, ``stored_1 = stored(d, key,
+        v)`` and the cell write ``d = stored_1``, so that the cell itself is rebound -- what the
+        nested function reads when it runs -- as Normalize's ``d = zeros`` is (a shift whose
+        target is also an operand would bind a new version of the name, which only this scope
+        sees)."""
+        d = rebound.targets[0].id
+        made = self.unit.namer.fresh("stored")
+        first = A.assign(made, rebound.value)
+        second = A.assign(d, A.name(made))
+        for new in (first, second):
+            anno.copyanno(rebound, new)
+            for n in A.walk(new):
+                A.copy_location(n, rebound)
+        if d in self.active:
+            self.active.add(made)
+        self.kinds[made] = self.kinds.get(d, UNKNOWN)
+        return [self.shift(first), self.cell_write(second)]
 
     def make_shift(self, s, body, info) -> A.With:
         node = A.with_(A.call("shift", [A.const(", ".join(info.binds))]), self.k, body)
@@ -786,7 +810,7 @@ def _op_example(value):
     return A.UnaryOp(op=value.op, operand=A.name("a"))
 
 
-def array_store(unit, s, kinds, fresh=((), ())):
+def array_store(unit, s, kinds, fresh=((), (), ())):
     """``d[key] = v`` with ``d`` an array, as ``d = stored(d, key, v)``: a new array with the
     entries set, the name rebound (JAX's ``d.at[key].set(v)``). No one can tell it from Python's
     change in place where nothing else holds the array -- where something may, aliasing's guard
@@ -800,7 +824,7 @@ def array_store(unit, s, kinds, fresh=((), ())):
     if not (isinstance(target, A.Subscript) and isinstance(target.value, A.Name)):
         return None
     d = target.value.id
-    made, arrays = fresh
+    made, arrays = fresh[:2]
     if d not in made or (kinds.get(d) != {ARRAY} and d not in arrays):
         return None
     fn = unit.ctx.runtime("stored")

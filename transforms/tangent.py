@@ -236,7 +236,7 @@ class Tangent:
         ``v``'s tangent. Into an array the function made: ``shift_reset.array_store``, as in
         reverse mode; other arrays are refused when it runs."""
         target = s.targets[0]
-        rebound = array_store(self.unit, s, self.kinds, self.fresh.get(self.key, ((), ())))
+        rebound = array_store(self.unit, s, self.kinds, self.fresh.get(self.key, ((), (), ())))
         if rebound is not None:  # d = stored(d, key, v): its tangent from stored's rules
             return self.primitive(rebound, [target.value.id], rebound.value)
         if isinstance(target.slice, (A.Slice, A.Tuple)):
