@@ -143,7 +143,7 @@ def split_ties(picked, g, x, y):
     halved where ``x == y``: a tie splits the adjoint evenly. Only an array with ties is
     rewritten (a ReLU's adjoint is one comparison and one product, not five full arrays)."""
     tie = x == y
-    if maybe_any(tie):  # (on a Dask or CuPy array, not read: the where, always)
+    if tie.any() if type(tie) is np.ndarray else maybe_any(tie):  # (Dask, CuPy: not read)
         return np.where(tie, 0.5 * g, picked)
     return picked
 
@@ -156,7 +156,7 @@ def pick_into(g, keep, x, y):
     decided by reference counts, as ``acc_into`` decides; a tie, or a product of another shape or
     type, is computed out of place."""
     tie = x == y
-    if maybe_any(tie):  # (on a Dask or CuPy array, not read: the where, always)
+    if tie.any() if type(tie) is np.ndarray else maybe_any(tie):  # (Dask, CuPy: not read)
         return np.where(tie, 0.5 * g, g * keep)
     if (
         _ALONE
@@ -688,10 +688,7 @@ def getitem_adjoint(g, x, index):
         return Sparse({index: g})
     if g is None:  # nothing flowed into x[index]
         return zeros_like(x)
-    if foreign(x) or (foreign(g) and isinstance(x, np.ndarray)):  # Dask, CuPy: no write
-        dtype = np.result_type(x.dtype if x.dtype.kind in "fc" else np.float64, _dtype_of(g))
-        return scatter_added(g, np.shape(x), dtype, index, x)
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) and (type(g) in _PLAIN or not foreign(g)):
         dtype = np.result_type(
             x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64, np.asarray(g).dtype
         )
@@ -707,6 +704,9 @@ def getitem_adjoint(g, x, index):
         else:
             np.add.at(out, index, g)
         return out
+    if foreign(x) or (foreign(g) and isinstance(x, np.ndarray)):  # Dask, CuPy: nothing written
+        dtype = np.result_type(x.dtype if x.dtype.kind in "fc" else np.float64, _dtype_of(g))
+        return scatter_added(g, np.shape(x), dtype, index, x)
     if isinstance(x, (list, tuple)) and isinstance(index, slice):
         positions = range(len(x))[index]
         if isinstance(g, dict):
@@ -717,6 +717,9 @@ def getitem_adjoint(g, x, index):
     if isinstance(x, (list, tuple)):  # xs[-1] is the entry len(xs) - 1
         index = range(len(x))[index]
     return Sparse({index: g})
+
+
+_PLAIN = frozenset({np.ndarray, float, np.float64, np.float32, int})  # no array of another library
 
 
 def _dtype_of(g):
@@ -733,6 +736,9 @@ def scatter_added(g, shape, dtype, index, like=None):
     ``g``'s entries and a zero (``np.take``); where positions repeat, the entries of each are
     summed first, as differences of a cumulative sum in position order. ``like``: the array
     ``x`` whose library a numpy ``g`` is moved to."""
+    padded = _padded(g, shape, dtype, index, like)
+    if padded is not None:
+        return padded
     size = int(np.prod(shape))
     positions = np.arange(size).reshape(shape)[index]
     if not foreign(g):  # a number or a numpy adjoint of ``like``, an array of another library
@@ -754,6 +760,49 @@ def scatter_added(g, shape, dtype, index, like=None):
     source[where] = np.arange(len(where))
     padded = np.concatenate([values, np.zeros_like(values, shape=(1,))])
     return np.take(padded, on_device_of(source, padded)).reshape(shape)
+
+
+def _padded(g, shape, dtype, index, like):
+    """``scatter_added`` of a basic index of unit steps -- ints, slices of step 1, ``None``,
+    ``...``: ``x[1:]``, ``x[:, i : i + h]`` -- as ``np.pad`` of ``g`` with its ints' axes put
+    back, which Dask runs chunk by chunk; None for any other index."""
+    index = index if type(index) is tuple else (index,)
+    dots = [k for k, i in enumerate(index) if i is Ellipsis]
+    if dots:
+        at = dots[0]
+        named = sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:at] + (slice(None),) * (len(shape) - named) + index[at + 1 :]
+    keep, ints, widths, axis = [], [], [], 0
+    for i in index:
+        if i is None:  # an axis of g that x does not have
+            keep.append(0)
+            continue
+        if axis >= len(shape) or isinstance(i, bool):
+            return None
+        n = shape[axis]
+        if isinstance(i, (int, np.integer)):
+            j = int(i) + n if i < 0 else int(i)
+            ints.append(axis)
+            widths.append((j, n - j - 1))
+        elif type(i) is slice:
+            span = range(n)[i]
+            if span.step != 1 or not len(span):
+                return None
+            keep.append(slice(None))
+            widths.append((span.start, n - span.stop))
+        else:
+            return None
+        axis += 1
+    widths += [(0, 0)] * (len(shape) - axis)
+    if not foreign(g):
+        g = on_device_of(np.asarray(g), like)
+    if any(i == 0 for i in keep):
+        g = g[tuple(keep)]
+    if ints:
+        g = np.expand_dims(g, tuple(ints))
+    g = np.broadcast_to(g, tuple(n - a - b for n, (a, b) in zip(shape, widths)))
+    out = np.pad(g, widths) if any(a or b for a, b in widths) else g
+    return out if out.dtype == dtype else out.astype(dtype)
 
 
 def index_step(x, index, like=None):

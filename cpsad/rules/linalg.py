@@ -93,9 +93,14 @@ def contraction_adjoint(g, subscripts, operands, i, optimize=False):
         if c not in present:
             subs.append(c)
             args.append(np.ones(shape[axis], dtype=dtype))
-    optimize = optimize or len(args) > 2 or sum(np.size(a) for a in args) > 10_000
+    optimize = optimize or len(args) > 2 or sum(_size(a) for a in args) > 10_000
     adjoint = np.einsum(",".join(subs) + "->" + target, *args, optimize=optimize)
     return unbroadcast(adjoint, x)
+
+
+def _size(a) -> int:
+    """``np.size(a)``, read from an array's own ``size`` (np.size of a Dask array computes it)."""
+    return a.size if hasattr(a, "size") and hasattr(a, "shape") else np.size(a)
 
 
 def sublist_form(args) -> tuple[str, list, dict]:

@@ -26,8 +26,8 @@ def expand(g, x, axis=None, keepdims=False):
         g = np.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
     if type(g) is np.ndarray and g.shape == shape:
         return g
-    if type(x) is np.ndarray and x.size <= SMALL and not foreign(g):  # a copy is cheaper than a
-        # view's set-up (of an adjoint of Dask or CuPy, not a numpy array: a broadcast of its own)
+    if type(x) is np.ndarray and x.size <= SMALL and (type(g) in _PLAIN or not foreign(g)):
+        # a copy is cheaper than a view's set-up (of a Dask or CuPy adjoint: a broadcast, its own)
         out = np.empty(shape, np.result_type(g))
         out[...] = g
         return out
@@ -35,6 +35,7 @@ def expand(g, x, axis=None, keepdims=False):
 
 
 SMALL = 1 << 14  # elements: below this, expand writes a new array instead of a broadcast view
+_PLAIN = frozenset({np.ndarray, float, np.float64, np.float32, int})  # adjoints numpy can hold
 
 
 @reads_shape_of("x")

@@ -139,7 +139,7 @@ def untranspose(g, axes=None):
         axes = axes[0]  # x.transpose((1, 0))
     if axes is None or len(axes) == 0 or axes[0] is None:
         return np.transpose(g)
-    return np.transpose(g, np.argsort(np.mod(axes, np.ndim(g))))
+    return np.transpose(g, tuple(np.argsort(np.mod(axes, np.ndim(g))).tolist()))
 
 
 def transpose(g, ans, a, axes=None):
