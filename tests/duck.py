@@ -69,6 +69,9 @@ def wrap(x):
     return x
 
 
+_VALUES = {np.array_equal, np.array_equiv, np.allclose}  # (numpy's answer: a Python bool)
+
+
 def _refuse(what: str):
     raise Coerced(f"strict duck array: {what}")
 
@@ -185,7 +188,10 @@ class Duck:
             _refuse(f"np.{func.__name__}(..., out=) writes into an array")
         if func is np.copyto or func is np.put or func is np.place or func is np.putmask:
             _refuse(f"np.{func.__name__} writes into an array")
-        return wrap(func(*unwrap(args), **unwrap(kwargs)))
+        out = func(*unwrap(args), **unwrap(kwargs))
+        if func in _VALUES:  # a comparison of values: a 0-d array of the library, as CuPy's
+            return Duck(np.asarray(out))
+        return wrap(out)
 
     # ------------------------------------------------------------------ indexing
 

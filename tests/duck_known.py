@@ -176,6 +176,8 @@ KNOWN.update(
             "index_concatenated_vjp_-2",
             "index_concatenated_vjp_-3",
             "index_concatenated_vjp_-4",
+            "max_builtin_jvp_seq-1",
+            "max_builtin_seq-1",
             "max_builtin_t_seq-1",
             "nondiff_functions-0",
             "norm_hessian_-0",

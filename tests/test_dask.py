@@ -1,0 +1,246 @@
+"""Gradients on chunked Dask arrays equal numpy's, and taking them computes nothing.
+
+numpy hands its functions on a Dask array to Dask (NEP 18, NEP 13), so cpsad's backpropagator
+builds a Dask graph: ``cpsad.grad(loss)(w, X, y)`` with ``X`` a Dask array returns a lazy Dask
+array, which ``.compute()`` evaluates. Each test counts the computations Dask starts while the
+gradient is taken (none: a conversion, a ``float()`` or a ``bool()`` of a Dask array in the
+runtime would start one) and turns Dask's warning about a numpy function it does not implement
+-- it computes the arguments and calls numpy -- into an error.
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import cpsad
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+from dask.callbacks import Callback  # noqa: E402
+
+from tests import corpus_rules as C  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("error:The `numpy.*is not implemented by Dask")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.join(ROOT, "examples") not in sys.path:  # the examples import `common`
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+class Computations(Callback):
+    """Counts the graphs Dask computes while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk):
+        self.count += 1
+
+
+def chunked(x, rows=None):
+    """``x`` with its float arrays as Dask arrays of several chunks along the first axis."""
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.ndim:
+        return da.from_array(x, chunks=(rows or max(1, -(-len(x) // 3)),) + x.shape[1:])
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return da.from_array(x)
+    if isinstance(x, dict):
+        return {k: chunked(v, rows) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(chunked(v, rows) for v in x)
+    return x
+
+
+def lazy_gradient(f, args, argnums=0, **kwargs):
+    """``cpsad.grad(f)`` of ``args``: the (lazy) gradient, checked to have computed nothing."""
+    counter = Computations()
+    with counter:
+        g = cpsad.grad(f, argnums=argnums)(*args, **kwargs)
+    assert counter.count == 0, f"taking the gradient computed {counter.count} Dask graphs"
+    return g
+
+
+def flat(tree) -> list:
+    """The leaves of a pytree of dicts, lists and tuples: arrays of any library, numbers."""
+    if isinstance(tree, dict):
+        return [v for k in sorted(tree, key=str) for v in flat(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [v for e in tree for v in flat(e)]
+    return [tree]
+
+
+def assert_equal_trees(got, expected, lazy=True):
+    got_leaves, expected_leaves = flat(got), flat(expected)
+    assert len(got_leaves) == len(expected_leaves)
+    for g, e in zip(got_leaves, expected_leaves):
+        if lazy:
+            assert isinstance(g, da.Array), f"a {type(g).__name__}, not a lazy Dask array"
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+# the rule corpus's wrappers of functions Dask has, as users call them on data
+CORPUS = {
+    "tanh",
+    "exp",
+    "log",
+    "matmul",
+    "add",
+    "mul",
+    "div",
+    "pow_",
+    "sum_",
+    "mean",
+    "max_",
+    "var",
+    "std",
+    "maximum",
+    "where",
+    "getitem",
+    "concatenate",
+    "stack",
+    "reshape",
+    "transpose",
+    "einsum1",
+    "logaddexp",
+    "clip",
+    "take",
+}
+
+
+def _runs_on_dask(case) -> bool:
+    """Does Dask itself run the case's forward computation (it refuses some fancy indexing,
+    ``np.take`` without an axis, reshapes across chunks)?"""
+    try:
+        case.fn(*chunked(case.diff_args()), **chunked(case.fn_kwargs))
+        return True
+    except (NotImplementedError, TypeError, ValueError, IndexError):
+        return False
+
+
+CASES = [
+    c
+    for c in C.CASES
+    if c.fn.__name__ in CORPUS
+    and not c.xfail
+    and all(isinstance(a, np.ndarray) and a.ndim for a in c.diff_args())
+    and _runs_on_dask(c)
+]
+
+
+RESHAPE = (
+    "Dask's np.reshape takes no `order`, which the reshape rule passes on: the emitted "
+    '`np.reshape(g, np.shape(x), order="C")` is a TypeError on Dask (CuPy takes it)'
+)
+KNOWN = {"reshape-1": RESHAPE}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN[c.id]))
+            if c.id in KNOWN
+            else c
+        )
+        for c in CASES
+    ],
+    ids=[c.id for c in CASES],
+)
+def test_corpus_on_chunked_arrays(case):
+    """``cpsad.vjp`` of a rule's wrapper on chunked Dask arrays: numpy's gradient, lazily."""
+    args, kwargs = case.diff_args(), case.fn_kwargs
+    value, pullback = cpsad.vjp(case.fn, *args, **kwargs)
+    c = np.random.default_rng(1).standard_normal(np.shape(value))
+    expected = pullback(c)
+    counter = Computations()
+    with counter:
+        dvalue, dpullback = cpsad.vjp(case.fn, *chunked(args), **chunked(kwargs))
+        known = not any(np.isnan(n) for sizes in dvalue.chunks for n in sizes)
+        got = dpullback(da.from_array(np.asarray(c), chunks=dvalue.chunks if known else "auto"))
+    assert counter.count == 0
+    assert_equal_trees(got, expected)
+
+
+def _examples():
+    import importlib.util
+
+    out = {}
+    for name in ("mlp", "cnn", "dask_glm"):
+        spec = importlib.util.spec_from_file_location(
+            f"ex_dask_{name}", os.path.join(ROOT, "examples", f"{name}.py")
+        )
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        out[name] = mod
+    return out
+
+
+EX = _examples()
+
+
+def test_mlp_loss_over_dask_data():
+    """The MLP example's loss over a Dask batch: the gradient of its numpy parameters is a dict
+    of lazy Dask arrays, numpy's gradient once computed."""
+    mlp = EX["mlp"]
+    X, labels = mlp.load_digits()
+    X, Y = X[:96], np.eye(10)[labels[:96]]
+    params = mlp.init_params(np.random.default_rng(0))
+    expected = cpsad.grad(mlp.loss)(params, X, Y)
+    got = lazy_gradient(mlp.loss, (params, chunked(X, 32), chunked(Y, 32)))
+    assert_equal_trees(got, expected)
+    got_params = lazy_gradient(mlp.loss, (chunked(params), X, Y))  # the parameters on Dask too
+    assert_equal_trees(got_params, expected)
+
+
+@pytest.mark.xfail(strict=True, reason=RESHAPE)
+def test_cnn_loss_over_dask_data():
+    """The CNN example's loss (im2col by slicing and stacking, max-pooling, a ReLU, labels picked
+    by fancy indexing) over a Dask batch of images."""
+    from common import load_digits
+
+    cnn = EX["cnn"]
+    X, labels = load_digits()
+    X, labels = X[:24], labels[:24]
+    params = cnn.init_params(np.random.default_rng(0))
+    expected = cpsad.grad(cnn.loss)(params, X, labels)
+    got = lazy_gradient(cnn.loss, (params, chunked(X, 8), labels))
+    assert_equal_trees(got, expected)
+
+
+def test_glm_loss_and_descent_agree_with_numpy():
+    """The Dask example's loss on a lazily generated data set; a few steps of its descent on a
+    sample, on chunked Dask arrays and on numpy arrays, reach the same weights."""
+    glm = EX["dask_glm"]
+    X, y, _ = glm.make_data(3_000, 5, 1_000, seed=3)
+    Xn, yn = X.compute(), y.compute()
+    w = np.random.default_rng(0).normal(size=6)
+    expected = cpsad.grad(glm.loss)(w, Xn, yn)
+    got = lazy_gradient(glm.loss, (w, X, y))
+    assert_equal_trees(got, expected)
+    w_numpy, losses_numpy = glm.train(Xn, yn, 3, 2.0)
+    w_dask, losses_dask = glm.train(X, y, 3, 2.0)
+    np.testing.assert_allclose(w_dask, w_numpy, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(losses_dask, losses_numpy, rtol=1e-12)
+
+
+def test_grad_seeds_a_0d_dask_result():
+    """grad of a function whose value is a 0-d Dask array: seeded with a Dask one, nothing
+    computed (it said 'grad requires a scalar output, but the function returned a Array')."""
+    x = np.linspace(-1.0, 1.0, 12)
+
+    def f(x):
+        return np.sum(np.tanh(x) ** 2)
+
+    got = lazy_gradient(f, (chunked(x, 4),))
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(got.compute(), cpsad.grad(f)(x))
+    with pytest.raises(TypeError, match="scalar output.*shape \\(12,\\)"):
+        cpsad.grad(np.tanh)(chunked(x, 4))
