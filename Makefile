@@ -41,7 +41,7 @@ show: $(STAMP)
 	$(VENV)/bin/cpsad show $(FILE) $(FUNC) $(if $(WRT),--wrt $(WRT)) $(ARGS)
 
 examples: $(STAMP)
-	for e in mlp cnn resnet rnn lstm treelstm; do $(PY) examples/$$e.py --quick || exit 1; done
+	for e in mlp cnn resnet rnn lstm treelstm dask_glm; do $(PY) examples/$$e.py --quick || exit 1; done
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -176,6 +176,20 @@ def test_resnet_quick_mode_learns(tmp_path):
     assert (tmp_path / "resnet.png").exists()
 
 
+def test_dask_glm_quick_mode_trains_on_a_cluster(tmp_path, capsys):
+    """The Dask example's quick mode: lazily generated data on a LocalCluster, the loss going
+    down step by step, the same weights as numpy on an in-memory sample, and its curve."""
+    pytest.importorskip("distributed")
+    dask_glm = load("dask_glm")
+    out = dask_glm.main(["--quick", "--no-progress", "--out", str(tmp_path)])
+    losses = out["losses"]
+    assert all(b < a for a, b in zip(losses, losses[1:]))
+    assert np.max(np.abs(out["w"] - out["w_true"])) < 0.1
+    assert out["gap"] < 1e-12
+    assert (tmp_path / "dask_glm.png").stat().st_size > 10_000
+    assert "Dask and numpy weights differ by" in capsys.readouterr().out
+
+
 def test_progress_bar(capsys):
     """tqdm draws the bar on a terminal only, unless told not to; the lines an example prints reach
     stdout whole, with no trace of the bar in them."""
