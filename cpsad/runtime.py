@@ -553,6 +553,21 @@ def repeat_adjoint(c, seq, n):
     return total
 
 
+def field_container_tangent(t, statement: str, line: int):
+    """The tangent ``t`` of a container an attribute holds (``a.items``), about to be changed
+    in place by ``statement`` in forward mode: ``t`` itself, or a refusal where there is none --
+    an object of a plain class has no tangent of its own to keep the container's in."""
+    if t is None:
+        raise TypeError(
+            f"line {line}: `{statement}` changes in place a container that an attribute of an "
+            "object holds; cpsad's forward mode keeps no tangent for an object of a plain class "
+            "(reverse mode refuses it too: the object shares the container). Build the "
+            "container in a variable of the function and store it on the object after (`items = "
+            "[]`, `items.append(v)`, ..., `obj.items = items`), or use a dataclass"
+        )
+    return t
+
+
 def store_item(container, key, value) -> None:
     """``container[key] = value`` for a dict or list on the differentiated path (not an array:
     changing an array in place would change every alias of it, which no gradient can follow)."""

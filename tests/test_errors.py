@@ -449,3 +449,25 @@ def test_a_frozen_standard_library_function_is_refused_at_your_call():
     assert err.filename == __file__
     assert err.lineno == _scaled_and_joined.__code__.co_firstlineno + 1
     assert "`os.path.join`" in str(err) and "frozen" not in str(err)
+
+
+class _Box:
+    def __init__(self):
+        self.items = []
+
+
+def _appends_to_an_attribute(x):
+    a = _Box()
+    a.items.append(x * 2.0)
+    a.items.append(np.sin(x))
+    return a.items[0] * a.items[1]
+
+
+def test_forward_mode_refuses_a_change_of_an_attributes_container():
+    """Forward mode had no tangent for ``a.items`` (a plain class's object has none) and crashed
+    with "'NoneType' object has no attribute 'append'"; it refuses, as reverse mode does."""
+    with pytest.raises(TypeError, match="attribute of an object holds") as info:
+        cpsad.jvp(_appends_to_an_attribute, (0.7,), (1.0,))
+    assert "a.items.append(x * 2.0)" in str(info.value)
+    with pytest.raises(TypeError, match="shares"):
+        cpsad.grad(_appends_to_an_attribute)(0.7)

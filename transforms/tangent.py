@@ -69,6 +69,7 @@ class Tangent:
         params = A.arg_names(fdef.args)
         wrt = [p for p in unit.active if p in params]
         self.fresh = fresh_variables(unit) if has_stores(unit.tree) else {}
+        self.from_fields: set[str] = set()  # names bound to an attribute's value (``a.items``)
         unit.tree = self.function(fdef, "", unit.bp_name, wrt)
 
     # ------------------------------------------------------------------ functions
@@ -123,6 +124,12 @@ class Tangent:
     def block(self, stmts) -> list:
         out = []
         for s in stmts:
+            if (
+                isinstance(s, A.Assign)
+                and isinstance(s.value, A.Attribute)
+                and isinstance(s.targets[0], A.Name)
+            ):
+                self.from_fields.add(s.targets[0].id)
             if isinstance(s, A.If):
                 s.body = self.block(s.body) or [A.Pass()]
                 s.orelse = self.block(s.orelse)
@@ -483,7 +490,14 @@ class Tangent:
         args = list(call.args)
         args[-1] = self.tan_or_zeros(args[-1])  # the value (insert's index stays)
         args[:-1] = [A.deepcopy(a) for a in args[:-1]]
-        tangent = A.call(A.attr(A.name(self.dot(call.func.value.id)), call.func.attr), args)
+        container = A.name(self.dot(call.func.value.id))
+        if call.func.value.id in self.from_fields:
+            # an attribute's container (``a.items.append(v)``): an object of a plain class has
+            # no tangent to hold the container's -- refused when it runs, not a crash
+            line = self.unit.source.line(s.lineno).strip() if self.unit.source else ""
+            check = self.runtime("field_container_tangent")
+            container = A.call(check, [container, A.const(line), A.const(s.lineno)])
+        tangent = A.call(A.attr(container, call.func.attr), args)
         return [s, self.loc(A.expr_stmt(tangent), s)]
 
     def check_effect(self, s) -> None:
