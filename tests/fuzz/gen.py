@@ -1580,6 +1580,13 @@ class Gen:
             else:
                 store = [f"{buf}[0, 1:] = {self.E(S, inner, 2)}"]
         sc.vars[buf] = kind
+        if self.chance(0.35):
+            # a closure that reads the array, defined before the stores and called after: it
+            # reads the variable's cell when it runs, so it must see the stored entries
+            self.tag("store_read_by_closure", "capture")
+            g, p = self.fresh("g"), self.fresh("u")
+            reader = [f"def {g}({p}):", f"    return {p} * np.sum(np.tanh({buf}))"]
+            return [f"{buf} = {init}", *reader, *store, *self.use_fn(sc, g, ("F", (S,), S))]
         return [f"{buf} = {init}", *store]
 
     def s_operator(self, sc, d):
