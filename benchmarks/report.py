@@ -164,6 +164,28 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
         ]
     elif m:
         out += [f"import time: failed ({m.get('error', '?')})", ""]
+    d = lifecycle.get("dask")
+    if d and "ratio" in d:
+        met = "met" if d["ratio"] <= 1.2 else "**missed**"
+        out += [
+            f"Logistic regression on {d['rows']:,} lazily generated rows x {d['features']} features",
+            f"({d['gb']:.1f} GB) on a Dask `LocalCluster` of {d['workers']} workers of "
+            f"{d['memory_limit']} each",
+            "(`benchmarks/dask_glm.py`, examples/dask_glm.py's model): a step -- the loss and its",
+            "gradient, one `dask.compute` -- with cpsad's backpropagator of the numpy loss, against",
+            "the gradient written by hand for Dask; the median of "
+            f"{d['steps']} steps each, and each worker's peak",
+            "resident memory. Target: within 1.2x. ([backends.md](backends.md))",
+            "",
+            "| step, cpsad | step, by hand | ratio | peak memory per worker, cpsad | by hand | |",
+            "|---:|---:|---:|---:|---:|---|",
+            f"| {d['cpsad']['median_s']:.2f} s | {d['hand']['median_s']:.2f} s | "
+            f"{d['ratio']:.2f}x | {d['cpsad']['peak_mb']:.0f} MB | {d['hand']['peak_mb']:.0f} MB "
+            f"| {met} |",
+            "",
+        ]
+    elif d:
+        out += [f"dask: failed ({d.get('error', '?')})", ""]
     return out
 
 

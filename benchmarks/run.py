@@ -161,6 +161,9 @@ LIFECYCLE = {
     "checkpoint": ["benchmarks/checkpoint.py", "--json"],
     # what `import cpsad` costs, and the first use of its API (fresh interpreters)
     "import": ["benchmarks/import_time.py", "--json"],
+    # a logistic regression's step on a Dask cluster, data larger than a worker's memory: cpsad's
+    # gradient against one written by hand for Dask (skipped where dask is not installed)
+    "dask": ["benchmarks/dask_glm.py", "--json"],
 }
 
 

@@ -751,9 +751,10 @@ def scatter_added(g, shape, dtype, index, like=None):
     ``g``'s entries and a zero (``np.take``); where positions repeat, the entries of each are
     summed first, as differences of a cumulative sum in position order. ``like``: the array
     ``x`` whose library a numpy ``g`` is moved to."""
-    padded = _padded(g, shape, dtype, index, like)
-    if padded is not None:
-        return padded
+    if foreign(like):  # a large array of another library, chunked (Dask): padded where it can be
+        padded = _padded(g, shape, dtype, index, like)
+        if padded is not None:
+            return padded
     size = int(np.prod(shape))
     positions = np.arange(size).reshape(shape)[index]
     if not foreign(g):  # a number or a numpy adjoint of ``like``, an array of another library
@@ -780,7 +781,8 @@ def scatter_added(g, shape, dtype, index, like=None):
 def _padded(g, shape, dtype, index, like):
     """``scatter_added`` of a basic index of unit steps -- ints, slices of step 1, ``None``,
     ``...``: ``x[1:]``, ``x[:, i : i + h]`` -- as ``np.pad`` of ``g`` with its ints' axes put
-    back, which Dask runs chunk by chunk; None for any other index."""
+    back, which Dask runs chunk by chunk; None for any other index. (Into a numpy ``x``, small,
+    the gather is fewer tasks: Dask pads in chunks of the adjoint's, element by element.)"""
     index = index if type(index) is tuple else (index,)
     dots = [k for k, i in enumerate(index) if i is Ellipsis]
     if dots:

@@ -2,7 +2,7 @@
 Dask cluster: the loss is plain numpy code, its gradient cpsad's backpropagator, run on Dask arrays.
 
     python examples/dask_glm.py            # 20 million rows x 20 features (3.2 GB) on 2 workers
-                                           # of 1 GB each: 25 steps, a few minutes on 2 cores
+                                           # of 1 GB each: 15 steps, a few minutes on 2 cores
     python examples/dask_glm.py --quick    # 200,000 rows, seconds
     python examples/dask_glm.py --rows 5000000 --steps 40 --memory-limit 500MB
 
@@ -93,7 +93,7 @@ def check_on_sample(X, y, rows, steps, lr):
 
 @one_blas_thread
 def main(argv=None):
-    p = parser(__doc__, rows=20_000_000, features=20, chunk=250_000, steps=25, lr=2.0)
+    p = parser(__doc__, rows=20_000_000, features=20, chunk=250_000, steps=15, lr=2.0)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--memory-limit", default="1GB", help="per worker (default 1GB)")
     args = p.parse_args(argv)

@@ -31,6 +31,10 @@ def expand(g, x, axis=None, keepdims=False):
         out = np.empty(shape, np.result_type(g))
         out[...] = g
         return out
+    if foreign(x):  # Dask, CuPy: laid out as x is (np.broadcast_to makes a Dask array of one
+        # chunk, which every elementwise product with x's chunks then splits and merges again)
+        dtype = g.dtype if hasattr(g, "dtype") else np.result_type(g)
+        return np.zeros_like(x, dtype=dtype) + g
     return np.broadcast_to(g, shape)
 
 
