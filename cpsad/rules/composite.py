@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defcomposite, defnondiff
-from cpsad.runtime import getitem_adjoint
+from cpsad.runtime import as_array, getitem_adjoint
 
 
 def _part(fn):
@@ -62,7 +62,7 @@ def rot90(m, k=1, axes=(0, 1)):
     axes = tuple(axes)
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
-    m = np.asarray(m)
+    m = as_array(m)
     if axes[0] == axes[1] or np.absolute(axes[0] - axes[1]) == np.ndim(m):
         raise ValueError("Axes must be different.")
     k = k % 4
@@ -128,7 +128,7 @@ defcomposite(np.dsplit, dsplit)
 
 def append(arr, values, axis=None):
     """``np.append``: both flattened and joined, or joined along ``axis`` (numpy's own steps)."""
-    arr = np.asarray(arr)
+    arr = as_array(arr)
     if axis is None:
         if np.ndim(arr) != 1:
             arr = np.ravel(arr)
@@ -150,7 +150,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         return a
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
-    a = np.asarray(a)
+    a = as_array(a)
     if np.ndim(a) == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     x = np.moveaxis(a, axis, -1)
@@ -171,7 +171,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 def _edge(v, x, axis):
     """``prepend`` or ``append`` of ``np.diff`` as the array joined to ``x`` (the array with
     ``axis`` moved last)."""
-    v = np.asarray(v)
+    v = as_array(v)
     if np.ndim(v) == 0:
         return np.broadcast_to(v, np.shape(x)[:-1] + (1,))
     return np.moveaxis(v, axis, -1)
@@ -185,8 +185,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     component; two 2-vectors give the third component alone)."""
     if axis is not None:
         axisa, axisb, axisc = axis, axis, axis
-    a = np.moveaxis(np.asarray(a), axisa, -1)
-    b = np.moveaxis(np.asarray(b), axisb, -1)
+    a = np.moveaxis(as_array(a), axisa, -1)
+    b = np.moveaxis(as_array(b), axisb, -1)
     na, nb = np.shape(a)[-1], np.shape(b)[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
@@ -214,8 +214,8 @@ defcomposite(np.cross, cross)
 def kron(a, b):
     """``np.kron``: every product of an element of ``a`` and one of ``b``, each pair of axes
     interleaved and merged."""
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     nd = max(np.ndim(a), np.ndim(b))
     sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
     sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
@@ -245,7 +245,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     finite values passed through. (``copy=False`` changes ``x`` in place: refused.)"""
     if not copy:
         raise _unsupported("nan_to_num", "with copy=True (with copy=False it changes `x` in place)")
-    x = np.asarray(x)
+    x = as_array(x)
     if np.iscomplexobj(x):
         return nan_to_num(np.real(x), True, nan, posinf, neginf) + 1j * nan_to_num(
             np.imag(x), True, nan, posinf, neginf
@@ -270,7 +270,7 @@ defcomposite(np.nan_to_num, nan_to_num)
 
 def real_if_close(a, tol=100):
     """``np.real_if_close``: the real part where every imaginary part is within ``tol``."""
-    a = np.asarray(a)
+    a = as_array(a)
     if not np.iscomplexobj(a):
         return a
     if tol > 1:
@@ -289,12 +289,12 @@ defcomposite(np.real_if_close, real_if_close)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """``np.average``: the mean, or ``sum(a * w) / sum(w)`` (numpy's own steps, a 1-d ``w``
     along ``axis`` of a larger ``a`` included)."""
-    a = np.asarray(a)
+    a = as_array(a)
     if weights is None:
         avg = np.mean(a, axis=axis, keepdims=keepdims)
         scl = np.ones(np.shape(avg)) * (np.size(a) / np.size(avg))
     else:
-        w = np.asarray(weights)
+        w = as_array(weights)
         if np.shape(a) != np.shape(w):
             if axis is None:
                 raise TypeError("Axis must be specified when shapes of a and weights differ.")
@@ -432,7 +432,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """``np.partition``: the elements where ``np.argpartition`` puts them."""
     if order is not None:
         raise _unsupported("partition", "without `order=`")
-    a = np.asarray(a)
+    a = as_array(a)
     if axis is None:
         a = np.reshape(a, (-1,))
         axis = -1
@@ -447,9 +447,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     ``left`` and ``right`` (``fp``'s ends) outside."""
     if period is not None:
         raise _unsupported("interp", "without `period=`")
-    x = np.asarray(x)
-    xp = np.asarray(xp)
-    fp = np.asarray(fp)
+    x = as_array(x)
+    xp = as_array(xp)
+    fp = as_array(fp)
     if np.ndim(xp) != 1 or np.ndim(fp) != 1:
         raise ValueError("object too deep for desired array")
     if np.shape(xp)[0] != np.shape(fp)[0]:
@@ -485,7 +485,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     """``np.gradient``: central differences inside, one-sided ones (of ``edge_order``) at the
     ends, along each axis; spacings a number or the coordinates (differentiable too). The
     value is numpy's (``_exactly``)."""
-    g = np.asarray(f)
+    g = as_array(f)
     n = np.ndim(g)
     if axis is None:
         axes = list(range(n))
@@ -582,7 +582,7 @@ defcomposite(np.select, select)
 def matrix_power(a, n):
     """``np.linalg.matrix_power``: products of squares (numpy's order of them), of the inverse
     for ``n < 0``; the identity for 0."""
-    a = np.asarray(a)
+    a = as_array(a)
     if np.ndim(a) < 2 or np.shape(a)[-1] != np.shape(a)[-2]:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     if n == 0:
@@ -619,7 +619,7 @@ defcomposite(np.linalg.matrix_power, matrix_power)
 def piecewise(x, condlist, funclist, *args, **kw):
     """``np.piecewise``: where each condition holds (the later ones over the earlier), its
     function of ``x`` there, or its constant; an extra function for where none holds."""
-    x = np.asarray(x)
+    x = as_array(x)
     if np.isscalar(condlist) or (
         not isinstance(condlist[0], (list, np.ndarray)) and np.ndim(x) != 0
     ):
