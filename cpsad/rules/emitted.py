@@ -2504,7 +2504,7 @@ def prod_vjp_c(g, ans, c, out, a, axis=None, *, keepdims=False):
 def prod_vjp_out(g, ans, c, out, a, axis=None, *, keepdims=False):
     return (
         c * np.sum(g / a, axis=axis, keepdims=keepdims)
-        if np.all(a != 0)
+        if not maybe_any(a == 0)
         else 0.0 * c * np.sum(g, axis=axis, keepdims=keepdims)
     )
 
@@ -2523,7 +2523,7 @@ def prod_vjp_c_jvp(t, ans, c, out, a, axis=None, *, keepdims=False):
 def prod_vjp_out_jvp(t, ans, c, out, a, axis=None, *, keepdims=False):
     return (
         rd.expand(c * t, a, axis=axis, keepdims=keepdims) / a
-        if np.all(a != 0)
+        if not maybe_any(a == 0)
         else 0.0 * rd.expand(c * t, a, axis=axis, keepdims=keepdims)
     )
 
@@ -2542,7 +2542,7 @@ def prod_jvp_v(g, ans, v, out, a, axis=None, *, keepdims=False):
 def prod_jvp_out(g, ans, v, out, a, axis=None, *, keepdims=False):
     return (
         np.sum(rd.expand(g, a, axis=axis, keepdims=keepdims) * v / a, axis=axis, keepdims=keepdims)
-        if np.all(a != 0)
+        if not maybe_any(a == 0)
         else 0.0 * g
     )
 
@@ -2561,7 +2561,7 @@ def prod_jvp_v_jvp(t, ans, v, out, a, axis=None, *, keepdims=False):
 def prod_jvp_out_jvp(t, ans, v, out, a, axis=None, *, keepdims=False):
     return (
         np.sum(v * rd.expand(t, a, axis=axis, keepdims=keepdims) / a, axis=axis, keepdims=keepdims)
-        if np.all(a != 0)
+        if not maybe_any(a == 0)
         else 0.0 * t
     )
 
@@ -2609,7 +2609,7 @@ def norm_hessian(v, c, out, x, ord=None, axis=None, keepdims=False):
     the derivative of the norm's gradient (for the nuclear and spectral norms, of the polar factor
     ``U V^T`` and of ``u v^T``, from the SVD: distinct singular values, full rank). Symmetric in
     ``v``; linear in ``v`` and ``c``."""
-    x = np.asarray(x)
+    x = as_array(x)
     axes, matrix = norm_axes(x, ord, axis)
     if not keepdims:
         c, out = np.expand_dims(c, axes), np.expand_dims(out, axes)
