@@ -553,11 +553,11 @@ def repeat_adjoint(c, seq, n):
     return total
 
 
-def field_container_tangent(t, statement: str, line: int):
-    """The tangent ``t`` of a container an attribute holds (``a.items``), about to be changed
-    in place by ``statement`` in forward mode: ``t`` itself, or a refusal where there is none --
+def field_container_tangent(v, statement: str, line: int):
+    """The tangent ``v`` of a container an attribute holds (``a.items``), about to be changed
+    in place by ``statement`` in forward mode: ``v`` itself, or a refusal where there is none --
     an object of a plain class has no tangent of its own to keep the container's in."""
-    if t is None:
+    if v is None:
         raise TypeError(
             f"line {line}: `{statement}` changes in place a container that an attribute of an "
             "object holds; cpsad's forward mode keeps no tangent for an object of a plain class "
@@ -565,7 +565,7 @@ def field_container_tangent(t, statement: str, line: int):
             "container in a variable of the function and store it on the object after (`items = "
             "[]`, `items.append(v)`, ..., `obj.items = items`), or use a dataclass"
         )
-    return t
+    return v
 
 
 def store_item(container, key, value) -> None:

@@ -1358,6 +1358,22 @@ case(
 )
 
 
+def field_container_tangent_(v, statement, line):
+    return field_container_tangent(v, statement, line)
+
+
+from cpsad.runtime import field_container_tangent  # noqa: E402
+
+# (fixed inputs, not the corpus generator's: a draw here would move every later case's)
+case(
+    field_container_tangent_,
+    field_container_tangent,
+    np.array([0.3, -0.2, 0.5]),
+    "a.items.append(v)",
+    7,
+    autograd=HELPER,
+)
+
 # (`Params(a, b=c)` made in differentiated code: struct_of and the helpers of its rules)
 from cpsad.runtime import struct_adjoint, struct_adjoint_t, struct_of, struct_tangent  # noqa: E402
 

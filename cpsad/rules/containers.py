@@ -21,6 +21,7 @@ from cpsad.runtime import (
     Sparse,
     field,
     field_adjoint,
+    field_container_tangent,
     field_key,
     field_tangent,
     getitem_adjoint,
@@ -266,6 +267,21 @@ def field_tangent_v_jvp(t, ans, v, obj, name):
 
 
 defjvp(field_tangent, field_tangent_v_jvp, None, None)
+
+
+# (forward mode's check before an attribute's container grows: the identity in the tangent)
+def field_container_tangent_v(g, ans, v, statement, line):
+    return g
+
+
+defvjp(field_container_tangent, field_container_tangent_v, DISCRETE, DISCRETE)
+
+
+def field_container_tangent_v_jvp(t, ans, v, statement, line):
+    return t
+
+
+defjvp(field_container_tangent, field_container_tangent_v_jvp, None, None)
 
 
 # --------------------------------------------------------------------------- zip(*rows)
