@@ -142,7 +142,9 @@ def test_a_recursive_function_over_objects_is_transformed_once():
         for k in compiler._SPECS[f]
         if k[0] == ("t", "w") and k[2] == "reverse" and k not in before
     ]
-    assert len(keys) == 1, keys
+    # (none new where an earlier test -- test_gradients runs tree_sum too -- made it already)
+    assert len(keys) <= 1, keys
+    assert any(k[0] == ("t", "w") and k[2] == "reverse" for k in compiler._SPECS[f])
 
 
 def write_module(tmp_path, name, source):
