@@ -194,6 +194,8 @@ SAMPLES: list[tuple] = [
     (runtime.zeros_like, (M,), {}),
     (runtime.like, (M,), {}),
     (runtime.tangent_zeros, ((X, X[0]),), {}),
+    (runtime.foreign, (X,), {}),  # is it another library's array (Dask, CuPy)
+    (runtime.maybe_any, (X,), {}),  # np.any where reading the values is cheap
     (runtime.scalar_seed, (X[0],), {}),
     (runtime.index_step, ([X[0], X[1]], 1), {}),
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
