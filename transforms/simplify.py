@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 
 from . import anno
 from . import astlib as A
@@ -1138,11 +1139,17 @@ class _Peephole(A.NodeTransformer):
         self.injected = injected
 
     def visit_Call(self, node):
-        """Leave out keyword arguments a helper or rule would default to anyway."""
+        """Leave out keyword arguments a helper, a rule or a function of a module emitted code
+        imports (``np.reshape(g, s, order="C")``) would default to anyway -- noise to a reader,
+        and an array library that dispatches numpy's functions may not take them (Dask's
+        reshape refuses ``order``)."""
         self.generic_visit(node)
-        fn = self.injected.get(node.func.id) if isinstance(node.func, A.Name) else None
-        if fn is not None and node.keywords and inspect.isfunction(fn):
-            params = inspect.signature(fn).parameters
+        fn = self._callee(node.func)
+        if fn is not None and node.keywords:
+            try:
+                params = inspect.signature(fn).parameters
+            except (TypeError, ValueError):  # (a builtin without a signature)
+                return node
             node.keywords = [
                 k
                 for k in node.keywords
@@ -1154,6 +1161,19 @@ class _Peephole(A.NodeTransformer):
                 )
             ]
         return node
+
+    def _callee(self, func):
+        """The helper or rule a call's name stands for, or ``module.function`` of a module
+        emitted code imports; None for anything else."""
+        if isinstance(func, A.Name):
+            fn = self.injected.get(func.id)
+            return fn if inspect.isfunction(fn) else None
+        if isinstance(func, A.Attribute) and isinstance(func.value, A.Name):
+            module = self.injected.get(func.value.id)
+            if isinstance(module, types.ModuleType):
+                fn = getattr(module, func.attr, None)
+                return fn if callable(fn) and not isinstance(fn, type) else None
+        return None
 
     def visit_BinOp(self, node):
         self.generic_visit(node)

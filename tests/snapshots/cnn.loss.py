@@ -106,7 +106,7 @@ def predict_bp(k, params, X):
                                     params, {"b": params_b_bar, "W": params_W_bar}
                                 ),
                             )
-                            h_bar = np.reshape(h_reshape_bar, np.shape(h), order="C")
+                            h_bar = np.reshape(h_reshape_bar, np.shape(h))
                             return h_bar
 
                         # h = maxpool(relu(conv2d(h, params["w2"], params["b2"])))
@@ -207,14 +207,14 @@ def conv2d_bp(k_1, x, w, b):
     del c
     # return out.reshape(n, f, h, wd)
     out_reshape_bar = k_1(out.reshape(n, f, h, wd))
-    out_bar = np.reshape(out_reshape_bar, np.shape(out), order="C")
+    out_bar = np.reshape(out_reshape_bar, np.shape(out))
     del n, f, out, out_reshape_bar
     # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
     matmul_bar = unbroadcast(out_bar, matmul)
     b_item_bar = unbroadcast(out_bar, b_item)
     b_bar = getitem_adjoint(b_item_bar, b, np.s_[:, None])
     w_reshape_bar = matmul_x(matmul_bar, matmul, w_reshape, cols)
-    w_bar = np.reshape(w_reshape_bar, np.shape(w), order="C")
+    w_bar = np.reshape(w_reshape_bar, np.shape(w))
     return w_bar, b_bar
 
 
@@ -250,7 +250,7 @@ def maxpool_bp(k, x):
     max_1 = x_reshape.max(axis=tup)
     max_1_bar = k(max_1)
     x_reshape_bar = max_vjp(max_1_bar, max_1, x_reshape, axis=tup)
-    x_bar = np.reshape(x_reshape_bar, np.shape(x), order="C")
+    x_bar = np.reshape(x_reshape_bar, np.shape(x))
     return x_bar
 
 
@@ -342,7 +342,7 @@ def conv2d_bp(k_1, x, w, b):
         out = matmul + b_item
         # return out.reshape(n, f, h, wd)
         out_reshape_bar = k_1(out.reshape(n, f, h, wd))
-        out_bar = np.reshape(out_reshape_bar, np.shape(out), order="C")
+        out_bar = np.reshape(out_reshape_bar, np.shape(out))
         del out, out_reshape_bar
         # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
         matmul_bar = unbroadcast(out_bar, matmul)
@@ -350,7 +350,7 @@ def conv2d_bp(k_1, x, w, b):
         b_bar = acc(b_bar, getitem_adjoint(b_item_bar, b, np.s_[:, None]))
         w_reshape_bar = matmul_x(matmul_bar, matmul, w_reshape, cols)
         cols_bar = matmul_y(matmul_bar, matmul, w_reshape, cols)
-        w_bar = acc(w_bar, np.reshape(w_reshape_bar, np.shape(w), order="C"))
+        w_bar = acc(w_bar, np.reshape(w_reshape_bar, np.shape(w)))
         del (
             cols,
             w_reshape,
@@ -362,7 +362,7 @@ def conv2d_bp(k_1, x, w, b):
             w_reshape_bar,
         )
         # cols = np.stack(views, axis=2).reshape(n, c * k * k, h * wd)  # im2col
-        stack_views_bar = np.reshape(cols_bar, np.shape(stack_views), order="C")
+        stack_views_bar = np.reshape(cols_bar, np.shape(stack_views))
         views_bar = stack_vjp(stack_views_bar, stack_views, views, axis=2)
         return views_bar
 

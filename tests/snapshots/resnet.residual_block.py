@@ -150,7 +150,7 @@ def conv2d_bp(k_1, x, w, b):
         out = matmul + b_item
         # return out.reshape(n, f, h, wd)
         out_reshape_bar = k_1(out.reshape(n, f, h, wd))
-        out_bar = np.reshape(out_reshape_bar, np.shape(out), order="C")
+        out_bar = np.reshape(out_reshape_bar, np.shape(out))
         del out, out_reshape_bar
         # out = w.reshape(f, c * k * k) @ cols + b[:, None]  # (n, f, h * w)
         matmul_bar = unbroadcast(out_bar, matmul)
@@ -158,7 +158,7 @@ def conv2d_bp(k_1, x, w, b):
         b_bar = acc(b_bar, getitem_adjoint(b_item_bar, b, np.s_[:, None]))
         w_reshape_bar = matmul_x(matmul_bar, matmul, w_reshape, cols)
         cols_bar = matmul_y(matmul_bar, matmul, w_reshape, cols)
-        w_bar = acc(w_bar, np.reshape(w_reshape_bar, np.shape(w), order="C"))
+        w_bar = acc(w_bar, np.reshape(w_reshape_bar, np.shape(w)))
         del (
             cols,
             w_reshape,
@@ -170,7 +170,7 @@ def conv2d_bp(k_1, x, w, b):
             w_reshape_bar,
         )
         # cols = np.stack(views, axis=2).reshape(n, c * k * k, h * wd)  # im2col
-        stack_views_bar = np.reshape(cols_bar, np.shape(stack_views), order="C")
+        stack_views_bar = np.reshape(cols_bar, np.shape(stack_views))
         views_bar = stack_vjp(stack_views_bar, stack_views, views, axis=2)
         return views_bar
 
