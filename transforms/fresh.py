@@ -61,11 +61,15 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
     calls: dict = {}  # key of a local function -> [(caller key, call)]
     captured: set = set()
     read: set = set()  # (key, name): a nested function reads the variable through its cell
+    loads: dict = {}  # (key, name) -> how many times the function (or one inside it) reads it
     for key, fdef in scopes.functions():
         for s in statements(fdef.body):
             if isinstance(s, A.FunctionDef):
                 captured |= {(key, n) for n in _captured(s)}
                 read |= {(key, n) for n in free_names(s)}
+            for n in A.walk(s):
+                if isinstance(n, A.Name) and isinstance(n.ctx, A.Load):
+                    loads[(key, n.id)] = loads.get((key, n.id), 0) + 1
             for n in A.walk(s) if isinstance(s, (A.Assign, A.Expr, A.Return)) else ():
                 if isinstance(n, A.Call):
                     g, _ = called_local(scopes, n)
@@ -144,10 +148,17 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
     stored = unit.ctx.runtime("stored")
 
     def copy_of(value, found, key) -> bool:
-        """A variable of the same function that is itself in ``found``: ``out = zeros``, how
-        Normalize writes ``out = np.zeros(n)`` when ``out`` is a cell. (Two names then hold the
-        array; aliasing's guard refuses a store where the other is read after it.)"""
-        return isinstance(value, A.Name) and scopes.resolve(key, value.id) in found
+        """A temporary of A-normal form, read only here, that is itself in ``found``: ``out =
+        zeros``, how Normalize writes ``out = np.zeros(n)`` when ``out`` is a cell. Nothing
+        else reads the temporary, so one name holds the array. (A copy of a variable of the
+        user's, ``o = out``, is not fresh: both names would hold the array, and forward mode
+        has no guard for a store into one while the other is read.)"""
+        return (
+            isinstance(value, A.Name)
+            and value.id in unit.namer.temps
+            and loads.get((key, value.id), 0) == 1
+            and scopes.resolve(key, value.id) in found
+        )
 
     def an_array(value, found, key) -> bool:
         """A new ndarray, whatever it was given: ``np.zeros(n)``, ``stored(...)``."""

@@ -171,14 +171,7 @@ class ShiftReset:
         return A.Call(func=func, args=args, keywords=[])
 
     def mutation_guard(self, s) -> list:
-        """Before a differentiated change of a container in place (``xs.append(v)``, ``d[k] =
-        v``) that another name may see (aliasing's ``SHARED_MUTATION``): the check that none
-        does when it runs -- the adjoints of what it reads there would not reach ``v``."""
-        found = anno.getanno(s, anno.SHARED_MUTATION)
-        u = aliasing.mutation(s)
-        if found is None or u is None:
-            return []
-        return [in_place_guard(self.unit, s, u, found)]
+        return mutation_guard(self.unit, s)
 
     def local_function(self, fdef):
         """A function defined inside: its body gets shifts when it has a backpropagator."""
@@ -808,6 +801,18 @@ def _op_example(value):
     if isinstance(value, A.BinOp):
         return A.binop(A.name("a"), value.op, A.name("b"))
     return A.UnaryOp(op=value.op, operand=A.name("a"))
+
+
+def mutation_guard(unit, s) -> list:
+    """Before a differentiated change of a container in place (``xs.append(v)``, ``d[k] =
+    v``) that another name may see (aliasing's ``SHARED_MUTATION``): the check that none
+    does when it runs -- the adjoints of what it reads there would not reach ``v``, and a store
+    into an array, run as a rebinding (``array_store``), would not show there in either mode."""
+    found = anno.getanno(s, anno.SHARED_MUTATION)
+    u = aliasing.mutation(s)
+    if found is None or u is None:
+        return []
+    return [in_place_guard(unit, s, u, found)]
 
 
 def array_store(unit, s, kinds, fresh=((), (), ())):

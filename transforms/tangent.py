@@ -37,6 +37,7 @@ from .shift_reset import (
     held_by_caller,
     in_place,
     may_change_active,
+    mutation_guard,
     python_in_place,
     rule_for,
     signature_of,
@@ -245,7 +246,10 @@ class Tangent:
         target = s.targets[0]
         rebound = array_store(self.unit, s, self.kinds, self.fresh.get(self.key, ((), (), ())))
         if rebound is not None:  # d = stored(d, key, v): its tangent from stored's rules
-            return self.primitive(rebound, [target.value.id], rebound.value)
+            # (refused when it runs where another name holds the array and reads it after:
+            # the rebinding would not show there -- as in reverse mode)
+            guard = mutation_guard(self.unit, s)
+            return guard + self.primitive(rebound, [target.value.id], rebound.value)
         if isinstance(target.slice, (A.Slice, A.Tuple)):
             raise self.unit.error(
                 "assigning into part of a differentiable value (`x[i] = v`) is not supported "
