@@ -1580,6 +1580,13 @@ class Gen:
             else:
                 store = [f"{buf}[0, 1:] = {self.E(S, inner, 2)}"]
         sc.vars[buf] = kind
+        if self.chance(0.15):
+            # another name for the array before the stores: Python's change in place shows
+            # there, a rebinding would not -- both modes must refuse it where it is read after
+            self.tag("store_alias")
+            alias = self.fresh("keep")
+            sc.vars[alias] = kind
+            return [f"{buf} = {init}", f"{alias} = {buf}", *store]
         if self.chance(0.35):
             # a closure that reads the array, defined before the stores and called after: it
             # reads the variable's cell when it runs, so it must see the stored entries
