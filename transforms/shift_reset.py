@@ -116,7 +116,7 @@ class ShiftReset:
             elif isinstance(s, A.Assign) and in_place(self.unit, s, out, self.kinds):
                 out.append(self.python_in_place(s))
             elif isinstance(s, A.Assign) and anno.getanno(s, anno.ACTIVE):
-                out += self.mutation_guard(s)
+                out += mutation_guard(self.unit, s)
                 node = self.shift(s)  # (a list: a store into an array a closure reads)
                 out += node if isinstance(node, list) else [node]
             elif isinstance(s, A.Assign) and self.local_call(s.value) is not None:
@@ -137,7 +137,7 @@ class ShiftReset:
                 body, info = self.call_shift(s, name, s.value)
                 out.append(self.make_shift(s, body, info))
             elif isinstance(s, A.Expr) and self.container_growth(s) is not None:
-                out += self.mutation_guard(s)
+                out += mutation_guard(self.unit, s)
                 out.append(self.container_growth(s))
             elif isinstance(s, (A.Expr, A.Assign)):
                 self.check_effect(s)
@@ -169,9 +169,6 @@ class ShiftReset:
         anno.setanno(func, anno.CALLEE, fn)
         anno.setanno(func, anno.CALLEE_KIND, "nondiff")
         return A.Call(func=func, args=args, keywords=[])
-
-    def mutation_guard(self, s) -> list:
-        return mutation_guard(self.unit, s)
 
     def local_function(self, fdef):
         """A function defined inside: its body gets shifts when it has a backpropagator."""
