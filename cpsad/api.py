@@ -8,6 +8,7 @@ cotangent for ``vjp`` -- and gets back the adjoints of the differentiated argume
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -323,6 +324,10 @@ class Transformed:
         code = self.fn.__code__
         if self.argnums is None:
             return tuple(code.co_varnames[: code.co_argcount])
+        star = code.co_flags & inspect.CO_VARARGS
+        if star and all(i >= code.co_argcount for i in self.argnums):
+            # (a decorator's wrapper(*args, **kwargs): its items are differentiated as one)
+            return (code.co_varnames[code.co_argcount + code.co_kwonlyargcount],)
         active, _ = params_for(code, self.argnums, code.co_argcount)
         return active
 

@@ -93,7 +93,9 @@ _CALLERS: dict = {}  # (primitive, number of arguments) -> a Python function tha
 def primitive_caller(prim, n: int, kwargs: dict):
     """A Python function of ``n`` parameters that returns ``prim`` of them: what
     ``cpsad.grad(np.sin)`` differentiates -- the primitive's rule, through a call of it. One
-    per primitive and arity (each closes over its own ``prim``)."""
+    per primitive and arity (each closes over its own ``prim``). Marked as cpsad's code to
+    transform like yours (``source``): its backpropagator, passed as a value to be
+    differentiated again (``dispatch.bp_of``), is transformed too."""
     name = getattr(prim, "__name__", repr(prim))
     if kwargs:
         raise TypeError(
@@ -110,8 +112,15 @@ def primitive_caller(prim, n: int, kwargs: dict):
                 f"cpsad differentiates {name} directly with 1 to "
                 f"{len(_ARITIES)} arguments; wrap it in a function of yours for {n}"
             )
-        caller = _CALLERS[key] = _ARITIES[n - 1](prim)
+        caller = _CALLERS[key] = source(_ARITIES[n - 1](prim))
     return caller
+
+
+def source(fn):
+    """Mark ``fn``, a function of cpsad's, as code to transform like yours (the context
+    classifies it so; its backpropagators are marked too)."""
+    fn.__cpsad_source__ = True
+    return fn
 
 
 def _call1(prim):
@@ -266,6 +275,11 @@ def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
         inner, args, argnums_tuple(inner_argnums), kwargs, generic
     )
     active, where = params_for(fn.__code__, inner_nums, len(inner_args))
+    if any(idx is not None for _, idx in where) and not kwargs and 1 <= len(inner_args) <= 4:
+        # (a decorator's wrapper(*args): a function of as many parameters calls it, and the
+        # backpropagator of that is differentiated again, with respect to its parameters)
+        fn = primitive_caller(fn, len(inner_args), kwargs)
+        active, where = params_for(fn.__code__, inner_nums, len(inner_args))
     if any(idx is not None for _, idx in where):
         raise TypeError("higher derivatives with respect to items of *args are not supported")
     call_args = list(inner_args)

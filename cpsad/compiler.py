@@ -43,6 +43,7 @@ import numpy as np
 import cpsad
 from cpsad import diskcache, validity
 from cpsad.context import FACTORY, Context
+from cpsad.depth import deep_recursion
 from cpsad.runtime import scalar_seed
 from cpsad.transforms import pipeline
 from cpsad.transforms.errors import TransformError
@@ -239,12 +240,54 @@ def specialize(
         spec = specs.get(key)
         if spec is not None and spec.valid():
             return spec
+    if not _lock._is_owned() and _deeper_than(SHALLOW):
+        return _on_a_fresh_stack(_specialized, fn, key)
+    return _specialized(fn, key)
+
+
+def _specialized(fn, key) -> Spec:
     with _lock, _gc_paused():
         building: dict = {}
         spec = _spec(fn, key, building)
         for (f, k), s in building.items():  # (published once all of them are linked)
             _SPECS.setdefault(f, {})[k] = s
         return spec
+
+
+# Python's parser and compiler count the frames of the thread they run on against a limit of
+# their own (3.11: "maximum recursion depth exceeded during ast construction" past ~1,000
+# frames, whatever the recursion limit): a transformation asked for deep in a recursion -- the
+# dispatch meeting a function value for the first time there, a derivative of the next order --
+# runs on a thread of its own, where the stack is shallow.
+SHALLOW = 400
+
+
+def _deeper_than(n: int) -> bool:
+    frame = sys._getframe(1)
+    for _ in range(n):
+        frame = frame.f_back
+        if frame is None:
+            return False
+    return True
+
+
+def _on_a_fresh_stack(fn, *args):
+    """``fn(*args)`` on a new thread (the caller waits): its result, or its exception."""
+    out: dict = {}
+
+    def run():
+        try:
+            with deep_recursion():
+                out["value"] = fn(*args)
+        except BaseException as exc:  # (re-raised in the caller)
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, name="cpsad-transform")
+    worker.start()
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _spec(fn, key, building) -> Spec:
@@ -365,7 +408,10 @@ def run_pipeline(
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
     unit.nested = nested
-    unit.emitted = getattr(fn, "__code__", None) is not None and fn.__code__.co_filename in _BY_PATH
+    # (code cpsad wrote: emitted, or its own functions written to be transformed)
+    unit.emitted = getattr(fn, "__cpsad_source__", False) or (
+        getattr(fn, "__code__", None) is not None and fn.__code__.co_filename in _BY_PATH
+    )
     unit.arg_kinds = {p: frozenset(k) for p, k in kinds}
     try:
         stages = pipeline.run(unit, record=record, check=check, upto=upto, skip=skip)
@@ -476,6 +522,9 @@ def _link(t: Transformation, fn) -> Spec:
     composite = getattr(fn, "__cpsad_composite__", None)
     if composite is not None:  # (cpsad's own module: transformed again all the same)
         bp.__cpsad_composite__ = composite
+    # emitted code: transformed again where it is called through a value at the next order
+    # (its module is that of the function it came from -- cpsad's own, for cpsad's helpers)
+    bp.__cpsad_source__ = True
     if t.bp_name in t.code.co_freevars:
         bp.__closure__[t.code.co_freevars.index(t.bp_name)].cell_contents = bp
     return Spec(t, fn, bp)

@@ -66,6 +66,8 @@ class Context:
             # calling it runs its backpropagator through the dispatch
             return "dynamic"
         if isinstance(obj, types.FunctionType):
+            if getattr(obj, "__cpsad_source__", False):
+                return "user"  # cpsad's own code, written to be transformed (dispatch.bp_of)
             mod = (getattr(obj, "__module__", None) or "").split(".")[0]
             if obj.__code__.co_filename.startswith("<frozen "):
                 return "unknown"  # (os.path.join: the standard library's, frozen: no source)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from cpsad.calls import (
     function_of,
     not_differentiated_again,
     params_for,
+    primitive_caller,
+    source,
 )
 from cpsad.compiler import CONTEXT, NESTED, kinds_of, local_name, specialize
 from cpsad.pytree import gradient_adjoint, gradient_of
@@ -628,6 +631,185 @@ def backpropagator_of(fn, active, kinds=(), mode="reverse"):
     return specialize(fn, active, kinds, mode + NESTED).bp
 
 
+# --------------------------------------------------------------------------- the next order
+#
+# Emitted code differentiated again -- a third derivative through a loop, recursion or a call,
+# a second one of code that passes functions as values -- calls ``call_bp(f, k, *args)``, and
+# the dispatch is Python that inspects what it is given: no code to differentiate. Resolve
+# rewrites such a call into ``bp_of(f, *args)(k, *args)``. ``bp_of`` only picks a function (it
+# is not differentiated): the backpropagator the dispatch would run for ``f`` and ``args``, as
+# a function cpsad can transform that returns what ``call_bp`` returns (an adjoint per
+# argument). The call is then one through a function value again, which the dispatch of the
+# next order differentiates: any order, one level of dispatch per order.
+
+
+def bp_of(f, *args, **kwargs):
+    """The backpropagator ``call_bp(f, k, *args)`` runs, as code to transform again:
+    ``bp_of(f, *args)(k, *args) == call_bp(f, k, *args)``."""
+    n = len(args)
+    if kwargs:
+        raise TypeError(_not_next_order(f, "keyword arguments in a call through a value"))
+    if isinstance(f, Closure):  # a function of emitted code: its own backpropagator
+        bp = f.bp
+        if bp is None:
+            raise TypeError(_not_next_order(f, "a function of forward-mode code"))
+        inner, before = bp, 1  # (the parameters before f's own: its continuation, ...)
+        while isinstance(inner, Closure):  # (a function of emitted code transformed again:
+            if inner.bp is not None:  # one more continuation, or the tangents of forward mode)
+                inner, before = inner.bp, before + 1
+            else:
+                inner, before = inner.jvp, before + len(inner.active)
+        params = list(inspect.signature(inner).parameters.values())[before:]
+        _check_positional(f, params, n)
+        return _adapted(bp, n, len(params))
+    if getattr(f, "__cpsad_derivative__", None) is not None or isinstance(f, Pullback):
+        raise TypeError(_not_next_order(f, "a derivative called through a value"))
+    if isinstance(f, (functools.partial, LRU_CACHE)) or getattr(f, "__cpsad_operator__", None):
+        raise TypeError(_not_next_order(f, "a call of this function through a value"))
+    if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
+        fn = f  # (transformed with respect to the parameters given, as the dispatch does)
+        _check_positional(f, list(inspect.signature(fn).parameters.values()), n)
+    elif 1 <= n <= 4:  # a rule, a composite, a function of no derivative: called by one
+        fn = primitive_caller(f, n, {})  # of cpsad's, which is transformed
+    else:
+        raise TypeError(_not_next_order(f, f"a call of {n} arguments through a value"))
+    names = tuple(inspect.signature(fn).parameters)[:n]
+    bp = specialize(fn, names, kinds_of(fn.__code__, args, {}), "reverse" + NESTED).bp
+    return _adapted(bp, n, n)
+
+
+def bp_later(f, n: int):
+    """``bp_of(f, *args)`` for a call whose ``n`` arguments are not names (emitted code reads
+    them once): a function cpsad transforms that calls ``call_bp(f, k, *args)`` -- rewritten,
+    when it is transformed, into ``bp_of`` of its own parameters."""
+    if not 0 <= n < len(_LATER):
+        raise TypeError(_not_next_order(f, f"a call of {n} arguments through a value"))
+    return _made(_LATER[n], f)
+
+
+def _not_next_order(f, what: str) -> str:
+    name = getattr(f, "__qualname__", None) or type(f).__name__
+    return (
+        f"cpsad: differentiating again the backpropagator of `{name}`, called through a value, "
+        f"is not supported for {what} (a derivative of this order); call it by name, or "
+        "differentiate one order less"
+    )
+
+
+def _check_positional(f, params, n: int) -> None:
+    """``n`` positional arguments bind ``params``' first ``n``, and the rest have defaults."""
+    P = inspect.Parameter
+    if len(params) < n or any(p.kind != P.POSITIONAL_OR_KEYWORD for p in params):
+        raise TypeError(_not_next_order(f, "a function of *args, keyword-only parameters or more"))
+    if any(p.default is P.empty for p in params[n:]):  # (Python's TypeError, when it runs)
+        raise TypeError(_not_next_order(f, "a call that does not bind its parameters"))
+
+
+def _adapted(bp, n: int, m: int):
+    """``bp`` (of ``m`` parameters after its continuation, the first ``n`` given) returning a
+    tuple of ``n`` adjoints, as ``call_bp`` does: a backpropagator returns one adjoint alone, a
+    tuple of ``m`` for more, and the adjoints of parameters left to their defaults too."""
+    if n == m >= 2:
+        return bp
+    if n == 0:
+        return _made(_through_0, bp)
+    if m == 1:
+        return _made(_through_1, bp)
+    if n > len(_FIRST):
+        raise TypeError(_not_next_order(bp, f"a call of {n} arguments through a value"))
+    return _made(_FIRST[n - 1], bp)
+
+
+def _made(make, f):
+    """``make(f)``, marked as code to transform, made once while it lives: the next order's
+    dispatch finds its transformation by the function object."""
+    made = _MADE.get((id(f), make))
+    if made is None or made.__closure__[0].cell_contents is not f:
+        made = _MADE[(id(f), make)] = source(make(f))
+    return made
+
+
+def _through_0(bp):
+    def through_0(k):
+        bp(k)
+        return ()
+
+    return through_0
+
+
+def _through_1(bp):
+    def through_1(k, a):
+        return (bp(k, a),)
+
+    return through_1
+
+
+def _first_1(bp):
+    def first_1(k, a):
+        return (bp(k, a)[0],)
+
+    return first_1
+
+
+def _first_2(bp):
+    def first_2(k, a, b):
+        out = bp(k, a, b)
+        return (out[0], out[1])
+
+    return first_2
+
+
+def _first_3(bp):
+    def first_3(k, a, b, c):
+        out = bp(k, a, b, c)
+        return (out[0], out[1], out[2])
+
+    return first_3
+
+
+_FIRST = [_first_1, _first_2, _first_3]
+
+
+def _later_0(f):
+    def through_0(k):
+        return call_bp(f, k)
+
+    return through_0
+
+
+def _later_1(f):
+    def through_1(k, a):
+        return call_bp(f, k, a)
+
+    return through_1
+
+
+def _later_2(f):
+    def through_2(k, a, b):
+        return call_bp(f, k, a, b)
+
+    return through_2
+
+
+def _later_3(f):
+    def through_3(k, a, b, c):
+        return call_bp(f, k, a, b, c)
+
+    return through_3
+
+
+def _later_4(f):
+    def through_4(k, a, b, c, d):
+        return call_bp(f, k, a, b, c, d)
+
+    return through_4
+
+
+_LATER = [_later_0, _later_1, _later_2, _later_3, _later_4]
+_MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(f), make): _made
+core.defnondiff(bp_of, bp_later, Closure)
+
+
 CONTEXT.helpers.update(
     {
         "call_bp": call_bp,
@@ -635,6 +817,8 @@ CONTEXT.helpers.update(
         "call_bp_keywords": call_bp_keywords,
         "call_jvp_keywords": call_jvp_keywords,
         "backpropagator_of": backpropagator_of,
+        "bp_of": bp_of,
+        "bp_later": bp_later,
         "gradient_of": gradient_of,
     }
 )

@@ -407,6 +407,8 @@ class Sparse(dict):
     def __add__(self, other):
         if other is None:
             return self
+        if type(other) is float and other == 0.0:  # the zero of an absent adjoint (zeros_like(None)
+            return self  # in a derivative transformed again): nothing to merge
         if foreign(other):  # an array of another library's rows: dense, of that library
             return rows_of(self, other) + other
         if isinstance(other, (np.ndarray, Deferred)):  # the list also went into an array: dense

@@ -171,27 +171,30 @@ def test_a_call_of_a_lambda_that_does_not_match_names_the_lambda_not_its_made_up
     assert "_L" not in str(e), str(e)
 
 
-def cubed_in_a_loop(x):
-    s = x
-    for _ in range(2):
-        s = s * x
-    return s
+def scaled(t, scale=1.0):
+    return np.sin(t) * scale
 
 
-def test_a_third_derivative_refused_points_at_the_users_line_with_a_caret():
-    """A refusal made while transforming emitted code (the second derivative's) is shown at
-    the line of yours it came from, a caret under it, naming the derivative in your words."""
-    third = cpsad.grad(cpsad.grad(cpsad.grad(cubed_in_a_loop)))
+def by_keyword_through_a_value(x):
+    fns = [scaled, np.cos]
+    return fns[0](x, scale=2.0) * x
+
+
+def test_a_refusal_in_emitted_code_points_at_the_users_line_with_a_caret():
+    """A refusal made while transforming emitted code (the first derivative's, which calls a
+    function value with a keyword argument) is shown at the line of yours it came from, a caret
+    under it, naming the derivative in your words."""
+    second = cpsad.grad(cpsad.grad(by_keyword_through_a_value))
     with pytest.raises(cpsad.TransformError) as info:
-        third(1.5)
+        second(1.5)
     e = info.value
-    first = inspect.getsourcelines(cubed_in_a_loop)[1]
+    first = inspect.getsourcelines(by_keyword_through_a_value)[1]
     assert e.filename == __file__ and e.lineno == first + 2, str(e)
     head, src, caret, *_ = str(e).splitlines()
-    assert src.strip() == "for _ in range(2):"
-    assert caret.strip() == "^" * len(src.strip()) and caret.index("^") == src.index("for")
-    assert "(in the second derivative of `cubed_in_a_loop`: emitted code " in head
-    assert "_bp`" not in head
+    assert src.strip() == "return fns[0](x, scale=2.0) * x"
+    assert caret.strip() == "^" * len(src.strip()) and caret.index("^") == src.index("return")
+    assert "(in the derivative of `by_keyword_through_a_value`: emitted code " in head
+    assert "keyword arguments" in head and "_bp`" not in head
 
 
 def keeps_a_lambda_in_a_list(x):

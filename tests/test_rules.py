@@ -503,7 +503,6 @@ NOT_FUNCTIONS_OF_VALUES = {
     "call_jvp_keywords",
     "keywords_adjoint",  # only beside call_bp_keywords, which code transformed again refuses
     "call_primal",
-    "Closure",
     "store_item",
     "backpropagator_of",
     "MISSING",  # a value, not a function: a default's placeholder

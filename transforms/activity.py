@@ -422,12 +422,13 @@ class Activity:
         one must run in continuation-passing style even when its result is not needed."""
         direct: dict[str, bool] = {}
         calls: dict[str, set] = {}
+        emitted = getattr(unit, "emitted", False)
         for key, fdef in scopes.functions():
             if not key:
                 continue
             hit = False
             for s in statements(fdef.body):
-                if _calls_active_value(s, scopes, key, active):
+                if _calls_active_value(s, scopes, key, active, emitted):
                     # a function value that changes active state (a continuation of emitted code
                     # transformed again) or computes active values: calling it is an effect
                     hit = True
@@ -612,15 +613,20 @@ def _mutated(s):
     return None, False
 
 
-def _calls_active_value(s, scopes, key, active) -> bool:
+def _calls_active_value(s, scopes, key, active, emitted=False) -> bool:
     """Does ``s`` call, through a variable, a function value that is active (one whose calls
     change active state or whose result is active) -- or hand a local function that is to a
     function that is not transformed here (the runtime dispatch of emitted code transformed
-    again, ``call_bp(f, after_f, x)``, calls it)?"""
+    again, ``call_bp(f, after_f, x)``, calls it)? In emitted code transformed again
+    (``emitted``) every call through a value is: the function values there are continuations
+    and closures of the code below, which change its adjoints (``k = Closure(g_bp)``, then
+    ``bp_of(k)(seed)``, is no active value, yet calling it adds to ``x_bar``)."""
     value = s.value if isinstance(s, (A.Assign, A.Expr)) else None
     if not isinstance(value, A.Call):
         return False
     kind = anno.getanno(value.func, anno.CALLEE_KIND)
+    if kind == "dynamic" and emitted:
+        return True  # (see ``dynamic_effect``: emitted code's function values change adjoints)
     if kind == "dynamic" and isinstance(value.func, A.Name):
         return scopes.resolve(key, value.func.id) in active
     if kind in ("local", "user"):

@@ -17,6 +17,11 @@ A subscript of a global object whose subscript computes a value from the index -
 call of a function of the index, ``r_((x, y))``, its slices ``slice(a, b, c)``: a subscript's index
 carries no derivative, so without this the values in it would silently get none.
 
+In emitted code transformed again (a higher derivative), a call of the runtime's dispatch of a
+call through a function value, ``call_bp(f, k, *args)``, becomes a call of the function the
+dispatch would run, ``bp_of(f, *args)(k, *args)`` (``next_order_call``): a call through a value
+this transformation differentiates like any other, one level of dispatch per order.
+
 The dotted names the resolution depended on are recorded in ``unit.deps`` (``np.sin`` -> the
 function it named) so a cached transformation can check, cheaply, that they still refer to the
 same objects (a module reloaded, ``np.sin`` patched, ``helper`` rebound).
@@ -149,6 +154,8 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
             break
     if path is not None and binding is None:
         obj = annotate_global_call(unit, func, path)
+        if obj is not _UNRESOLVED and next_order_call(unit, node, obj):
+            return
         if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
             if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
                 _method_of_object(unit, node, obj)
@@ -164,6 +171,51 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
         anno.setanno(func, anno.CALLEE_KIND, "method")
     else:
         anno.setanno(func, anno.CALLEE_KIND, "dynamic")
+
+
+def next_order_call(unit: Unit, node, obj) -> bool:
+    """``call_bp(f, k, *args)`` -- the runtime dispatch of a call through a function value, in
+    emitted code transformed again -- as ``bp_of(f, *args)(k, *args)``: a call of the function
+    value the dispatch would run (the context's ``bp_of`` picks it, and is not differentiated),
+    which this transformation differentiates as it does any call through a value. The arguments
+    are read twice: where one is not a name or a constant, ``bp_later(f, n)`` instead, a
+    function that makes this call of its own parameters (rewritten so when it is transformed).
+    A ``**kwargs`` spread (a decorator's wrapper) is passed to both: ``bp_of`` refuses keywords
+    when there are some; a keyword argument by name is left to be refused here."""
+    if not getattr(unit, "emitted", False) or obj is not unit.ctx.runtime("call_bp"):
+        return False
+    if len(node.args) < 2:
+        return False
+    f, k, *args = node.args
+    keywords = node.keywords
+    picked_keywords = []
+    if any(w.arg is not None for w in keywords):
+        return False  # (a keyword argument by name: refused, Shift/Reset's ``refuse_dispatch``)
+    if all(_repeatable(a) for a in args) and all(_repeatable(w.value) for w in keywords):
+        helper, picked_args, picked_keywords = "bp_of", [f, *args], keywords
+        args = [A.deepcopy(a) for a in args]
+        keywords = [A.deepcopy(w) for w in keywords]
+    elif not keywords and not any(isinstance(a, A.Starred) for a in args):
+        helper, picked_args = "bp_later", [f, A.copy_location(A.const(len(args)), node)]
+    else:
+        return False
+    of = unit.ctx.runtime(helper)
+    name = A.copy_location(A.name(unit.inject(of, helper)), node.func)
+    anno.setanno(name, anno.CALLEE, of)
+    anno.setanno(name, anno.CALLEE_KIND, unit.ctx.classify(of))
+    picked = A.copy_location(A.Call(func=name, args=picked_args, keywords=picked_keywords), node)
+    anno.setanno(picked, anno.CALLEE_KIND, "dynamic")
+    node.func = picked
+    node.args = [k, *args]
+    node.keywords = keywords
+    return True
+
+
+def _repeatable(node) -> bool:
+    """A name or a constant (``*name`` too): reading it twice reads the same value."""
+    if isinstance(node, A.Starred):
+        node = node.value
+    return isinstance(node, (A.Name, A.Constant))
 
 
 def _entry_stores(fdef) -> dict[str, int]:
@@ -250,7 +302,13 @@ def _method_of_object(unit: Unit, node, obj) -> None:
     fn = user_method(unit.ctx, obj)
     if fn is None:
         return
-    receiver = node.func.value if inspect.ismethod(obj) else node.func
+    if not inspect.ismethod(obj):
+        receiver = node.func  # (the object called: its ``__call__``)
+    elif isinstance(node.func, A.Attribute):
+        receiver = node.func.value
+    else:  # a name bound to a bound method (``m = layer.apply``): the object it is bound to
+        owner = obj.__self__
+        receiver = A.copy_location(A.name(unit.inject(owner, type(owner).__name__.lower())), node)
     name = unit.inject(fn, f"{type(getattr(obj, '__self__', obj)).__name__}_{fn.__name__}")
     func = A.copy_location(A.name(name), node.func)
     anno.setanno(func, anno.CALLEE, fn)

@@ -123,8 +123,9 @@ class ShiftReset:
                 out.append(self.local_call_statement(s, s.targets[0]))
             elif isinstance(s, A.Expr) and self.local_call(s.value) is not None:
                 out.append(self.local_call_statement(s, None))
-            elif isinstance(s, A.Expr) and self.dynamic_effect(s):
-                name = self.unit.namer.fresh("unused")
+            elif isinstance(s, (A.Expr, A.Assign)) and self.dynamic_effect(s):
+                t = s.targets[0] if isinstance(s, A.Assign) else None
+                name = t.id if isinstance(t, A.Name) else self.unit.namer.fresh("unused")
                 body, info = self.dynamic_shift(s, name, s.value)
                 out.append(self.make_shift(s, body, info))
             elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(
@@ -221,12 +222,18 @@ class ShiftReset:
     # ------------------------------------------------------------------ calls known at run time
 
     def dynamic_effect(self, s) -> bool:
-        """``f(x)`` as a statement, with ``f`` or ``x`` active: ``f`` may change active state."""
+        """``f(x)`` as a statement, with ``f`` or ``x`` active: ``f`` may change active state.
+        In emitted code transformed again, whatever is active: its function values are the
+        code's own continuations and closures, which change its adjoints (``h = bp_of(k)``
+        then ``h(seed)``, with ``k = Closure(g_bp)``: nothing active, yet ``g_bp`` adds to
+        ``x_bar``)."""
         call = s.value
         if not (
             isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "dynamic"
         ):
             return False
+        if getattr(self.unit, "emitted", False):
+            return True
         names = [call.func] + [a.value if isinstance(a, A.Starred) else a for a in call.args]
         return any(isinstance(n, A.Name) and n.id in self.active for n in names)
 
@@ -1179,7 +1186,7 @@ def refuse_dispatch(unit, value) -> None:
     if not isinstance(value, A.Call):
         return
     callee = anno.getanno(value.func, anno.CALLEE)
-    if callee is not None and callee in (*dispatchers(ctx), ctx.runtime("Closure")):
+    if callee is not None and callee in dispatchers(ctx):
         raise through_a_value(unit, value)
 
 
@@ -1201,17 +1208,16 @@ def _spread(call) -> bool:
 
 
 def through_a_value(unit, call):
-    """The refusal of emitted code that calls through the runtime dispatch, transformed again."""
+    """The refusal of emitted code that calls through the runtime dispatch, transformed again,
+    where Resolve could not make it a call of the function the dispatch picks (``bp_of``)."""
     return unit.error(
         "differentiating this emitted code again is not supported: it calls a function "
-        "through a value -- a continuation that the derivative of a loop, a recursive "
-        "function or a call of another function of yours (a derivative of order three or "
-        "more), or of a branch (order four or more) passes on, or a function your code passes "
-        "as an argument (order two or more)",
+        "through a value with keyword arguments or `*args` (a derivative of order two or more "
+        "of a call through a value, a decorator's wrapper, or a function of yours that forwards "
+        "its arguments)",
         call,
-        "derivatives of any order work on code without loops, recursion or calls of your own "
-        "functions: inline the helper or write the loop's iterations out; second derivatives "
-        "(cpsad.hessian) work on loops and calls by name",
+        "pass the arguments by position, one by one, or call the function by name; first "
+        "derivatives of this code work",
     )
 
 

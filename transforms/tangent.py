@@ -155,6 +155,11 @@ class Tangent:
                 out.append(self.loc(A.expr_stmt(self.call_local(s.value)), s))
             elif isinstance(s, A.Expr) and self.dynamic_effect(s.value):
                 out.append(self.loc(A.expr_stmt(self.call_dynamic(s.value)), s))
+            elif isinstance(s, A.Assign) and self.dynamic_effect(s.value):
+                value = A.Subscript(
+                    value=self.call_dynamic(s.value), slice=A.const(0), ctx=A.Load()
+                )
+                out.append(self.loc(A.Assign(targets=s.targets, value=value), s))
             elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(
                 s.value, self.active, self.unit.ctx
             ):
@@ -436,10 +441,13 @@ class Tangent:
         return self.tan_or_zeros(v)
 
     def dynamic_effect(self, call) -> bool:
+        """(As shift/reset's: in emitted code transformed again, every call through a value.)"""
         if not (
             isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "dynamic"
         ):
             return False
+        if getattr(self.unit, "emitted", False):
+            return True
         names = [call.func] + [a.value if isinstance(a, A.Starred) else a for a in call.args]
         return any(isinstance(n, A.Name) and n.id in self.active for n in names)
 

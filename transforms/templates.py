@@ -129,7 +129,10 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
         for p in parameters(t.fn).values():
             hole = holes[p.name]
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
-                args.append(A.Starred(value=A.deepcopy(hole), ctx=A.Load()))
+                star = A.Starred(value=A.name(p.name), ctx=A.Load())
+                spliced = _spliced(star, holes)
+                default = [A.Starred(value=A.deepcopy(hole), ctx=A.Load())]
+                args += spliced if spliced is not None else default
             elif p.kind == inspect.Parameter.VAR_KEYWORD:
                 keywords[None] = A.deepcopy(hole)
             elif p.default is inspect.Parameter.empty:
@@ -139,6 +142,16 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
         return A.call(fname, args, keywords)
     renames = {n: inject(obj, n) for n, obj in free.items()}
     return _filled(expr, holes, renames)
+
+
+def _spliced(node, holes: dict):
+    """``*items`` of a hole that a tuple display fills -- the call's own arguments -- as copies
+    of them, each by position (``f(g, x, y)``, not ``f(g, *(x, y))``); None otherwise."""
+    if node.value.__class__ is A.Name:
+        hole = holes.get(node.value.id)
+        if isinstance(hole, A.Tuple):
+            return [A.deepcopy(e) for e in hole.elts]
+    return None
 
 
 def _same_constant(a, b) -> bool:
@@ -161,7 +174,13 @@ def _filled(node, holes: dict, renames: dict):
         if isinstance(v, A.AST):
             d[k] = _filled(v, holes, renames)
         elif isinstance(v, list):
-            d[k] = [_filled(x, holes, renames) if isinstance(x, A.AST) else x for x in v]
+            items = d[k] = []
+            for x in v:
+                spliced = _spliced(x, holes) if x.__class__ is A.Starred else None
+                if spliced is not None:
+                    items += spliced
+                else:
+                    items.append(_filled(x, holes, renames) if isinstance(x, A.AST) else x)
         elif k == "_cpsad":
             d[k] = dict(v)
         else:
