@@ -644,8 +644,11 @@ def backpropagator_of(fn, active, kinds=(), mode="reverse"):
 
 
 def bp_of(f, *args, **kwargs):
-    """The backpropagator ``call_bp(f, k, *args)`` runs, as code to transform again:
-    ``bp_of(f, *args)(k, *args) == call_bp(f, k, *args)``."""
+    """The backpropagator ``call_bp(f, k, *args)`` runs, as code to transform again, returning
+    what a backpropagator returns: ``bp_of(f, x)(k, x)`` is the adjoint of ``x`` (the first of
+    the tuple ``call_bp`` returns), ``bp_of(f, x, y)(k, x, y)`` the tuple of both. For what is
+    made anew on every run (a closure of emitted code) nothing in between: a function made for
+    it would be transformed again on every run (its transformation depends on what it calls)."""
     n = len(args)
     if kwargs:
         raise TypeError(_not_next_order(f, "keyword arguments in a call through a value"))
@@ -666,16 +669,33 @@ def bp_of(f, *args, **kwargs):
         raise TypeError(_not_next_order(f, "a derivative called through a value"))
     if isinstance(f, (functools.partial, LRU_CACHE)) or getattr(f, "__cpsad_operator__", None):
         raise TypeError(_not_next_order(f, "a call of this function through a value"))
+    method = user_method(CONTEXT, f)
+    if method is not None and 1 <= n <= len(_METHODS):  # the object first, as data
+        receiver = getattr(f, "__self__", f)
+        _check_positional(f, list(inspect.signature(method).parameters.values())[1:], n)
+        names = tuple(inspect.signature(method).parameters)[: n + 1]
+        kinds = kinds_of(method.__code__, (receiver, *args), {})
+        bp = specialize(method, names[1:], kinds, "reverse" + NESTED).bp
+        return source(_METHODS[n - 1](bp, receiver))  # (a new one for each object)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         fn = f  # (transformed with respect to the parameters given, as the dispatch does)
         _check_positional(f, list(inspect.signature(fn).parameters.values()), n)
-    elif 1 <= n <= 4:  # a rule, a composite, a function of no derivative: called by one
+    elif 1 <= n <= 4 and not inspect.ismethod(f):  # a rule, a composite, a function of no
+        # derivative: called by a function of cpsad's, which is transformed (one per function:
+        # not for a bound method, made anew each time it is read)
         fn = primitive_caller(f, n, {})  # of cpsad's, which is transformed
     else:
         raise TypeError(_not_next_order(f, f"a call of {n} arguments through a value"))
     names = tuple(inspect.signature(fn).parameters)[:n]
     bp = specialize(fn, names, kinds_of(fn.__code__, args, {}), "reverse" + NESTED).bp
     return _adapted(bp, n, n)
+
+
+def bp_of_spread(f, *args, **kwargs):
+    """``bp_of`` returning the tuple ``call_bp`` returns, whatever the number of arguments: for
+    a call that spreads ``*args`` (a decorator's wrapper), where it is known when it runs."""
+    bp, n = bp_of(f, *args, **kwargs), len(args)
+    return _made(_THROUGH[n], bp) if n < len(_THROUGH) else bp
 
 
 def bp_later(f, n: int):
@@ -706,15 +726,11 @@ def _check_positional(f, params, n: int) -> None:
 
 
 def _adapted(bp, n: int, m: int):
-    """``bp`` (of ``m`` parameters after its continuation, the first ``n`` given) returning a
-    tuple of ``n`` adjoints, as ``call_bp`` does: a backpropagator returns one adjoint alone, a
-    tuple of ``m`` for more, and the adjoints of parameters left to their defaults too."""
-    if n == m >= 2:
+    """``bp`` (of ``m`` parameters after its continuation, the first ``n`` given) returning what
+    a backpropagator of ``n`` parameters returns -- one adjoint, or a tuple of them -- without
+    the adjoints of parameters left to their defaults."""
+    if n == m or n == 0:
         return bp
-    if n == 0:
-        return _made(_through_0, bp)
-    if m == 1:
-        return _made(_through_1, bp)
     if n > len(_FIRST):
         raise TypeError(_not_next_order(bp, f"a call of {n} arguments through a value"))
     return _made(_FIRST[n - 1], bp)
@@ -744,9 +760,12 @@ def _through_1(bp):
     return through_1
 
 
+_THROUGH = [_through_0, _through_1]
+
+
 def _first_1(bp):
     def first_1(k, a):
-        return (bp(k, a)[0],)
+        return bp(k, a)[0]
 
     return first_1
 
@@ -768,6 +787,30 @@ def _first_3(bp):
 
 
 _FIRST = [_first_1, _first_2, _first_3]
+
+
+def _method_1(bp, receiver):
+    def method_1(k, a):
+        return bp(k, receiver, a)
+
+    return method_1
+
+
+def _method_2(bp, receiver):
+    def method_2(k, a, b):
+        return bp(k, receiver, a, b)
+
+    return method_2
+
+
+def _method_3(bp, receiver):
+    def method_3(k, a, b, c):
+        return bp(k, receiver, a, b, c)
+
+    return method_3
+
+
+_METHODS = [_method_1, _method_2, _method_3]
 
 
 def _later_0(f):
@@ -807,7 +850,7 @@ def _later_4(f):
 
 _LATER = [_later_0, _later_1, _later_2, _later_3, _later_4]
 _MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(f), make): _made
-core.defnondiff(bp_of, bp_later, Closure)
+core.defnondiff(bp_of, bp_of_spread, bp_later, Closure)
 
 
 CONTEXT.helpers.update(
@@ -818,6 +861,7 @@ CONTEXT.helpers.update(
         "call_jvp_keywords": call_jvp_keywords,
         "backpropagator_of": backpropagator_of,
         "bp_of": bp_of,
+        "bp_of_spread": bp_of_spread,
         "bp_later": bp_later,
         "gradient_of": gradient_of,
     }

@@ -254,7 +254,7 @@ STOP_GRADIENTS = {composite._numpy_value, runtime.kept_copy, cpsad.stop_gradient
 # Functions of functions: they take a function (and arguments, for their kinds) and return one
 # -- a closure of emitted code used as a value, the backpropagator the runtime dispatch would run
 # (code transformed again: cpsad.dispatch.bp_of) -- no number to move
-FUNCTIONS_OF_FUNCTIONS = {runtime.Closure, dispatch.bp_of, dispatch.bp_later}
+FUNCTIONS_OF_FUNCTIONS = {runtime.Closure, dispatch.bp_of, dispatch.bp_of_spread, dispatch.bp_later}
 
 
 def test_the_stop_gradient_is_used_beside_a_formula_only():

@@ -19,8 +19,8 @@ carries no derivative, so without this the values in it would silently get none.
 
 In emitted code transformed again (a higher derivative), a call of the runtime's dispatch of a
 call through a function value, ``call_bp(f, k, *args)``, becomes a call of the function the
-dispatch would run, ``bp_of(f, *args)(k, *args)`` (``next_order_call``): a call through a value
-this transformation differentiates like any other, one level of dispatch per order.
+dispatch would run, ``(bp_of(f, x)(k, x),)`` (``next_order_call``): a call through a value this
+transformation differentiates like any other, one level of dispatch per order.
 
 The dotted names the resolution depended on are recorded in ``unit.deps`` (``np.sin`` -> the
 function it named) so a cached transformation can check, cheaply, that they still refer to the
@@ -74,8 +74,12 @@ class Resolve:
         """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
         scopes = outer + [scope_of(self.unit, fdef)]
         self.cells(fdef)
-        calls = _SubscriptCalls(self, lambda root: not any(root in n for n, _ in scopes))
+        is_global = lambda root: not any(root in n for n, _ in scopes)  # noqa: E731
+        calls = _SubscriptCalls(self, is_global)
         fdef.body = [calls.visit(st) for st in fdef.body]
+        if getattr(self.unit, "emitted", False):
+            dispatch = _NextOrderCalls(self.unit, is_global)
+            fdef.body = [dispatch.visit(st) for st in fdef.body]
         stack = list(fdef.body)
         while stack:
             node = stack.pop()
@@ -154,13 +158,12 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
             break
     if path is not None and binding is None:
         obj = annotate_global_call(unit, func, path)
-        if obj is not _UNRESOLVED and next_order_call(unit, node, obj):
-            return
         if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
             if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
                 _method_of_object(unit, node, obj)
         if obj is not _UNRESOLVED:
-            deps[path] = obj
+            if root not in unit.injected:  # (a name the pipeline gave an object: no reading of
+                deps[path] = obj  # the function's world -- ``scalar_seed`` for a seeded ``k``)
             note = f"{path} -> {_describe(obj)} ({anno.getanno(func, anno.CALLEE_KIND)})"
             if note not in notes:
                 notes.append(note)
@@ -173,42 +176,68 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
         anno.setanno(func, anno.CALLEE_KIND, "dynamic")
 
 
-def next_order_call(unit: Unit, node, obj) -> bool:
+class _NextOrderCalls(A.NodeTransformer):
+    """The runtime dispatch's calls in one function's own scope of emitted code transformed
+    again, as calls of the function the dispatch would run (``next_order_call``)."""
+
+    def __init__(self, unit: Unit, is_global):
+        self.unit, self.is_global = unit, is_global
+
+    def visit_FunctionDef(self, node):
+        return node  # its own scope: in its turn
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        return next_order_call(self.unit, node, self.is_global) or node
+
+
+def next_order_call(unit: Unit, node, is_global):
     """``call_bp(f, k, *args)`` -- the runtime dispatch of a call through a function value, in
-    emitted code transformed again -- as ``bp_of(f, *args)(k, *args)``: a call of the function
-    value the dispatch would run (the context's ``bp_of`` picks it, and is not differentiated),
-    which this transformation differentiates as it does any call through a value. The arguments
-    are read twice: where one is not a name or a constant, ``bp_later(f, n)`` instead, a
-    function that makes this call of its own parameters (rewritten so when it is transformed).
-    A ``**kwargs`` spread (a decorator's wrapper) is passed to both: ``bp_of`` refuses keywords
-    when there are some; a keyword argument by name is left to be refused here."""
-    if not getattr(unit, "emitted", False) or obj is not unit.ctx.runtime("call_bp"):
-        return False
-    if len(node.args) < 2:
-        return False
+    emitted code transformed again -- as a call of the function value the dispatch would run,
+    which this transformation differentiates as it does any call through a value (the
+    context's ``bp_of`` picks it, and is not differentiated); None if ``node`` is no such call.
+
+    * ``call_bp(f, k, x)`` -> ``(bp_of(f, x)(k, x),)``: what the backpropagator returns, one
+      adjoint, as the dispatch returns it, a tuple; ``call_bp(f, k, x, y)`` ->
+      ``bp_of(f, x, y)(k, x, y)`` (a tuple both);
+    * with ``*args`` or ``**kwargs`` spread (a decorator's wrapper), or no argument:
+      ``bp_of_spread``, which returns the tuple whatever the number (``bp_of`` refuses keywords
+      when there are some);
+    * where an argument is not a name or a constant (they are read twice): ``bp_later(f, n)``,
+      a function that makes the dispatch's call of its own parameters (rewritten so when it is
+      transformed in turn).
+
+    A keyword argument by name is left as it is: refused (Shift/Reset's ``refuse_dispatch``)."""
+    func = node.func
+    if not (isinstance(func, A.Name) and is_global(func.id)) or len(node.args) < 2:
+        return None
+    found, obj = unit.lookup(func.id)
+    if not found or obj is not unit.ctx.runtime("call_bp"):
+        return None
+    if any(w.arg is not None for w in node.keywords):
+        return None
     f, k, *args = node.args
-    keywords = node.keywords
-    picked_keywords = []
-    if any(w.arg is not None for w in keywords):
-        return False  # (a keyword argument by name: refused, Shift/Reset's ``refuse_dispatch``)
-    if all(_repeatable(a) for a in args) and all(_repeatable(w.value) for w in keywords):
-        helper, picked_args, picked_keywords = "bp_of", [f, *args], keywords
-        args = [A.deepcopy(a) for a in args]
-        keywords = [A.deepcopy(w) for w in keywords]
-    elif not keywords and not any(isinstance(a, A.Starred) for a in args):
-        helper, picked_args = "bp_later", [f, A.copy_location(A.const(len(args)), node)]
+    spread = bool(node.keywords) or any(isinstance(a, A.Starred) for a in args)
+    if all(_repeatable(a) for a in args) and all(_repeatable(w.value) for w in node.keywords):
+        helper = "bp_of" if args and not spread else "bp_of_spread"
+        picked = A.Call(func=_helper(unit, helper, func), args=[f, *args], keywords=node.keywords)
+        args, keywords = [A.deepcopy(a) for a in args], [A.deepcopy(w) for w in node.keywords]
+    elif not spread:
+        helper, n = "bp_later", A.copy_location(A.const(len(args)), node)
+        picked = A.Call(func=_helper(unit, helper, func), args=[f, n], keywords=[])
+        keywords = []
     else:
-        return False
-    of = unit.ctx.runtime(helper)
-    name = A.copy_location(A.name(unit.inject(of, helper)), node.func)
-    anno.setanno(name, anno.CALLEE, of)
-    anno.setanno(name, anno.CALLEE_KIND, unit.ctx.classify(of))
-    picked = A.copy_location(A.Call(func=name, args=picked_args, keywords=picked_keywords), node)
-    anno.setanno(picked, anno.CALLEE_KIND, "dynamic")
-    node.func = picked
-    node.args = [k, *args]
-    node.keywords = keywords
-    return True
+        return None
+    picked = A.copy_location(picked, node)
+    call = A.copy_location(A.Call(func=picked, args=[k, *args], keywords=keywords), node)
+    if helper == "bp_of" and len(args) == 1:  # (bp_of's function returns the one adjoint)
+        return A.copy_location(A.Tuple(elts=[call], ctx=A.Load()), node)
+    return call
+
+
+def _helper(unit: Unit, name: str, where):
+    """A name for the context's runtime helper ``name``, at ``where``."""
+    return A.copy_location(A.name(unit.inject(unit.ctx.runtime(name), name)), where)
 
 
 def _repeatable(node) -> bool:
