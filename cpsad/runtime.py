@@ -603,7 +603,7 @@ def stored_part(c, out, key, value):
     if c is None or not np.issubdtype(np.result_type(out), np.inexact):
         return zeros_like(value)
     if foreign(c):  # a Dask or CuPy array: the parts written last kept by a numpy mask
-        part = c[key]
+        part = read_at(c, key)
         if not _basic_index(key):
             positions, owner = _writes(np.shape(out), key)
             last = owner[positions] == np.arange(positions.size).reshape(positions.shape)
@@ -776,6 +776,33 @@ def scatter_added(g, shape, dtype, index, like=None):
     source[where] = np.arange(len(where))
     padded = np.concatenate([values, np.zeros_like(values, shape=(1,))])
     return np.take(padded, on_device_of(source, padded)).reshape(shape)
+
+
+def read_at(a, index):
+    """``a[index]``; of an array of another library by an index of several integer arrays
+    (``c[rows, cols]``, which Dask refuses: "Don't yet support nd fancy indexing"), one
+    ``np.take`` from the flattened array at the flat positions numpy computes from the index --
+    what the adjoint of a scatter (``getitem_adjoint``'s, a store's) reads."""
+    if not foreign(a) or not _several_arrays(index):
+        return a[index]
+    positions = np.arange(int(np.prod(a.shape))).reshape(a.shape)[index]
+    flat = np.reshape(a, (-1,))
+    taken = np.take(flat, on_device_of(positions.reshape(-1), flat), axis=0)
+    return np.reshape(taken, positions.shape)
+
+
+def _several_arrays(index) -> bool:
+    """Is ``index`` a tuple of two or more integer arrays (numpy's or lists), none on another
+    library (whose positions numpy cannot compute without reading it)?"""
+    if type(index) is not tuple:
+        return False
+    arrays = 0
+    for i in index:
+        if foreign(i):
+            return False
+        if isinstance(i, (np.ndarray, list)) and np.asarray(i).dtype.kind in "iu":
+            arrays += 1
+    return arrays > 1
 
 
 def _padded(g, shape, dtype, index, like):

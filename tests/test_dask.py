@@ -252,6 +252,24 @@ def test_the_cnn_loss_is_refused_by_dask_itself():
         cnn.loss(params, chunked(X[:24], 8), labels[:24])
 
 
+def test_a_store_at_an_index_of_several_arrays():
+    """``out[rows, cols] = v`` into an array the function made, ``v`` on Dask: the store is one
+    gather, and the adjoint of ``v`` reads the adjoint of ``out`` at ``rows, cols`` -- an index
+    Dask refuses -- by one take from the flattened array; the repeated position keeps the last
+    write, as numpy does."""
+    rows, cols = np.array([0, 2, 2, 1]), np.array([1, 0, 0, 3])
+
+    def f(v, w):
+        out = np.zeros((3, 4))
+        out[rows, cols] = v
+        return np.sum(np.tanh(out * w) ** 2)
+
+    v, w = np.random.default_rng(3).standard_normal(4), np.random.default_rng(4).random((3, 4))
+    expected = cpsad.grad(f, argnums=(0, 1))(v, w)
+    got = lazy_gradient(f, (chunked(v, 2), chunked(w, 1)), argnums=(0, 1))
+    assert_equal_trees(got, expected)
+
+
 def test_glm_loss_and_descent_agree_with_numpy():
     """The Dask example's loss on a lazily generated data set; a few steps of its descent on a
     sample, on chunked Dask arrays and on numpy arrays, reach the same weights."""

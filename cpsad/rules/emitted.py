@@ -55,6 +55,7 @@ from cpsad.runtime import (
     like,
     maybe_any,
     pick_into,
+    read_at,
     repeat_adjoint,
     scalar_seed,
     tangent_add,
@@ -186,7 +187,9 @@ def read_adjoint(h, c, x, index):
     if h is None:
         return zeros_like(c)
     if isinstance(x, np.ndarray):
-        return unbroadcast(as_array(h)[index], c)
+        return unbroadcast(read_at(as_array(h), index), c)
+    if foreign(x):  # (Dask: an index of several arrays read by one take)
+        return unbroadcast(read_at(h, index), c)
     if isinstance(x, (list, tuple)) and isinstance(index, slice):
         positions = range(len(x))[index]
         if isinstance(c, np.ndarray):
