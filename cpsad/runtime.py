@@ -755,6 +755,8 @@ def scatter_added(g, shape, dtype, index, like=None):
         padded = _padded(g, shape, dtype, index, like)
         if padded is not None:
             return padded
+    if _index_on_device(index):  # computed from values there: x[x > 0], x[np.argmax(x)]
+        return _bincounted(g, shape, dtype, index, like)
     size = int(np.prod(shape))
     positions = np.arange(size).reshape(shape)[index]
     if not foreign(g):  # a number or a numpy adjoint of ``like``, an array of another library
@@ -776,6 +778,48 @@ def scatter_added(g, shape, dtype, index, like=None):
     source[where] = np.arange(len(where))
     padded = np.concatenate([values, np.zeros_like(values, shape=(1,))])
     return np.take(padded, on_device_of(source, padded)).reshape(shape)
+
+
+def _index_on_device(index) -> bool:
+    """Is ``index``, or a part of a tuple index, an array of another library (a mask ``x > 0``
+    or the positions ``np.argmax(x)`` of a Dask or CuPy ``x``)?"""
+    if type(index) is tuple:
+        return any(foreign(i) for i in index)
+    return foreign(index)
+
+
+def _bincounted(g, shape, dtype, index, like):
+    """``scatter_added`` of an index that is an array of another library, whose values numpy
+    cannot read without a computation or a copy: the flat positions it selects, indexed there
+    (``arange(size).reshape(shape)[index]``, as the forward ``x[index]`` indexed ``x``), and
+    ``g`` summed into them by ``np.bincount`` (repeated positions add up) -- a sum by position,
+    no write."""
+    ref = g if foreign(g) else like if foreign(like) else _first_foreign(index)
+    size = int(np.prod(shape))
+    flat = np.arange(size).reshape(shape)
+    if foreign(like) and np.shape(like) == tuple(shape):  # laid out as x (Dask: its chunks,
+        # so that the positions x[mask] selects come in the chunks of the adjoint of x[mask])
+        positions = (np.zeros_like(like, dtype=np.intp) + on_device_of(flat, like))[index]
+    else:
+        positions = np.asarray(flat, like=ref)[index]
+    if not foreign(g):  # a number or a numpy adjoint
+        g = np.asarray(np.asarray(g), like=ref)
+    pshape = np.shape(positions)
+    if np.shape(g) != pshape and not any(n != n for n in pshape):  # (n != n: Dask's unknown size)
+        g = np.broadcast_to(g, pshape)
+    positions, g = np.reshape(positions, (-1,)), np.reshape(g, (-1,))
+    if np.dtype(dtype).kind == "c":  # (bincount's weights are real)
+        out = np.bincount(positions, weights=np.real(g), minlength=size) + 1j * np.bincount(
+            positions, weights=np.imag(g), minlength=size
+        )
+    else:
+        out = np.bincount(positions, weights=g, minlength=size)
+    out = np.reshape(out, shape)
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
+def _first_foreign(index):
+    return next(i for i in index if foreign(i)) if type(index) is tuple else index
 
 
 def read_at(a, index):

@@ -13,7 +13,7 @@ IN_PLACE = (
 COMPOSITE = (
     "a composite (cpsad/rules/composite.py) whose numpy source calls np.asarray or tests values"
 )
-HISTOGRAM = "np.histogram's and np.unique's rules compute in numpy (bins, first occurrences)"
+HISTOGRAM = "np.histogram's rules compute in numpy (the bins, a bool of the ends)"
 HELPERS = (
     "a helper's own derivative (second order, tests/corpus_emitted.py), or a container adjoint "
     "mixed with a duck, still numpy-only"
@@ -58,7 +58,6 @@ KNOWN.update(
             "float64_builtin-1",
             "float_builtin-1",
             "full-1",
-            "index_mask-0",
             "item_flat-0",
             "item_only-0",
             "item_per_axis-0",
@@ -87,14 +86,10 @@ KNOWN.update(
             "average-1",
             "average_returned-0",
             "gradient_coordinates-0",
-            "interp-0",
-            "interp-1",
             "interp_ends-0",
             "median-0",
             "median-1",
             "median-2",
-            "partition_rows-0",
-            "partition_smallest-0",
             "percentile-0",
             "piecewise-0",
             "quantile-0",
@@ -123,8 +118,6 @@ KNOWN.update(
             "histogram_weighted-1",
             "histogram_weighted-2",
             "histogram_weighted-3",
-            "unique-0",
-            "unique_vjp_-0",
         ],
         HISTOGRAM,
     )
@@ -146,7 +139,6 @@ KNOWN.update(
             "max_builtin_jvp_seq-1",
             "max_builtin_seq-1",
             "max_builtin_t_seq-1",
-            "nondiff_functions-0",
             "prod_hessian_-0",
             "prod_hessian_-1",
             "prod_hessian_-2",

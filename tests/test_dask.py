@@ -252,6 +252,21 @@ def test_the_cnn_loss_is_refused_by_dask_itself():
         cnn.loss(params, chunked(X[:24], 8), labels[:24])
 
 
+def test_indices_computed_on_dask():
+    """A mask and a position computed from the Dask array's values (``x[x > 0]``,
+    ``x[np.argmax(x)]``): their adjoints are summed into place on Dask (np.bincount), nothing
+    computed, numpy's gradient."""
+
+    def f(x):
+        y = x[x > 0.2]
+        col = x[:, 1]
+        return np.sum(y**2) + 3.0 * col[np.argmax(col)] + np.sum(np.tanh(x))
+
+    x = np.random.default_rng(2).standard_normal((12, 5))
+    got = lazy_gradient(f, (chunked(x, 4),))
+    assert_equal_trees(got, cpsad.grad(f)(x))
+
+
 def test_a_store_at_an_index_of_several_arrays():
     """``out[rows, cols] = v`` into an array the function made, ``v`` on Dask: the store is one
     gather, and the adjoint of ``v`` reads the adjoint of ``out`` at ``rows, cols`` -- an index
