@@ -86,7 +86,6 @@ KNOWN.update(
             "average-1",
             "average_returned-0",
             "gradient_coordinates-0",
-            "interp_ends-0",
             "median-0",
             "median-1",
             "median-2",

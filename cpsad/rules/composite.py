@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defcomposite, defnondiff
-from cpsad.runtime import as_array, getitem_adjoint
+from cpsad.runtime import as_array, foreign, getitem_adjoint, on_device_of
 
 
 def _part(fn):
@@ -450,6 +450,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     x = as_array(x)
     xp = as_array(xp)
     fp = as_array(fp)
+    if foreign(x):  # (x on Dask or CuPy: xp and fp, indexed by positions computed there, too)
+        xp, fp = on_device_of(xp, x), on_device_of(fp, x)
     if np.ndim(xp) != 1 or np.ndim(fp) != 1:
         raise ValueError("object too deep for desired array")
     if np.shape(xp)[0] != np.shape(fp)[0]:

@@ -54,6 +54,7 @@ from cpsad.runtime import (
     kept_copy,
     like,
     maybe_any,
+    on_device_of,
     pick_into,
     read_at,
     repeat_adjoint,
@@ -105,6 +106,23 @@ def as_array_x_jvp(t, ans, x):
 
 
 defjvp(as_array, as_array_x_jvp)
+
+
+def on_device_of_c(g, ans, c, x):
+    """``on_device_of(c, x)`` moves a numpy ``c`` to ``x``'s library, values unchanged: the
+    adjoint of ``c`` is ``g``'s parts (on that library: the gradient of a numpy argument of a
+    function computed on Dask or CuPy arrays is one of theirs, as a product's is)."""
+    return jn.parts(g, c)
+
+
+defvjp(on_device_of, c=on_device_of_c)
+
+
+def on_device_of_c_jvp(t, ans, c, x):
+    return on_device_of(t, x)
+
+
+defjvp(on_device_of, c=on_device_of_c_jvp)
 
 
 def acc_a(g, ans, a, b):
