@@ -13,7 +13,6 @@ IN_PLACE = (
 COMPOSITE = (
     "a composite (cpsad/rules/composite.py) whose numpy source calls np.asarray or tests values"
 )
-HISTOGRAM = "np.histogram's rules compute in numpy (the bins, a bool of the ends)"
 HELPERS = (
     "a helper's own derivative (second order, tests/corpus_emitted.py), or a container adjoint "
     "mixed with a duck, still numpy-only"
@@ -107,23 +106,6 @@ KNOWN.update(
 KNOWN.update(
     dict.fromkeys(
         [
-            "histogram-0",
-            "histogram-1",
-            "histogram-2",
-            "histogram-5",
-            "histogram_bin_edges-0",
-            "histogram_bin_edges-1",
-            "histogram_weighted-0",
-            "histogram_weighted-1",
-            "histogram_weighted-2",
-            "histogram_weighted-3",
-        ],
-        HISTOGRAM,
-    )
-)
-KNOWN.update(
-    dict.fromkeys(
-        [
             "acc_-5",
             "index_concatenated_jvp_-0",
             "index_concatenated_jvp_-1",
@@ -155,15 +137,4 @@ KNOWN.update(
 
 # numpy arguments, a duck cotangent
 KNOWN_MIXED: dict[str, str] = {}
-KNOWN_MIXED.update(
-    dict.fromkeys(
-        [
-            "histogram_weighted-0",
-            "histogram_weighted-1",
-            "histogram_weighted-2",
-            "histogram_weighted-3",
-        ],
-        HISTOGRAM,
-    )
-)
 KNOWN_MIXED.update(dict.fromkeys(["list_builtin-1"], HELPERS))
