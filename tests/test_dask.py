@@ -314,3 +314,24 @@ def test_grad_seeds_a_0d_dask_result():
     np.testing.assert_allclose(got.compute(), cpsad.grad(f)(x))
     with pytest.raises(TypeError, match="scalar output.*shape \\(12,\\)"):
         cpsad.grad(np.tanh)(chunked(x, 4))
+
+
+def test_jvp_on_dask_arrays():
+    """Forward mode: ``cpsad.jvp`` of a function of a Dask array along a Dask (or numpy) tangent
+    is numpy's, lazily (the tangent of a Dask primal was dropped, and the tangent function failed
+    on None times an array)."""
+
+    def f(x, w):
+        return np.tanh(x @ w[1:] + w[0]) * np.sum(x**2, axis=1)
+
+    x = np.random.default_rng(5).standard_normal((9, 3))
+    w, tx, tw = np.linspace(-1.0, 1.0, 4), np.cos(x), np.sin(np.arange(4.0))
+    value, expected = cpsad.jvp(f, (x, w), (tx, tw))
+    counter = Computations()
+    with counter:
+        dvalue, got = cpsad.jvp(f, (chunked(x, 3), w), (chunked(tx, 3), tw))
+        _, got_numpy_tangent = cpsad.jvp(f, (chunked(x, 3), w), (tx, tw))
+    assert counter.count == 0
+    assert_equal_trees([dvalue, got, got_numpy_tangent], [value, expected, expected])
+    with pytest.raises(ValueError, match="tangent 0 has shape"):
+        cpsad.jvp(f, (chunked(x, 3), w), (tx[:2], tw))
