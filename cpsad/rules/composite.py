@@ -333,9 +333,10 @@ def quantile(
     """``np.quantile``: the sorted values at ``q (n - 1)``, between two neighbours as
     ``method`` says (NaN where a NaN is among the values, as numpy)."""
     _plain_quantile("quantile", out, overwrite_input, method, weights, interpolation)
-    if np.any(np.asarray(q) < 0) or np.any(np.asarray(q) > 1):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    formula = _quantile(np.asarray(a), np.asarray(q), axis, method, keepdims)
+    q = as_array(q)
+    if not foreign(q) and (np.any(q < 0) or np.any(q > 1)):  # (q on Dask, CuPy: numpy's
+        raise ValueError("Quantiles must be in the range [0, 1]")  # function checks it)
+    formula = _quantile(as_array(a), q, axis, method, keepdims)
     return _exactly(formula, np.quantile, a, q, axis, method=method, keepdims=keepdims)
 
 
@@ -409,9 +410,10 @@ def percentile(
 ):
     """``np.percentile``: ``np.quantile`` at ``q / 100``."""
     _plain_quantile("percentile", out, overwrite_input, method, weights, interpolation)
-    if np.any(np.asarray(q) < 0) or np.any(np.asarray(q) > 100):
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    formula = _quantile(np.asarray(a), np.true_divide(np.asarray(q), 100), axis, method, keepdims)
+    q = as_array(q)
+    if not foreign(q) and (np.any(q < 0) or np.any(q > 100)):  # (q on Dask, CuPy: numpy's
+        raise ValueError("Percentiles must be in the range [0, 100]")  # function checks it)
+    formula = _quantile(as_array(a), np.true_divide(q, 100), axis, method, keepdims)
     return _exactly(formula, np.percentile, a, q, axis, method=method, keepdims=keepdims)
 
 
@@ -421,7 +423,7 @@ defcomposite(np.percentile, percentile)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """``np.median``: the middle value, or the mean of the two middle ones."""
     _plain_quantile("median", out, overwrite_input, "linear", None, None)
-    formula = _quantile(np.asarray(a), np.asarray(0.5), axis, "linear", keepdims)
+    formula = _quantile(as_array(a), np.asarray(0.5), axis, "linear", keepdims)
     return _exactly(formula, np.median, a, axis, keepdims=keepdims)
 
 

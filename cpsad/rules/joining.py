@@ -31,6 +31,7 @@ from cpsad.runtime import (
     as_array,
     foreign,
     item_adjoint,
+    on_device_of,
     scatter_added,
     tangent_zeros,
     unbroadcast,
@@ -638,6 +639,13 @@ def sort_vjp(g, ans, a, axis=-1):
     if axis is None:
         return np.reshape(sort_vjp(g, ans, np.ravel(a), axis=0), np.shape(a))
     order = np.argsort(a, axis=axis)
+    if foreign(g) or foreign(order):  # Dask, CuPy: no write -- each element reads the place it
+        ref = g if foreign(g) else order  # was sorted to, by the inverse permutation
+        out = np.take_along_axis(
+            on_device_of(g, ref), on_device_of(np.argsort(order, axis=axis), ref), axis
+        )
+        dtype = np.result_type(a, g)
+        return out if out.dtype == dtype else out.astype(dtype)
     out = np.zeros(np.shape(a), np.result_type(a, g))
     np.put_along_axis(out, order, g, axis=axis)
     return out
