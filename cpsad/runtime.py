@@ -297,9 +297,16 @@ def unbroadcast(g, x):
             g = np.sum(g, axis=axes, keepdims=True)
             if extra:
                 g = g.reshape(g.shape[extra:])
-    if np.shape(g) != shape:  # x broadcast against a larger adjoint it does not fit: a bug upstream
-        g = np.broadcast_to(g, shape)
+    gshape = np.shape(g)
+    if gshape != shape and not _unknown_alike(gshape, shape):  # x broadcast against a larger
+        g = np.broadcast_to(g, shape)  # adjoint it does not fit: a bug upstream
     return g
+
+
+def _unknown_alike(a: tuple, b: tuple) -> bool:
+    """Shapes that differ only where both have a length Dask does not know yet (NaN, after
+    ``x[mask]``): taken to be the same -- no broadcast can be made to an unknown length."""
+    return len(a) == len(b) and all(m == n or (m != m and n != n) for m, n in zip(a, b))
 
 
 # --------------------------------------------------------------------------- tangents (forward mode)

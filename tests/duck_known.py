@@ -84,10 +84,7 @@ KNOWN.update(
             "average-0",
             "average-1",
             "average_returned-0",
-            "gradient_coordinates-0",
-            "piecewise-0",
             "real_if_close-0",
-            "select-0",
         ],
         COMPOSITE,
     )

@@ -254,13 +254,15 @@ def test_the_cnn_loss_is_refused_by_dask_itself():
 
 def test_indices_computed_on_dask():
     """A mask and a position computed from the Dask array's values (``x[x > 0]``,
-    ``x[np.argmax(x)]``): their adjoints are summed into place on Dask (np.bincount), nothing
-    computed, numpy's gradient."""
+    ``x[np.argmax(x)]``, np.piecewise's conditions): their adjoints are summed into place on Dask
+    (np.bincount), the mean of a selection of a length Dask does not know yet divides by a count
+    in the graph; nothing computed, numpy's gradient."""
 
     def f(x):
         y = x[x > 0.2]
         col = x[:, 1]
-        return np.sum(y**2) + 3.0 * col[np.argmax(col)] + np.sum(np.tanh(x))
+        z = np.piecewise(col, [col < 0.0, col > 0.5], [np.sin, 2.0, np.cos])
+        return np.sum(y**2) + np.mean(y) + 3.0 * col[np.argmax(col)] + np.sum(np.tanh(col) * z)
 
     x = np.random.default_rng(2).standard_normal((12, 5))
     got = lazy_gradient(f, (chunked(x, 4),))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defcomposite, defnondiff
-from cpsad.runtime import as_array, foreign, getitem_adjoint, on_device_of
+from cpsad.runtime import as_array, foreign, getitem_adjoint, maybe_any, on_device_of
 
 
 def _part(fn):
@@ -534,7 +534,7 @@ def _gradient_along(f, axis, dx, edge_order):
             first = (-1.5 / dx) * x[..., 0] + (2.0 / dx) * x[..., 1] + (-0.5 / dx) * x[..., 2]
             last = (0.5 / dx) * x[..., -3] + (-2.0 / dx) * x[..., -2] + (1.5 / dx) * x[..., -1]
     else:
-        d = np.diff(np.asarray(dx) * 1.0)
+        d = np.diff(as_array(dx) * 1.0)
         d1 = d[:-1]
         d2 = d[1:]
         a = -d2 / (d1 * (d1 + d2))
@@ -572,7 +572,7 @@ def select(condlist, choicelist, default=0):
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
     for i in range(len(condlist)):
-        if np.asarray(condlist[i]).dtype != np.bool_:
+        if as_array(condlist[i]).dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     result = default
     for i in range(len(condlist) - 1, -1, -1):
@@ -625,10 +625,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
     function of ``x`` there, or its constant; an extra function for where none holds."""
     x = as_array(x)
     if np.isscalar(condlist) or (
-        not isinstance(condlist[0], (list, np.ndarray)) and np.ndim(x) != 0
+        not isinstance(condlist[0], (list, np.ndarray))
+        and not foreign(condlist[0])
+        and np.ndim(x) != 0
     ):
         condlist = [condlist]
-    conds = np.asarray(condlist, dtype=bool)
+    conds = _conditions(condlist)
     n = len(conds)
     if n == len(funclist) - 1:
         conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)], axis=0)
@@ -641,9 +643,22 @@ def piecewise(x, condlist, funclist, *args, **kw):
         func = funclist[i]
         if not callable(func):
             y = np.where(cond, func, y)
-        elif np.any(cond):
+        elif maybe_any(cond):  # (on Dask, CuPy: not read; func of no elements is none)
             y = np.where(cond, getitem_adjoint(func(x[cond], *args, **kw), x, cond), y)
     return y.astype(x.dtype)
 
 
 defcomposite(np.piecewise, piecewise)
+
+
+def _conditions(condlist):
+    """``np.asarray(condlist, dtype=bool)``; conditions of another library stacked there."""
+    ref = next((c for c in condlist if foreign(c)), None)
+    if ref is None:
+        return np.asarray(condlist, dtype=bool)
+    return np.stack(
+        [on_device_of(np.asarray(c, dtype=bool), ref) if not foreign(c) else c for c in condlist]
+    ).astype(bool)
+
+
+defnondiff(_conditions)
