@@ -1,7 +1,6 @@
 """The cases of tests/test_duck.py that still coerce a duck array, each with why: expected
 to fail until fixed (strict: a case that starts passing is taken off this list)."""
 
-LINALG = "np.linalg's decompositions: a rule that reads values (a bool of an adjoint) or converts"
 PROGRAM = (
     "the program itself converts or reads a duck (np.array, np.asarray, np.r_, float(), "
     ".item(), a bool): as it would a CuPy or Dask array"
@@ -20,24 +19,6 @@ HELPERS = (
 
 # every float array a duck
 KNOWN: dict[str, str] = {}
-KNOWN.update(
-    dict.fromkeys(
-        [
-            "lstsq-0",
-            "lstsq-1",
-            "lstsq-2",
-            "lstsq-3",
-            "lstsq-4",
-            "lstsq-5",
-            "lstsq-6",
-            "lstsq-7",
-            "lstsq-8",
-            "lstsq-9",
-            "lstsq_fit-0",
-        ],
-        LINALG,
-    )
-)
 KNOWN.update(
     dict.fromkeys(
         [
