@@ -337,3 +337,19 @@ def test_jvp_on_dask_arrays():
     assert_equal_trees([dvalue, got, got_numpy_tangent], [value, expected, expected])
     with pytest.raises(ValueError, match="tangent 0 has shape"):
         cpsad.jvp(f, (chunked(x, 3), w), (tx[:2], tw))
+
+
+def test_a_derivative_of_a_derivative_on_dask():
+    """The gradient of a function that takes a gradient inside, of a Dask array: numpy's, lazily
+    (it was zeros: the inner gradient's adjoint was dropped for an argument of another
+    library)."""
+
+    def f(x):
+        return np.sum(np.tanh(x) ** 2) + np.sum(np.prod(x, axis=1))
+
+    def g(x):
+        return np.sum(cpsad.grad(f)(x) ** 2)
+
+    x = np.random.default_rng(6).standard_normal((8, 3))
+    got = lazy_gradient(g, (chunked(x, 4),))
+    assert_equal_trees(got, cpsad.grad(g)(x))
