@@ -466,8 +466,17 @@ class _Repeated:
 def rows_of(g, x):
     """The adjoint ``g`` of an array ``x`` of another library, a ``Sparse`` of its rows (``for
     row in x``, ``a, b = x``), as an array of that library: the rows stacked, zeros where none
-    came."""
-    rows = [zeros_like(x[i]) if g.get(i) is None else g[i] for i in range(len(x))]
+    came, a number broadcast over its row. Of a numpy ``x`` whose rows' adjoints are of another
+    library (a numpy list's entries times Dask data), an array of theirs."""
+    ref = x if foreign(x) else next((v for v in g.values() if foreign(v)), None)
+    rows = []
+    for i in range(len(x)):
+        row, v = x[i], g.get(i)
+        if v is None:
+            v = zeros_like(row)
+        elif np.shape(v) != np.shape(row):  # (a number: the same adjoint for each entry)
+            v = zeros_like(row) + v
+        rows.append(v if ref is None or foreign(v) else on_device_of(np.asarray(v), ref))
     return np.stack(rows) if rows else zeros_like(x)
 
 
@@ -1391,7 +1400,9 @@ def swap_entries(c, like=None):
         return out
     for j, row in list(out.items()):
         target = like[j]
-        if isinstance(target, np.ndarray) and isinstance(row, Sparse):
+        if isinstance(row, Sparse) and foreign(target):  # (Dask, CuPy: stacked, not written)
+            out[j] = rows_of(row, target)
+        elif isinstance(target, np.ndarray) and isinstance(row, Sparse):
             dense = zeros_like(target)
             for i, v in row.items():
                 dense[i] = v
@@ -1404,7 +1415,7 @@ def _swapped(c):
         return None
     if type(c) is Deferred:
         c = c.array()
-    if isinstance(c, np.ndarray):
+    if isinstance(c, np.ndarray) or foreign(c):
         return np.swapaxes(c, 0, 1)
     rows = c.items() if isinstance(c, dict) else enumerate(c)
     out = Sparse()

@@ -583,7 +583,10 @@ def max_builtin_t(h, c, out, *items):
     was chosen, read from ``h``, the adjoint of the tuple of the items' adjoints."""
     if len(items) > 1:
         return item_adjoint(h, ct.chosen(items, out), c)
-    return item_adjoint(item_adjoint(h, 0, None), ct.chosen(items[0], out), c)
+    i, entries = ct.chosen(items[0], out), item_adjoint(h, 0, None)
+    if foreign(i) and isinstance(entries, np.ndarray):  # (a position found on Dask or CuPy)
+        entries = on_device_of(entries, i)
+    return item_adjoint(entries, i, c)
 
 
 def max_builtin_c(g, ans, c, out, *items):
