@@ -45,9 +45,11 @@ defnondiff(_numpy_value)
 @_part
 def _exactly(formula, fn, *args, **kwargs):
     """numpy's own value, ``fn(*args, **kwargs)``, with the derivative of ``formula``, which
-    computes the same but for rounding: ``formula - formula`` is exactly zero where finite."""
+    computes the same but for rounding: ``formula - formula`` is exactly zero where finite.
+    (The second ``formula`` through ``as_array``, not ``np.copy``, which Dask does not have: it
+    would compute the array.)"""
     value = _numpy_value(fn, *args, **kwargs)
-    return value + np.where(np.isfinite(formula), formula - _numpy_value(np.copy, formula), 0.0)
+    return value + np.where(np.isfinite(formula), formula - _numpy_value(as_array, formula), 0.0)
 
 
 def _unsupported(name: str, what: str):
@@ -292,7 +294,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a = as_array(a)
     if weights is None:
         avg = np.mean(a, axis=axis, keepdims=keepdims)
-        scl = np.ones(np.shape(avg)) * (np.size(a) / np.size(avg))
+        scl = np.ones(np.shape(avg)) * (_count(a) / _count(avg))  # (np.size computes on Dask)
     else:
         w = as_array(weights)
         if np.shape(a) != np.shape(w):
@@ -649,6 +651,14 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 defcomposite(np.piecewise, piecewise)
+
+
+def _count(x) -> int:
+    """``np.size(x)`` from the shape (np.size of a Dask array computes the array)."""
+    return int(np.prod(np.shape(x)))
+
+
+defnondiff(_count)
 
 
 def _conditions(condlist):

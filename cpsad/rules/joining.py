@@ -394,7 +394,7 @@ def repeat_vjp(g, ans, a, repeats, axis=None):
     """Sum each element's repeats."""
     shape = np.shape(a)
     if axis is None:
-        flat = (int(np.size(a)),)
+        flat = (int(np.prod(shape)),)  # (np.size of a Dask array computes it)
         return np.reshape(repeat_vjp(g, ans, np.reshape(a, flat), repeats, axis=0), shape)
     axis = axis % len(shape)
     n = shape[axis]
@@ -432,11 +432,14 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
         return as_array(g)[inside]
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
-    source = np.ravel(np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode))
+    size = int(np.prod(shape))  # (of the shape: np.size of a Dask array computes it)
+    source = np.ravel(np.pad(np.reshape(np.arange(size), shape), pad_width, mode))
     g = np.ravel(g)
-    total = np.bincount(source, weights=np.real(g), minlength=np.size(array))
+    if foreign(g):  # Dask, CuPy: the copies summed by one gather (positions found in numpy)
+        return np.reshape(scatter_added(g, (size,), g.dtype, source), shape)
+    total = np.bincount(source, weights=np.real(g), minlength=size)
     if np.iscomplexobj(g):  # bincount's weights are real numbers
-        total = total + 1j * np.bincount(source, weights=np.imag(g), minlength=np.size(array))
+        total = total + 1j * np.bincount(source, weights=np.imag(g), minlength=size)
     return np.reshape(total, shape).astype(np.result_type(g), copy=False)
 
 

@@ -190,7 +190,7 @@ defvjp(np.einsum, einsum_s, einsum_a, einsum_b, einsum_c, einsum_d)
 def einsum_tangent(t, subscripts, operands, i, optimize=False):
     """``np.einsum(subscripts, *operands)`` with ``t`` in the place of ``operands[i]``."""
     operands = [t if j == i else o for j, o in enumerate(operands)]
-    optimize = optimize or len(operands) > 2 or sum(np.size(o) for o in operands) > 10_000
+    optimize = optimize or len(operands) > 2 or sum(_size(o) for o in operands) > 10_000
     return np.einsum(subscripts, *operands, optimize=optimize)
 
 
