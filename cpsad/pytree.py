@@ -336,9 +336,8 @@ def gradient_adjoint(c, adj, like):
                 if part is not None:
                     out[k] = part
         return out
-    if (
-        isinstance(like, (float, int, np.ndarray, np.generic)) and not isinstance(like, bool)
-    ) or foreign(like):  # (a Dask or CuPy array's gradient: differentiable as numpy's)
+    numeric = isinstance(like, (float, int, np.ndarray, np.generic)) and not isinstance(like, bool)
+    if numeric or foreign(like):  # (a Dask or CuPy array's gradient: differentiable as numpy's)
         if np.shape(c) != np.shape(adj):  # broadcast up to like's shape: summed back down
             c = unbroadcast(c, adj)
         return c
