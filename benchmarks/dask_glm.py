@@ -1,4 +1,5 @@
-"""cpsad's gradient on Dask against a hand-written Dask gradient: time per step, peak memory.
+"""cpsad's gradient on Dask against a hand-written Dask gradient and dask-glm's: time per step,
+peak memory.
 
     python benchmarks/dask_glm.py                    # 20 million rows x 20 features, 2 workers
     python benchmarks/dask_glm.py --rows 2000000     # smaller
@@ -12,11 +13,20 @@ gradient in the weights, evaluated by one ``dask.compute``:
 * cpsad: ``cpsad.value_and_grad(loss)(w, X, y)`` -- the backpropagator of the numpy loss,
   run on Dask arrays;
 * by hand: the same loss and ``[sum(r), X.T @ r + penalty * w[1:]]`` with ``r = (sigmoid(z) - y)
-  / n``, written for Dask (what one writes without AD; dask-glm's gradient is this formula).
+  / n``, written for Dask (what one writes without AD);
+* dask-glm (where it is installed: ``pip install dask-glm``, in the ``bench`` extra): the same
+  model through ``dask_glm.families.Logistic`` -- its ``loglike`` and ``gradient`` of the rows
+  with a column of ones appended by ``dask_glm.utils.add_intercept`` (how dask-glm fits an
+  intercept), divided by ``n``, with the penalty on the slopes added.
 
-Both run in alternation, each phase on a fresh cluster, so that the peak resident memory of each
-worker process (``ru_maxrss``) belongs to one of them. The gradients are checked to agree first.
-Timing: the median step of each; the ratio cpsad / by hand (target: within 1.2x).
+They run in alternation, each phase on a fresh cluster, so that the peak resident memory of each
+worker process (``VmHWM``, reset when the workers start: see ``_reset_peak``) belongs to one
+of them. The gradients are checked to agree first.
+Timing: the median step of each; the ratio cpsad / by hand (target: within 1.2x), and cpsad /
+dask-glm.
+
+dask-glm 0.4.0 (2026) installs from the package index with numpy 2.4 and dask 2026.8 and runs:
+it brings numba, llvmlite, scikit-learn, sparse and multipledispatch.
 """
 
 from __future__ import annotations
@@ -54,7 +64,66 @@ def hand_value_and_grad(w, X, y, penalty=1e-4):
     return value, grad
 
 
+def dask_glm_value_and_grad(w, X, y, penalty=1e-4):
+    """The same loss and gradient by dask-glm's logistic family, as dask-glm fits an intercept:
+    a column of ones appended to the rows (the intercept last in its coefficients)."""
+    families, utils = _dask_glm()
+    n = X.shape[0]
+    X1 = utils.add_intercept(X)
+    z = X1.dot(np.concatenate([w[1:], w[:1]]))
+    value = families.Logistic.loglike(z, y) / n + 0.5 * penalty * np.sum(w[1:] ** 2)
+    g = families.Logistic.gradient(z, X1, y) / n
+    return value, np.concatenate([g[-1:], g[:-1] + penalty * w[1:]])
+
+
+_DASK_GLM: list = []
+
+
+def _dask_glm():
+    """dask-glm's ``families`` and ``utils`` modules, or None where it is not installed. This
+    file and examples/dask_glm.py have its name: it is imported with their folders off
+    ``sys.path`` (``python benchmarks/dask_glm.py`` puts this one first)."""
+    if not _DASK_GLM:
+        import importlib
+
+        mine = {os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "examples")}
+        saved = sys.path[:]
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) not in mine]
+        try:
+            found = importlib.import_module("dask_glm.families"), importlib.import_module(
+                "dask_glm.utils"
+            )
+        except ImportError:
+            found = None
+        finally:
+            sys.path[:] = saved
+        _DASK_GLM.append(found)
+    return _DASK_GLM[0]
+
+
+def _reset_peak() -> bool:
+    """Start this process's peak resident memory from now. A worker inherits the peak of the
+    process that started it -- ``ru_maxrss`` and ``VmHWM`` both read the client's, with its
+    data and imports, where the worker itself holds a few hundred MB less -- so each phase's
+    workers reset theirs first (Linux: writing 5 to /proc/self/clear_refs resets VmHWM)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
 def _peak_mb():
+    """This process's peak resident memory in MB since ``_reset_peak`` (VmHWM; elsewhere than
+    Linux ``ru_maxrss``, the peak since it started, the client's included)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
 
 
@@ -74,6 +143,7 @@ def phase(step, X, y, w, steps, workers, memory_limit, persist=False):
         ) as cluster,
         Client(cluster) as client,
     ):
+        client.run(_reset_peak)
         if persist:
             X, y = client.persist([X, y])
             wait([X, y])
@@ -112,19 +182,25 @@ def main(argv=None) -> dict:
 
     # the gradients agree (on a part of the data, in this process)
     Xs, ys = X[: args.chunk * 2], y[: args.chunk * 2]
+    steps = {"cpsad": ours, "hand": hand_value_and_grad}
+    if _dask_glm() is not None:
+        steps["dask_glm"] = dask_glm_value_and_grad
+    else:
+        print("  dask-glm is not installed (pip install dask-glm): not measured", flush=True)
     a = dask.compute(*ours(w, Xs, ys), scheduler="threads")
-    b = dask.compute(*hand_value_and_grad(w, Xs, ys), scheduler="threads")
-    np.testing.assert_allclose(a[0], b[0], rtol=1e-12)
-    np.testing.assert_allclose(a[1], b[1], rtol=1e-9, atol=1e-14)
+    for name, step in steps.items():
+        b = dask.compute(*step(w, Xs, ys), scheduler="threads")
+        np.testing.assert_allclose(a[0], b[0], rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-9, atol=1e-14, err_msg=name)
 
-    results = {"cpsad": {"times": [], "peaks": []}, "hand": {"times": [], "peaks": []}}
-    for _ in range(2):  # cpsad, hand, cpsad, hand: each phase on a fresh cluster
-        for name, step in (("cpsad", ours), ("hand", hand_value_and_grad)):
+    results = {name: {"times": [], "peaks": []} for name in steps}
+    for _ in range(2):  # cpsad, hand, dask-glm, cpsad, ...: each phase on a fresh cluster
+        for name, step in steps.items():
             times, peaks = phase(
                 step, X, y, w, args.steps, args.workers, args.memory_limit, args.persist
             )
             print(
-                f"  {name:6s} steps {', '.join(f'{t:.2f}' for t in times)} s; "
+                f"  {name:8s} steps {', '.join(f'{t:.2f}' for t in times)} s; "
                 f"peak memory per worker {', '.join(f'{m:.0f}' for m in peaks)} MB",
                 flush=True,
             )
@@ -146,11 +222,18 @@ def main(argv=None) -> dict:
             "peak_mb": max(max(p) for p in r["peaks"]),
         }
     out["ratio"] = out["cpsad"]["median_s"] / out["hand"]["median_s"]
+    theirs = ""
+    if "dask_glm" in out:
+        out["ratio_dask_glm"] = out["cpsad"]["median_s"] / out["dask_glm"]["median_s"]
+        theirs = (
+            f"; dask-glm's {out['dask_glm']['median_s']:.2f} s ({out['ratio_dask_glm']:.2f}x), "
+            f"{out['dask_glm']['peak_mb']:.0f} MB"
+        )
     print(
         f"dask_glm: {args.rows:,} x {args.features} ({out['gb']:.1f} GB) on {args.workers} workers "
         f"of {args.memory_limit}: a step {out['cpsad']['median_s']:.2f} s with cpsad, "
         f"{out['hand']['median_s']:.2f} s by hand ({out['ratio']:.2f}x); peak memory per worker "
-        f"{out['cpsad']['peak_mb']:.0f} MB and {out['hand']['peak_mb']:.0f} MB"
+        f"{out['cpsad']['peak_mb']:.0f} MB and {out['hand']['peak_mb']:.0f} MB{theirs}"
     )
     if args.json:
         print(json.dumps(out))

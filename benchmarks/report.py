@@ -184,6 +184,13 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
             f"| {met} |",
             "",
         ]
+        if "dask_glm" in d:
+            out += [
+                f"dask-glm's gradient of the same model (`dask_glm.families.Logistic`): a step "
+                f"{d['dask_glm']['median_s']:.2f} s, peak memory per worker "
+                f"{d['dask_glm']['peak_mb']:.0f} MB; cpsad / dask-glm {d['ratio_dask_glm']:.2f}x.",
+                "",
+            ]
     elif d:
         out += [f"dask: failed ({d.get('error', '?')})", ""]
     return out

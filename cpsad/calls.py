@@ -15,7 +15,7 @@ import numpy as np
 
 from cpsad import compiler
 from cpsad.pytree import leaves, promote
-from cpsad.runtime import Closure, scalar_seed, struct_parts
+from cpsad.runtime import Closure, foreign, scalar_seed, struct_parts
 from cpsad.transforms.unit import SEED, kinds_key
 
 LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
@@ -359,6 +359,20 @@ def as_tangent(t, x, i: int):
         if out.shape != np.shape(x):
             raise ValueError(f"jvp: tangent {i} has shape {out.shape}, its primal {np.shape(x)}")
         return out if isinstance(x, np.ndarray) else out[()]
+    if foreign(x):  # a Dask or CuPy array: a tangent of its library (a numpy one moved there)
+        kind = np.dtype(x.dtype)
+        dtype = kind if kind.kind in "fc" else np.dtype(np.float64)
+        if kind.kind != "c" and (t.dtype if foreign(t) else np.result_type(t)).kind == "c":
+            raise ValueError(
+                f"jvp: tangent {i} is complex but its primal is real; a real primal moves along "
+                "real directions (make the primal complex to move it off the real line)"
+            )
+        out = t if foreign(t) else np.asarray(np.asarray(t, dtype=dtype), like=x)
+        if np.shape(out) != np.shape(x):
+            raise ValueError(
+                f"jvp: tangent {i} has shape {np.shape(out)}, its primal {np.shape(x)}"
+            )
+        return out if out.dtype == dtype else out.astype(dtype)
     if isinstance(x, (int, float, complex)) and not isinstance(x, bool):
         if np.ndim(t) != 0:
             raise ValueError(f"jvp: tangent {i} must be a number, like its primal")

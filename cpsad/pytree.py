@@ -322,7 +322,7 @@ def gradient_adjoint(c, adj, like):
         adj = adj.array()
     if isinstance(like, (tuple, list, dict)):
         keys = like.keys() if isinstance(like, dict) else range(len(like))
-        if isinstance(adj, np.ndarray):  # a dense adjoint of a list (it went into np.sum)
+        if isinstance(adj, np.ndarray) or foreign(adj):  # a dense adjoint of a list (np.sum)
             rows = []
             for i in keys:
                 row = gradient_adjoint(_entry(c, i), adj[i], like[i])
@@ -336,7 +336,8 @@ def gradient_adjoint(c, adj, like):
                 if part is not None:
                     out[k] = part
         return out
-    if isinstance(like, (float, int, np.ndarray, np.generic)) and not isinstance(like, bool):
+    numeric = isinstance(like, (float, int, np.ndarray, np.generic)) and not isinstance(like, bool)
+    if numeric or foreign(like):  # (a Dask or CuPy array's gradient: differentiable as numpy's)
         if np.shape(c) != np.shape(adj):  # broadcast up to like's shape: summed back down
             c = unbroadcast(c, adj)
         return c

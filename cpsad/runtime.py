@@ -297,9 +297,16 @@ def unbroadcast(g, x):
             g = np.sum(g, axis=axes, keepdims=True)
             if extra:
                 g = g.reshape(g.shape[extra:])
-    if np.shape(g) != shape:  # x broadcast against a larger adjoint it does not fit: a bug upstream
-        g = np.broadcast_to(g, shape)
+    gshape = np.shape(g)
+    if gshape != shape and not _unknown_alike(gshape, shape):  # x broadcast against a larger
+        g = np.broadcast_to(g, shape)  # adjoint it does not fit: a bug upstream
     return g
+
+
+def _unknown_alike(a: tuple, b: tuple) -> bool:
+    """Shapes that differ only where both have a length Dask does not know yet (NaN, after
+    ``x[mask]``): taken to be the same -- no broadcast can be made to an unknown length."""
+    return len(a) == len(b) and all(m == n or (m != m and n != n) for m, n in zip(a, b))
 
 
 # --------------------------------------------------------------------------- tangents (forward mode)
@@ -461,8 +468,17 @@ class _Repeated:
 def rows_of(g, x):
     """The adjoint ``g`` of an array ``x`` of another library, a ``Sparse`` of its rows (``for
     row in x``, ``a, b = x``), as an array of that library: the rows stacked, zeros where none
-    came."""
-    rows = [zeros_like(x[i]) if g.get(i) is None else g[i] for i in range(len(x))]
+    came, a number broadcast over its row. Of a numpy ``x`` whose rows' adjoints are of another
+    library (a numpy list's entries times Dask data), an array of theirs."""
+    ref = x if foreign(x) else next((v for v in g.values() if foreign(v)), None)
+    rows = []
+    for i in range(len(x)):
+        row, v = x[i], g.get(i)
+        if v is None:
+            v = zeros_like(row)
+        elif np.shape(v) != np.shape(row):  # (a number: the same adjoint for each entry)
+            v = zeros_like(row) + v
+        rows.append(v if ref is None or foreign(v) else on_device_of(np.asarray(v), ref))
     return np.stack(rows) if rows else zeros_like(x)
 
 
@@ -605,7 +621,7 @@ def stored_part(c, out, key, value):
     if c is None or not np.issubdtype(np.result_type(out), np.inexact):
         return zeros_like(value)
     if foreign(c):  # a Dask or CuPy array: the parts written last kept by a numpy mask
-        part = c[key]
+        part = read_at(c, key)
         if not _basic_index(key):
             positions, owner = _writes(np.shape(out), key)
             last = owner[positions] == np.arange(positions.size).reshape(positions.shape)
@@ -757,6 +773,8 @@ def scatter_added(g, shape, dtype, index, like=None):
         padded = _padded(g, shape, dtype, index, like)
         if padded is not None:
             return padded
+    if _index_on_device(index):  # computed from values there: x[x > 0], x[np.argmax(x)]
+        return _bincounted(g, shape, dtype, index, like)
     size = int(np.prod(shape))
     positions = np.arange(size).reshape(shape)[index]
     if not foreign(g):  # a number or a numpy adjoint of ``like``, an array of another library
@@ -778,6 +796,75 @@ def scatter_added(g, shape, dtype, index, like=None):
     source[where] = np.arange(len(where))
     padded = np.concatenate([values, np.zeros_like(values, shape=(1,))])
     return np.take(padded, on_device_of(source, padded)).reshape(shape)
+
+
+def _index_on_device(index) -> bool:
+    """Is ``index``, or a part of a tuple index, an array of another library (a mask ``x > 0``
+    or the positions ``np.argmax(x)`` of a Dask or CuPy ``x``)?"""
+    if type(index) is tuple:
+        return any(foreign(i) for i in index)
+    return foreign(index)
+
+
+def _bincounted(g, shape, dtype, index, like):
+    """``scatter_added`` of an index that is an array of another library, whose values numpy
+    cannot read without a computation or a copy: the flat positions it selects, indexed there
+    (``arange(size).reshape(shape)[index]``, as the forward ``x[index]`` indexed ``x``), and
+    ``g`` summed into them by ``np.bincount`` (repeated positions add up) -- a sum by position,
+    no write."""
+    ref = g if foreign(g) else like if foreign(like) else _first_foreign(index)
+    size = int(np.prod(shape))
+    flat = np.arange(size).reshape(shape)
+    if foreign(like) and np.shape(like) == tuple(shape):  # laid out as x (Dask: its chunks,
+        # so that the positions x[mask] selects come in the chunks of the adjoint of x[mask])
+        positions = (np.zeros_like(like, dtype=np.intp) + on_device_of(flat, like))[index]
+    else:
+        positions = np.asarray(flat, like=ref)[index]
+    if not foreign(g):  # a number or a numpy adjoint
+        g = np.asarray(np.asarray(g), like=ref)
+    pshape = np.shape(positions)
+    if np.shape(g) != pshape and not any(n != n for n in pshape):  # (n != n: Dask's unknown size)
+        g = np.broadcast_to(g, pshape)
+    positions, g = np.reshape(positions, (-1,)), np.reshape(g, (-1,))
+    if np.dtype(dtype).kind == "c":  # (bincount's weights are real)
+        out = np.bincount(positions, weights=np.real(g), minlength=size) + 1j * np.bincount(
+            positions, weights=np.imag(g), minlength=size
+        )
+    else:
+        out = np.bincount(positions, weights=g, minlength=size)
+    out = np.reshape(out, shape)
+    return out if out.dtype == dtype else out.astype(dtype)
+
+
+def _first_foreign(index):
+    return next(i for i in index if foreign(i)) if type(index) is tuple else index
+
+
+def read_at(a, index):
+    """``a[index]``; of an array of another library by an index of several integer arrays
+    (``c[rows, cols]``, which Dask refuses: "Don't yet support nd fancy indexing"), one
+    ``np.take`` from the flattened array at the flat positions numpy computes from the index --
+    what the adjoint of a scatter (``getitem_adjoint``'s, a store's) reads."""
+    if not foreign(a) or not _several_arrays(index):
+        return a[index]
+    positions = np.arange(int(np.prod(a.shape))).reshape(a.shape)[index]
+    flat = np.reshape(a, (-1,))
+    taken = np.take(flat, on_device_of(positions.reshape(-1), flat), axis=0)
+    return np.reshape(taken, positions.shape)
+
+
+def _several_arrays(index) -> bool:
+    """Is ``index`` a tuple of two or more integer arrays (numpy's or lists), none on another
+    library (whose positions numpy cannot compute without reading it)?"""
+    if type(index) is not tuple:
+        return False
+    arrays = 0
+    for i in index:
+        if foreign(i):
+            return False
+        if isinstance(i, (np.ndarray, list)) and np.asarray(i).dtype.kind in "iu":
+            arrays += 1
+    return arrays > 1
 
 
 def _padded(g, shape, dtype, index, like):
@@ -1315,7 +1402,9 @@ def swap_entries(c, like=None):
         return out
     for j, row in list(out.items()):
         target = like[j]
-        if isinstance(target, np.ndarray) and isinstance(row, Sparse):
+        if isinstance(row, Sparse) and foreign(target):  # (Dask, CuPy: stacked, not written)
+            out[j] = rows_of(row, target)
+        elif isinstance(target, np.ndarray) and isinstance(row, Sparse):
             dense = zeros_like(target)
             for i, v in row.items():
                 dense[i] = v
@@ -1328,7 +1417,7 @@ def _swapped(c):
         return None
     if type(c) is Deferred:
         c = c.array()
-    if isinstance(c, np.ndarray):
+    if isinstance(c, np.ndarray) or foreign(c):
         return np.swapaxes(c, 0, 1)
     rows = c.items() if isinstance(c, dict) else enumerate(c)
     out = Sparse()

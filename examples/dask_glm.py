@@ -67,10 +67,33 @@ def train(X, y, steps, lr, on_step=None):
     return w, losses
 
 
+def reset_peak_memory(client) -> None:
+    """Start each worker's peak resident memory from now: a worker inherits the peak of the
+    process that started it (``ru_maxrss`` and ``VmHWM`` read this one's, its data and imports
+    included). Linux: writing 5 to /proc/self/clear_refs resets VmHWM."""
+
+    def reset():
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass
+
+    client.run(reset)
+
+
 def peak_memory_mb(client) -> dict:
-    """Each worker process's peak resident memory so far, in MB (``ru_maxrss``)."""
+    """Each worker process's peak resident memory since ``reset_peak_memory``, in MB (VmHWM;
+    elsewhere than Linux ``ru_maxrss``, since the worker started)."""
 
     def peak():
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
 
     return {addr.rsplit(":", 1)[-1]: round(mb) for addr, mb in client.run(peak).items()}
@@ -120,6 +143,8 @@ def main(argv=None):
             f"dask_glm: {args.rows:,} rows x {args.features} features ({size_gb:.2f} GB, "
             f"{X.numblocks[0]} chunks) on {args.workers} workers of {args.memory_limit} each"
         )
+        if not args.quick:
+            reset_peak_memory(client)
         bar = progress_bar(args.steps, "dask_glm", show=not args.no_progress)
 
         def on_step(value):

@@ -39,6 +39,7 @@ from cpsad.runtime import (
     getitem_adjoint,
     item_adjoint,
     items_adjoint,
+    on_device_of,
     pick_into,
     repeat_adjoint,
     tangent_add,
@@ -130,6 +131,18 @@ def as_array_(x):
 
 for x in [u(2, 3), u()]:  # (an array of another library: tests/test_duck.py)
     case(as_array_, as_array, x, autograd=HELPER)
+
+
+def on_device_of_(c, x):
+    return on_device_of(c, x)  # (a numpy c moved to a duck's library: interp_ends in test_duck)
+
+
+# (fixed inputs, not the corpus generator's: a draw here would move every later case's)
+for c, x in [
+    (np.array([0.3, -0.7, 1.1]), np.array([0.5, 0.2, -0.4])),
+    (np.array(0.6), np.array([[0.5, 0.2, -0.4], [1.2, -0.3, 0.8]])),
+]:
+    case(on_device_of_, on_device_of, c, x, autograd=HELPER)
 
 
 def broadcast_like_(v, out):

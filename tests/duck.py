@@ -69,6 +69,7 @@ def wrap(x):
     return x
 
 
+_WRITES = {np.copyto, np.put, np.place, np.putmask, np.put_along_axis, np.fill_diagonal}
 _VALUES = {np.array_equal, np.array_equiv, np.allclose}  # (numpy's answer: a Python bool)
 
 
@@ -186,7 +187,7 @@ class Duck:
             return NotImplemented
         if kwargs.get("out") is not None:
             _refuse(f"np.{func.__name__}(..., out=) writes into an array")
-        if func is np.copyto or func is np.put or func is np.place or func is np.putmask:
+        if func in _WRITES:
             _refuse(f"np.{func.__name__} writes into an array")
         out = func(*unwrap(args), **unwrap(kwargs))
         if func in _VALUES:  # a comparison of values: a 0-d array of the library, as CuPy's

@@ -133,3 +133,43 @@ def test_rule_with_a_duck_cotangent(case):
     assert len(lg) == len(le)
     for x, y in zip(lg, le):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6, atol=1e-9)
+
+
+def _norm_of_gradient(f):
+    def g(x):
+        return np.sum(cpsad.grad(f)(x) ** 2)
+
+    return g
+
+
+def _tanh_sq(x):
+    return np.sum(np.tanh(x) ** 2)
+
+
+def _row_products(x):
+    return np.sum(np.prod(x, axis=1) ** 2)
+
+
+def _logistic(x):
+    w = np.linspace(-0.5, 0.5, x.shape[1])
+    return np.mean(np.logaddexp(0.0, x @ w))
+
+
+SECOND = [_tanh_sq, _row_products, _logistic]
+X23 = np.array([[0.5, 1.3, -0.7], [0.9, -1.1, 0.6]])
+
+
+@pytest.mark.parametrize("f", SECOND, ids=[f.__name__ for f in SECOND])
+def test_second_order_on_ducks(f):
+    """Derivatives of derivatives of functions of a duck: the gradient of a function that takes
+    a gradient inside (reverse over reverse: it was zero -- the inner gradient's adjoint was
+    dropped for an argument of another library), and Hessian-vector products (forward over
+    reverse), numpy's on ducks."""
+    g = _norm_of_gradient(f)
+    v = np.cos(X23)
+    got = cpsad.grad(g)(duck(X23))
+    assert type(got) is Duck
+    np.testing.assert_allclose(unduck(got), cpsad.grad(g)(X23), rtol=1e-10, atol=1e-12)
+    got = cpsad.hvp(f)(duck(X23), duck(v))
+    assert type(got) is Duck
+    np.testing.assert_allclose(unduck(got), cpsad.hvp(f)(X23, v), rtol=1e-10, atol=1e-12)

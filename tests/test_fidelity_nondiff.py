@@ -199,6 +199,8 @@ SAMPLES: list[tuple] = [
     (runtime.scalar_seed, (X[0],), {}),
     (runtime.index_step, ([X[0], X[1]], 1), {}),
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
+    (composite._conditions, ([X > 0.2, X < -0.1],), {}),  # np.piecewise's masks, stacked
+    (composite._count, (M,), {}),  # np.size, from the shape
     (rd.count, (M, 1), {}),
     (jn.linspace_weights, (5, True, X), {}),
     (runtime.check_unchanged, (X, None, "changed"), {}),  # (None: nothing kept to compare)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpsad.rules.core import defcomposite, defnondiff
-from cpsad.runtime import as_array, getitem_adjoint
+from cpsad.runtime import as_array, foreign, getitem_adjoint, maybe_any, on_device_of
 
 
 def _part(fn):
@@ -45,9 +45,11 @@ defnondiff(_numpy_value)
 @_part
 def _exactly(formula, fn, *args, **kwargs):
     """numpy's own value, ``fn(*args, **kwargs)``, with the derivative of ``formula``, which
-    computes the same but for rounding: ``formula - formula`` is exactly zero where finite."""
+    computes the same but for rounding: ``formula - formula`` is exactly zero where finite.
+    (The second ``formula`` through ``as_array``, not ``np.copy``, which Dask does not have: it
+    would compute the array.)"""
     value = _numpy_value(fn, *args, **kwargs)
-    return value + np.where(np.isfinite(formula), formula - _numpy_value(np.copy, formula), 0.0)
+    return value + np.where(np.isfinite(formula), formula - _numpy_value(as_array, formula), 0.0)
 
 
 def _unsupported(name: str, what: str):
@@ -292,7 +294,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a = as_array(a)
     if weights is None:
         avg = np.mean(a, axis=axis, keepdims=keepdims)
-        scl = np.ones(np.shape(avg)) * (np.size(a) / np.size(avg))
+        scl = np.ones(np.shape(avg)) * (_count(a) / _count(avg))  # (np.size computes on Dask)
     else:
         w = as_array(weights)
         if np.shape(a) != np.shape(w):
@@ -333,9 +335,10 @@ def quantile(
     """``np.quantile``: the sorted values at ``q (n - 1)``, between two neighbours as
     ``method`` says (NaN where a NaN is among the values, as numpy)."""
     _plain_quantile("quantile", out, overwrite_input, method, weights, interpolation)
-    if np.any(np.asarray(q) < 0) or np.any(np.asarray(q) > 1):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    formula = _quantile(np.asarray(a), np.asarray(q), axis, method, keepdims)
+    q = as_array(q)
+    if not foreign(q) and (np.any(q < 0) or np.any(q > 1)):  # (q on Dask, CuPy: numpy's
+        raise ValueError("Quantiles must be in the range [0, 1]")  # function checks it)
+    formula = _quantile(as_array(a), q, axis, method, keepdims)
     return _exactly(formula, np.quantile, a, q, axis, method=method, keepdims=keepdims)
 
 
@@ -409,9 +412,10 @@ def percentile(
 ):
     """``np.percentile``: ``np.quantile`` at ``q / 100``."""
     _plain_quantile("percentile", out, overwrite_input, method, weights, interpolation)
-    if np.any(np.asarray(q) < 0) or np.any(np.asarray(q) > 100):
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    formula = _quantile(np.asarray(a), np.true_divide(np.asarray(q), 100), axis, method, keepdims)
+    q = as_array(q)
+    if not foreign(q) and (np.any(q < 0) or np.any(q > 100)):  # (q on Dask, CuPy: numpy's
+        raise ValueError("Percentiles must be in the range [0, 100]")  # function checks it)
+    formula = _quantile(as_array(a), np.true_divide(q, 100), axis, method, keepdims)
     return _exactly(formula, np.percentile, a, q, axis, method=method, keepdims=keepdims)
 
 
@@ -421,7 +425,7 @@ defcomposite(np.percentile, percentile)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """``np.median``: the middle value, or the mean of the two middle ones."""
     _plain_quantile("median", out, overwrite_input, "linear", None, None)
-    formula = _quantile(np.asarray(a), np.asarray(0.5), axis, "linear", keepdims)
+    formula = _quantile(as_array(a), np.asarray(0.5), axis, "linear", keepdims)
     return _exactly(formula, np.median, a, axis, keepdims=keepdims)
 
 
@@ -450,6 +454,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     x = as_array(x)
     xp = as_array(xp)
     fp = as_array(fp)
+    if foreign(x):  # (x on Dask or CuPy: xp and fp, indexed by positions computed there, too)
+        xp, fp = on_device_of(xp, x), on_device_of(fp, x)
     if np.ndim(xp) != 1 or np.ndim(fp) != 1:
         raise ValueError("object too deep for desired array")
     if np.shape(xp)[0] != np.shape(fp)[0]:
@@ -530,7 +536,7 @@ def _gradient_along(f, axis, dx, edge_order):
             first = (-1.5 / dx) * x[..., 0] + (2.0 / dx) * x[..., 1] + (-0.5 / dx) * x[..., 2]
             last = (0.5 / dx) * x[..., -3] + (-2.0 / dx) * x[..., -2] + (1.5 / dx) * x[..., -1]
     else:
-        d = np.diff(np.asarray(dx) * 1.0)
+        d = np.diff(as_array(dx) * 1.0)
         d1 = d[:-1]
         d2 = d[1:]
         a = -d2 / (d1 * (d1 + d2))
@@ -568,7 +574,7 @@ def select(condlist, choicelist, default=0):
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
     for i in range(len(condlist)):
-        if np.asarray(condlist[i]).dtype != np.bool_:
+        if as_array(condlist[i]).dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     result = default
     for i in range(len(condlist) - 1, -1, -1):
@@ -621,10 +627,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
     function of ``x`` there, or its constant; an extra function for where none holds."""
     x = as_array(x)
     if np.isscalar(condlist) or (
-        not isinstance(condlist[0], (list, np.ndarray)) and np.ndim(x) != 0
+        not isinstance(condlist[0], (list, np.ndarray))
+        and not foreign(condlist[0])
+        and np.ndim(x) != 0
     ):
         condlist = [condlist]
-    conds = np.asarray(condlist, dtype=bool)
+    conds = _conditions(condlist)
     n = len(conds)
     if n == len(funclist) - 1:
         conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)], axis=0)
@@ -637,9 +645,30 @@ def piecewise(x, condlist, funclist, *args, **kw):
         func = funclist[i]
         if not callable(func):
             y = np.where(cond, func, y)
-        elif np.any(cond):
+        elif maybe_any(cond):  # (on Dask, CuPy: not read; func of no elements is none)
             y = np.where(cond, getitem_adjoint(func(x[cond], *args, **kw), x, cond), y)
     return y.astype(x.dtype)
 
 
 defcomposite(np.piecewise, piecewise)
+
+
+def _count(x) -> int:
+    """``np.size(x)`` from the shape (np.size of a Dask array computes the array)."""
+    return int(np.prod(np.shape(x)))
+
+
+defnondiff(_count)
+
+
+def _conditions(condlist):
+    """``np.asarray(condlist, dtype=bool)``; conditions of another library stacked there."""
+    ref = next((c for c in condlist if foreign(c)), None)
+    if ref is None:
+        return np.asarray(condlist, dtype=bool)
+    return np.stack(
+        [on_device_of(np.asarray(c, dtype=bool), ref) if not foreign(c) else c for c in condlist]
+    ).astype(bool)
+
+
+defnondiff(_conditions)

@@ -24,8 +24,10 @@ from cpsad.runtime import (
     field_container_tangent,
     field_key,
     field_tangent,
+    foreign,
     getitem_adjoint,
     item_adjoint,
+    rows_of,
     struct_adjoint,
     struct_adjoint_t,
     struct_of,
@@ -75,6 +77,8 @@ def max_builtin(g, ans, *items):
         i = next(j for j, v in enumerate(items) if v is ans or np.array_equal(v, ans))
         return tuple(g if j == i else zeros_like(v) for j, v in enumerate(items))
     seq = items[0]
+    if foreign(seq):  # max(x) of a Dask or CuPy array: the entry found there, not read
+        return (getitem_adjoint(g, seq, chosen(seq, ans)),)
     i = next(j for j, v in enumerate(seq) if v is ans or np.array_equal(v, ans))
     if isinstance(seq, np.ndarray):
         out = zeros_like(seq)
@@ -96,7 +100,10 @@ def max_builtin_jvp(t, ans, *items):
 
 
 def chosen(seq, ans) -> int:
-    """Which entry of ``seq`` ``max`` or ``min`` returned."""
+    """Which entry of ``seq`` ``max`` or ``min`` returned (of an array of another library, the
+    first equal to it, found there: a 0-d array of that library)."""
+    if foreign(seq):
+        return np.argmax(seq == ans)
     return next(j for j, v in enumerate(seq) if v is ans or np.array_equal(v, ans))
 
 
@@ -107,10 +114,14 @@ defjvp(min, items=max_builtin_jvp)
 def list_builtin(g, ans, iterable=()):
     """``list(xs)`` / ``tuple(xs)``: the same entries."""
     if isinstance(iterable, np.ndarray) and isinstance(g, dict):
+        if any(foreign(v) for v in g.values()):  # (rows of another library: stacked there)
+            return rows_of(g, iterable)
         out = zeros_like(iterable)
         for i, v in g.items():
             out[i] = v
         return out
+    if isinstance(g, dict) and foreign(iterable):
+        return rows_of(g, iterable)
     return g
 
 

@@ -54,7 +54,9 @@ from cpsad.runtime import (
     kept_copy,
     like,
     maybe_any,
+    on_device_of,
     pick_into,
+    read_at,
     repeat_adjoint,
     scalar_seed,
     tangent_add,
@@ -104,6 +106,23 @@ def as_array_x_jvp(t, ans, x):
 
 
 defjvp(as_array, as_array_x_jvp)
+
+
+def on_device_of_c(g, ans, c, x):
+    """``on_device_of(c, x)`` moves a numpy ``c`` to ``x``'s library, values unchanged: the
+    adjoint of ``c`` is ``g``'s parts (on that library: the gradient of a numpy argument of a
+    function computed on Dask or CuPy arrays is one of theirs, as a product's is)."""
+    return jn.parts(g, c)
+
+
+defvjp(on_device_of, c=on_device_of_c)
+
+
+def on_device_of_c_jvp(t, ans, c, x):
+    return on_device_of(t, x)
+
+
+defjvp(on_device_of, c=on_device_of_c_jvp)
 
 
 def acc_a(g, ans, a, b):
@@ -186,7 +205,9 @@ def read_adjoint(h, c, x, index):
     if h is None:
         return zeros_like(c)
     if isinstance(x, np.ndarray):
-        return unbroadcast(as_array(h)[index], c)
+        return unbroadcast(read_at(as_array(h), index), c)
+    if foreign(x):  # (Dask: an index of several arrays read by one take)
+        return unbroadcast(read_at(h, index), c)
     if isinstance(x, (list, tuple)) and isinstance(index, slice):
         positions = range(len(x))[index]
         if isinstance(c, np.ndarray):
@@ -562,7 +583,10 @@ def max_builtin_t(h, c, out, *items):
     was chosen, read from ``h``, the adjoint of the tuple of the items' adjoints."""
     if len(items) > 1:
         return item_adjoint(h, ct.chosen(items, out), c)
-    return item_adjoint(item_adjoint(h, 0, None), ct.chosen(items[0], out), c)
+    i, entries = ct.chosen(items[0], out), item_adjoint(h, 0, None)
+    if foreign(i) and isinstance(entries, np.ndarray):  # (a position found on Dask or CuPy)
+        entries = on_device_of(entries, i)
+    return item_adjoint(entries, i, c)
 
 
 def max_builtin_c(g, ans, c, out, *items):

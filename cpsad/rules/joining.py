@@ -31,6 +31,7 @@ from cpsad.runtime import (
     as_array,
     foreign,
     item_adjoint,
+    on_device_of,
     scatter_added,
     tangent_zeros,
     unbroadcast,
@@ -393,7 +394,7 @@ def repeat_vjp(g, ans, a, repeats, axis=None):
     """Sum each element's repeats."""
     shape = np.shape(a)
     if axis is None:
-        flat = (int(np.size(a)),)
+        flat = (int(np.prod(shape)),)  # (np.size of a Dask array computes it)
         return np.reshape(repeat_vjp(g, ans, np.reshape(a, flat), repeats, axis=0), shape)
     axis = axis % len(shape)
     n = shape[axis]
@@ -431,11 +432,14 @@ def pad_vjp(g, ans, array, pad_width, mode="constant", *, constant_values=0):
         return as_array(g)[inside]
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"cpsad: no derivative of np.pad with mode={mode!r}")
-    source = np.ravel(np.pad(np.reshape(np.arange(np.size(array)), shape), pad_width, mode))
+    size = int(np.prod(shape))  # (of the shape: np.size of a Dask array computes it)
+    source = np.ravel(np.pad(np.reshape(np.arange(size), shape), pad_width, mode))
     g = np.ravel(g)
-    total = np.bincount(source, weights=np.real(g), minlength=np.size(array))
+    if foreign(g):  # Dask, CuPy: the copies summed by one gather (positions found in numpy)
+        return np.reshape(scatter_added(g, (size,), g.dtype, source), shape)
+    total = np.bincount(source, weights=np.real(g), minlength=size)
     if np.iscomplexobj(g):  # bincount's weights are real numbers
-        total = total + 1j * np.bincount(source, weights=np.imag(g), minlength=np.size(array))
+        total = total + 1j * np.bincount(source, weights=np.imag(g), minlength=size)
     return np.reshape(total, shape).astype(np.result_type(g), copy=False)
 
 
@@ -638,6 +642,13 @@ def sort_vjp(g, ans, a, axis=-1):
     if axis is None:
         return np.reshape(sort_vjp(g, ans, np.ravel(a), axis=0), np.shape(a))
     order = np.argsort(a, axis=axis)
+    if foreign(g) or foreign(order):  # Dask, CuPy: no write -- each element reads the place it
+        ref = g if foreign(g) else order  # was sorted to, by the inverse permutation
+        out = np.take_along_axis(
+            on_device_of(g, ref), on_device_of(np.argsort(order, axis=axis), ref), axis
+        )
+        dtype = np.result_type(a, g)
+        return out if out.dtype == dtype else out.astype(dtype)
     out = np.zeros(np.shape(a), np.result_type(a, g))
     np.put_along_axis(out, order, g, axis=axis)
     return out
@@ -708,14 +719,14 @@ defjvp(np.bincount, DISCRETE, bincount_weights_jvp)
 
 def histogram_spread(a, bins, range):
     """Whether the edges move with ``a``: ``bins`` a number or an estimator, no ``range``."""
-    return np.ndim(bins) == 0 and range is None and np.size(a) > 0
+    return np.ndim(bins) == 0 and range is None and 0 not in np.shape(a)  # (shape: not computed)
 
 
 def histogram_places(a, edges):
     """``(bin, inside)`` of each value of ``a``: its bin's index (the last bin holds its right
     edge, as numpy counts) and whether it is counted at all."""
-    a = np.asarray(a)
-    n = np.size(edges) - 1
+    a = as_array(a)
+    n = len(edges) - 1
     inside = (a >= edges[0]) & (a <= edges[-1])
     where = np.clip(np.searchsorted(edges, a, side="right") - 1, 0, n - 1)
     return where, inside
@@ -723,9 +734,13 @@ def histogram_places(a, edges):
 
 def histogram_ends_adjoint(g_lo, g_hi, a):
     """The adjoint of ``a`` from those of its minimum and maximum (ties split evenly)."""
-    a = np.asarray(a)
+    a = as_array(a)
     dtype = a.dtype if a.dtype.kind == "f" else np.float64
     lo, hi = np.min(a), np.max(a)
+    if foreign(a):  # (Dask, CuPy: lo == hi not read; then every value is a tie at both ends,
+        # and the split below is numpy's (g_lo + g_hi) / n)
+        at_lo, at_hi = a == lo, a == hi
+        return (g_lo * at_lo / np.sum(at_lo) + g_hi * at_hi / np.sum(at_hi)).astype(dtype)
     if lo == hi:
         return np.full(a.shape, (g_lo + g_hi) / a.size, dtype)
     at_lo, at_hi = a == lo, a == hi
@@ -734,8 +749,11 @@ def histogram_ends_adjoint(g_lo, g_hi, a):
 
 def histogram_ends_tangent(t, a):
     """The tangents of ``a``'s minimum and maximum (means over ties: the even split's transpose)."""
-    a, t = np.asarray(a), np.asarray(t)
+    a, t = as_array(a), as_array(t)
     lo, hi = np.min(a), np.max(a)
+    if foreign(a) or foreign(t):  # (not read: all equal, each mean is of all the tangents)
+        at_lo, at_hi = a == lo, a == hi
+        return np.sum(t * at_lo) / np.sum(at_lo), np.sum(t * at_hi) / np.sum(at_hi)
     if lo == hi:
         return np.mean(t), np.mean(t)
     return np.mean(t[a == lo]), np.mean(t[a == hi])
@@ -749,10 +767,14 @@ def histogram_a(g, ans, a, bins=10, range=None, density=None, weights=None):
     if not histogram_spread(a, bins, range):
         return np.zeros(np.shape(a), np.result_type(a, np.float32))
     g_hist, g_edges = item_adjoint(g, 0, hist), item_adjoint(g, 1, edges)
-    share = np.arange(np.size(edges)) / (np.size(edges) - 1)
+    share = np.arange(len(edges)) / (len(edges) - 1)
     g_lo, g_hi = np.sum(g_edges * (1 - share)), np.sum(g_edges * share)
     lo, hi = np.min(a), np.max(a)
-    if density and lo != hi:
+    if density and (foreign(lo) or foreign(hi)):  # (Dask, CuPy: lo != hi not read)
+        spread = hi != lo
+        c = np.where(spread, np.sum(g_hist * hist) / np.where(spread, hi - lo, 1.0), 0.0)
+        g_lo, g_hi = g_lo + c, g_hi - c
+    elif density and lo != hi:
         c = np.sum(g_hist * hist) / (hi - lo)
         g_lo, g_hi = g_lo + c, g_hi - c
     return histogram_ends_adjoint(g_lo, g_hi, a)
@@ -762,7 +784,7 @@ def histogram_weights(g, ans, a, bins=10, range=None, density=None, weights=None
     """Each weight counts in its value's bin; a density is ``c_i / (width_i S)``, ``S`` the sum
     of the weights counted."""
     hist, edges = ans
-    g_hist = np.asarray(item_adjoint(g, 0, hist))
+    g_hist = as_array(item_adjoint(g, 0, hist))
     where, inside = histogram_places(a, edges)
     picked = g_hist[where]
     if density:
@@ -781,10 +803,13 @@ def histogram_a_jvp(t, ans, a, bins=10, range=None, density=None, weights=None):
     if not histogram_spread(a, bins, range):
         return d_hist, np.zeros_like(edges)
     d_lo, d_hi = histogram_ends_tangent(t, a)
-    share = np.arange(np.size(edges)) / (np.size(edges) - 1)
+    share = np.arange(len(edges)) / (len(edges) - 1)
     d_edges = ((1 - share) * d_lo + share * d_hi).astype(edges.dtype)
     lo, hi = np.min(a), np.max(a)
-    if density and lo != hi:
+    if density and (foreign(lo) or foreign(hi)):  # (Dask, CuPy: lo != hi not read)
+        spread = hi != lo
+        d_hist = np.where(spread, -hist * (d_hi - d_lo) / np.where(spread, hi - lo, 1.0), 0.0)
+    elif density and lo != hi:
         d_hist = -hist * (d_hi - d_lo) / (hi - lo)
     return d_hist, d_edges
 
@@ -793,7 +818,7 @@ def histogram_weights_jvp(t, ans, a, bins=10, range=None, density=None, weights=
     hist, edges = ans
     where, inside = histogram_places(a, edges)
     counted = np.where(inside, t, 0)
-    d_hist = np.bincount(np.ravel(where), np.ravel(counted), minlength=np.size(hist))
+    d_hist = np.bincount(np.ravel(where), np.ravel(counted), minlength=len(hist))
     if density:
         total = np.sum(np.where(inside, weights, 0))
         d_hist = d_hist / (np.diff(edges) * total) - hist * np.sum(counted) / total
@@ -808,7 +833,7 @@ def histogram_bin_edges_a(g, ans, a, bins=10, range=None, weights=None):
     """``np.histogram``'s edges alone."""
     if not histogram_spread(a, bins, range):
         return np.zeros(np.shape(a), np.result_type(a, np.float32))
-    share = np.arange(np.size(ans)) / (np.size(ans) - 1)
+    share = np.arange(len(ans)) / (len(ans) - 1)
     return histogram_ends_adjoint(np.sum(g * (1 - share)), np.sum(g * share), a)
 
 
@@ -819,7 +844,7 @@ def histogram_bin_edges_a_jvp(t, ans, a, bins=10, range=None, weights=None):
     if not histogram_spread(a, bins, range):
         return np.zeros_like(ans)
     d_lo, d_hi = histogram_ends_tangent(t, a)
-    share = np.arange(np.size(ans)) / (np.size(ans) - 1)
+    share = np.arange(len(ans)) / (len(ans) - 1)
     return ((1 - share) * d_lo + share * d_hi).astype(ans.dtype)
 
 

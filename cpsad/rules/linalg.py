@@ -190,7 +190,7 @@ defvjp(np.einsum, einsum_s, einsum_a, einsum_b, einsum_c, einsum_d)
 def einsum_tangent(t, subscripts, operands, i, optimize=False):
     """``np.einsum(subscripts, *operands)`` with ``t`` in the place of ``operands[i]``."""
     operands = [t if j == i else o for j, o in enumerate(operands)]
-    optimize = optimize or len(operands) > 2 or sum(np.size(o) for o in operands) > 10_000
+    optimize = optimize or len(operands) > 2 or sum(_size(o) for o in operands) > 10_000
     return np.einsum(subscripts, *operands, optimize=optimize)
 
 
@@ -1065,14 +1065,20 @@ def lstsq_a(g, ans, a, b, rcond=None):
     matrix of full row rank, the third of full column rank: left out there), each product with
     ``p`` or ``p.T`` a least squares solution (``lstsq`` of ``a`` or ``a.T``, the same
     ``rcond``); the residuals (``|r|**2``, at the minimum) add ``-2 r residuals_bar x.T``, the
-    singular values ``u diag(s_bar) vh``. The rank is a step."""
+    singular values ``u diag(s_bar) vh``. The rank is a step. A rank of another library (CuPy's
+    lstsq returns a 0-d array, Dask's a lazy one) is not read: the terms it guards are computed
+    -- each is zero at full rank, so that costs time, not the value."""
     return (
         np.einsum(
             "ik,jk->ij" if np.ndim(b) == 2 else "i,j->ij",
             -np.linalg.lstsq(
                 mT(checked(a, a, "np.linalg.lstsq")), item_adjoint(g, 0, ans[0]), rcond
             )[0]
-            - (2 * (b - a @ ans[0]) * item_adjoint(g, 1, ans[1]) if np.size(ans[1]) else 0.0),
+            - (
+                2 * (b - a @ ans[0]) * item_adjoint(g, 1, ans[1])
+                if 0 not in np.shape(ans[1])
+                else 0.0
+            ),
             ans[0],
         )
         + (
@@ -1083,7 +1089,7 @@ def lstsq_a(g, ans, a, b, rcond=None):
                     a, np.linalg.lstsq(mT(a), item_adjoint(g, 0, ans[0]), rcond)[0], rcond
                 )[0],
             )
-            if ans[2] < np.shape(a)[0]
+            if foreign(ans[2]) or ans[2] < np.shape(a)[0]
             else 0.0
         )
         + (
@@ -1093,7 +1099,7 @@ def lstsq_a(g, ans, a, b, rcond=None):
                 item_adjoint(g, 0, ans[0])
                 - np.linalg.lstsq(a, a @ item_adjoint(g, 0, ans[0]), rcond)[0],
             )
-            if ans[2] < np.shape(a)[1]
+            if foreign(ans[2]) or ans[2] < np.shape(a)[1]
             else 0.0
         )
         + (
@@ -1110,7 +1116,7 @@ def lstsq_b(g, ans, a, b, rcond=None):
     """``p.T x_bar``, and ``2 r residuals_bar`` of the residuals."""
     return checked(
         np.linalg.lstsq(mT(a), item_adjoint(g, 0, ans[0]), rcond)[0]
-        + (2 * (b - a @ ans[0]) * item_adjoint(g, 1, ans[1]) if np.size(ans[1]) else 0.0),
+        + (2 * (b - a @ ans[0]) * item_adjoint(g, 1, ans[1]) if 0 not in np.shape(ans[1]) else 0.0),
         a,
         "np.linalg.lstsq",
     )
@@ -1129,7 +1135,7 @@ def lstsq_a_jvp(t, ans, a, b, rcond=None):
             -(t @ ans[0])
             + (
                 np.linalg.lstsq(mT(a), mT(t) @ (b - a @ ans[0]), rcond)[0]
-                if ans[2] < np.shape(a)[0]
+                if foreign(ans[2]) or ans[2] < np.shape(a)[0]
                 else 0.0
             ),
             rcond,
@@ -1137,12 +1143,12 @@ def lstsq_a_jvp(t, ans, a, b, rcond=None):
         + (
             mT(t) @ np.linalg.lstsq(mT(a), ans[0], rcond)[0]
             - np.linalg.lstsq(a, a @ (mT(t) @ np.linalg.lstsq(mT(a), ans[0], rcond)[0]), rcond)[0]
-            if ans[2] < np.shape(a)[1]
+            if foreign(ans[2]) or ans[2] < np.shape(a)[1]
             else 0.0
         ),
         (
             -2 * np.sum((b - a @ ans[0]) * (t @ ans[0]), axis=0, keepdims=np.ndim(b) == 1)
-            if np.size(ans[1])
+            if 0 not in np.shape(ans[1])
             else tangent_zeros(ans[1])
         ),
         tangent_zeros(ans[2]),
@@ -1160,7 +1166,7 @@ def lstsq_b_jvp(t, ans, a, b, rcond=None):
         np.linalg.lstsq(checked(a, a, "np.linalg.lstsq"), t, rcond)[0],
         (
             2 * np.sum((b - a @ ans[0]) * t, axis=0, keepdims=np.ndim(b) == 1)
-            if np.size(ans[1])
+            if 0 not in np.shape(ans[1])
             else tangent_zeros(ans[1])
         ),
         tangent_zeros(ans[2]),

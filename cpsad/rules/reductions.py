@@ -46,10 +46,23 @@ _PLAIN = frozenset({np.ndarray, float, np.float64, np.float32, int})  # adjoints
 def count(x, axis=None) -> int:
     """How many elements each result of a reduction over ``axis`` combined."""
     if axis is None:  # (an array's own size: np.size of a Dask array computes it)
-        return x.size if hasattr(x, "shape") and hasattr(x, "size") else np.size(x)
+        if type(x) is np.ndarray:
+            return x.size
+        n = x.size if hasattr(x, "shape") and hasattr(x, "size") else np.size(x)
+        return n if n == n else _counted(x, None)  # (NaN: a Dask length not known yet)
     shape = np.shape(x)
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
-    return int(np.prod([shape[a] for a in axes]))
+    try:
+        return int(np.prod([shape[a] for a in axes]))
+    except ValueError:  # int(NaN): a Dask array of a length not known yet (after x[mask])
+        return _counted(x, axes)
+
+
+def _counted(x, axes):
+    """``count`` of a Dask array whose length along ``axes`` is not known until it is computed
+    (``x[mask]``): counted in the graph, as Dask's own mean counts."""
+    ones = np.ones_like(x, dtype=np.intp)
+    return np.sum(ones) if axes is None else np.max(np.sum(ones, axis=axes))
 
 
 def sum_vjp(g, ans, a, axis=None, *, keepdims=False):
