@@ -396,3 +396,30 @@ def test_nothing_is_transformed_again_on_the_next_call(monkeypatch):
         for f, args in calls:
             f(*args)
     assert runs == []
+
+
+def test_a_helper_rebound_after_a_third_derivative(module):
+    """Higher derivatives are cached now (they were made again on every call, which hid any
+    question of staleness): a helper rebound after the first calls is seen by the second and
+    third derivatives of a loop that calls it."""
+    user, _ = module(
+        "live_higher",
+        """
+        def helper(y):
+            return y * y
+
+        def cube(y):
+            return y * y * y
+
+        def f(x):
+            s = 0.0
+            for i in range(2):
+                s = s + helper(x)
+            return s
+        """,
+    )
+    g2 = cpsad.grad(cpsad.grad(user.f))
+    g3 = cpsad.grad(g2)
+    assert (g2(0.7), g3(0.7)) == (pytest.approx(4.0), pytest.approx(0.0))
+    user.helper = user.cube
+    assert (g2(0.7), g3(0.7)) == (pytest.approx(12 * 0.7), pytest.approx(12.0))
