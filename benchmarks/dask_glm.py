@@ -20,7 +20,7 @@ gradient in the weights, evaluated by one ``dask.compute``:
   intercept), divided by ``n``, with the penalty on the slopes added.
 
 They run in alternation, each phase on a fresh cluster, so that the peak resident memory of each
-worker process (``VmHWM``, reset when the workers start: see ``_reset_peak``) belongs to one
+worker process (``VmHWM``, reset when the workers start: see examples/dask_glm.py ``reset_peak_memory``) belongs to one
 of them. The gradients are checked to agree first.
 Timing: the median step of each; the ratio cpsad / by hand (target: within 1.2x), and cpsad /
 dask-glm.
@@ -35,7 +35,6 @@ import argparse
 import importlib.util
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -101,32 +100,6 @@ def _dask_glm():
     return _DASK_GLM[0]
 
 
-def _reset_peak() -> bool:
-    """Start this process's peak resident memory from now. A worker inherits the peak of the
-    process that started it -- ``ru_maxrss`` and ``VmHWM`` both read the client's, with its
-    data and imports, where the worker itself holds a few hundred MB less -- so each phase's
-    workers reset theirs first (Linux: writing 5 to /proc/self/clear_refs resets VmHWM)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return True
-
-
-def _peak_mb():
-    """This process's peak resident memory in MB since ``_reset_peak`` (VmHWM; elsewhere than
-    Linux ``ru_maxrss``, the peak since it started, the client's included)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
-
-
 def phase(step, X, y, w, steps, workers, memory_limit, persist=False):
     """``steps`` steps of ``step`` on a fresh cluster: (seconds of each step, each worker's peak
     resident memory in MB). ``persist``: the data generated once and kept in the workers' memory
@@ -143,7 +116,8 @@ def phase(step, X, y, w, steps, workers, memory_limit, persist=False):
         ) as cluster,
         Client(cluster) as client,
     ):
-        client.run(_reset_peak)
+        example = _example()  # (its measures of the workers' memory: one copy of them)
+        example.reset_peak_memory(client)
         if persist:
             X, y = client.persist([X, y])
             wait([X, y])
@@ -153,7 +127,7 @@ def phase(step, X, y, w, steps, workers, memory_limit, persist=False):
             value, g = dask.compute(*step(w, X, y))
             times.append(time.perf_counter() - t0)
             w = w - 2.0 * np.asarray(g)
-        peaks = sorted(client.run(_peak_mb).values())
+        peaks = sorted(example.peak_memory_mb(client).values())
     return times, peaks
 
 
