@@ -6,6 +6,7 @@ python -m tests.fuzz --seed 0 --n 500 --reduce --out DIR    # and reduced progra
 python -m tests.fuzz --show 19                              # one seed: its program and verdict
 python -m tests.fuzz --exclude apply_1line,decorator ...    # only programs without those features
 python -m tests.fuzz --perturb grad --n 200                 # self-check: everything must fail
+python -m tests.fuzz --order 2 --n 400 -j 2 --features      # second derivatives (fuzz/higher.py)
 python -m tests.fuzz --ci-known                             # the KNOWN table of tests/test_fuzz.py
 """
 
@@ -24,11 +25,15 @@ from tests.fuzz.oracle import CLASSES, FAILURES, Result
 
 
 def _work(task):
-    seed, perturb, exclude, use_autograd = task
+    seed, perturb, exclude, use_autograd, order = task
+    from tests.fuzz.higher import check_seed_higher
     from tests.fuzz.oracle import check_seed
 
     try:
-        r = check_seed(seed, perturb=perturb, use_autograd=use_autograd, exclude=exclude)
+        if order > 1:
+            r = check_seed_higher(seed, order, perturb, use_autograd, exclude)
+        else:
+            r = check_seed(seed, perturb=perturb, use_autograd=use_autograd, exclude=exclude)
     except Exception as exc:  # a bug of the fuzzer itself: reported, not hidden
         r = Result(seed, 0, "crash", message=f"fuzzer error: {type(exc).__name__}: {exc}")
     if not r.failed and r.cls != "refused" and r.jvp_cls not in FAILURES:
@@ -37,14 +42,15 @@ def _work(task):
 
 
 def _reduce_work(task):
-    seed, key, exclude, seconds = task
+    seed, key, exclude, seconds, *rest = task
+    order = rest[0] if rest else 1
     from tests.fuzz.oracle import valid_program
     from tests.fuzz.reduce import reduce
 
     program, _ = valid_program(seed, exclude=exclude)
     t0 = time.monotonic()
     try:
-        small = reduce(program, tuple(key), seconds=seconds)
+        small = reduce(program, tuple(key), seconds=seconds, order=order)
     except Exception as exc:  # a bug of the reducer: hand back the program unreduced
         print(f"reducer error on seed {seed}: {type(exc).__name__}: {exc}", file=sys.stderr)
         small = program
@@ -61,8 +67,8 @@ def _init():
     workdir()  # a private CPSAD_CACHE_DIR per worker
 
 
-def run(seeds, jobs, perturb=None, exclude=(), use_autograd=True, progress=True):
-    tasks = [(s, perturb, tuple(exclude), use_autograd) for s in seeds]
+def run(seeds, jobs, perturb=None, exclude=(), use_autograd=True, progress=True, order=1):
+    tasks = [(s, perturb, tuple(exclude), use_autograd, order) for s in seeds]
     results = []
     t0 = time.monotonic()
     if jobs <= 1:
@@ -104,11 +110,15 @@ def report(results, features=False, out=sys.stdout):
         f"discarded by plain Python, {len(results) - len(judged)} seeds without a valid program)"
     )
     counts = collections.Counter(r.cls for r in judged)
-    p("\nreverse mode (value_and_grad):")
+    order = max((r.order for r in judged), default=1)
+    if order > 1:
+        p(f"\nreverse mode (grad applied 1 .. {order} times; the first order that fails):")
+    else:
+        p("\nreverse mode (value_and_grad):")
     for c in CLASSES:
         p(f"  {c:12s} {counts.get(c, 0):6d}")
     jc = collections.Counter(r.jvp_cls or "-" for r in judged)
-    p("forward mode (jvp):")
+    p("forward over reverse (hessian, hvp):" if order > 1 else "forward mode (jvp):")
     for c in CLASSES:
         p(f"  {c:12s} {jc.get(c, 0):6d}")
     ag = collections.Counter(r.autograd for r in judged)
@@ -183,6 +193,9 @@ def main(argv=None):
     ap.add_argument("--exclude", default="", help="comma-separated features no program may use")
     ap.add_argument("--perturb", choices=["grad", "value"], help="self-check: a wrong cpsad")
     ap.add_argument("--no-autograd", action="store_true")
+    ap.add_argument(
+        "--order", type=int, default=1, choices=[1, 2, 3], help="derivatives judged (higher.py)"
+    )
     ap.add_argument("--show", type=int, help="print one seed's program and its verdict")
     ap.add_argument(
         "--ci-known", action="store_true", help="print the KNOWN table for test_fuzz.py"
@@ -192,11 +205,17 @@ def main(argv=None):
 
     if a.show is not None:
         _init()
-        from tests.fuzz.oracle import check, valid_program
+        from tests.fuzz.higher import check_higher, phi_source
+        from tests.fuzz.oracle import check, directions, valid_program
 
         program, _ = valid_program(a.show, exclude=exclude)
         print(program.source)
-        r = check(program, perturb=a.perturb)
+        if a.order > 1:
+            args = program.args()
+            print(phi_source(program, args, directions(program, args)[0]))
+            r = check_higher(program, a.order, perturb=a.perturb)
+        else:
+            r = check(program, perturb=a.perturb)
         print(f"# {r.cls}: {r.message}\n# {r.detail}\n# jvp: {r.jvp_cls} {r.jvp_detail}")
         print(f"# autograd: {r.autograd}; features: {', '.join(r.features)}")
         return 0
@@ -206,7 +225,9 @@ def main(argv=None):
         return 0
 
     t0 = time.monotonic()
-    results = run(range(a.seed, a.seed + a.n), a.jobs, a.perturb, exclude, not a.no_autograd)
+    results = run(
+        range(a.seed, a.seed + a.n), a.jobs, a.perturb, exclude, not a.no_autograd, order=a.order
+    )
     took = time.monotonic() - t0
     out = sys.stdout
     cmd = "python -m tests.fuzz " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -232,8 +253,10 @@ def main(argv=None):
         for r in results:
             if r.failed:
                 by_key[r.key].append(r.seed)
+            if a.order > 1 and r.jvp_cls in FAILURES:
+                by_key[r.jvp_key].append(r.seed)
         tasks = [
-            (s, key, exclude, a.reduce_seconds)
+            (s, key, exclude, a.reduce_seconds, a.order)
             for key, seeds in by_key.items()
             for s in seeds[: a.reduce_each]
         ]
@@ -247,8 +270,17 @@ def main(argv=None):
             print(f"\n# ---- seed {seed}: {key[0]} {key[1]} (reduced in {secs:.0f} s)")
             print(small.source.rstrip())
             print(f"# arguments: {small.values!r}")
+            if a.order > 1:
+                from tests.fuzz.higher import phi_source
+                from tests.fuzz.oracle import directions
+
+                args = small.args()
+                print(phi_source(small, args, directions(small, args)[0]).rstrip())
             if a.out:
-                write_finding(os.path.join(a.out, f"{key[0]}_{seed}.py"), small, key, seed, exclude)
+                name = f"{key[0].replace(':', '_')}_{seed}.py"
+                if a.order > 1:
+                    name = f"order{a.order}_{name}"
+                write_finding(os.path.join(a.out, name), small, key, seed, exclude)
     return 0
 
 

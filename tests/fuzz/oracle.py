@@ -85,6 +85,7 @@ class Result:
     autograd: str = "n/a"  # "agrees" / "disagrees" with the finite differences, "n/a"
     source: str = ""
     discarded: int = 0  # generated programs of this seed that plain Python rejected
+    order: int = 1  # of the derivatives judged (tests/fuzz/higher.py judges 2 and 3)
 
     @property
     def failed(self) -> bool:

@@ -221,11 +221,18 @@ def _unused_imports(tree):
 
 
 def reduce(
-    program: Program, key, budget: int = 3000, seconds: float = 300.0, log=None, perturb=None
+    program: Program,
+    key,
+    budget: int = 3000,
+    seconds: float = 300.0,
+    log=None,
+    perturb=None,
+    order: int = 1,
 ) -> Program:
     """The smallest program found, by greedy edits, on which ``check`` still gives ``key`` (a
     ``Result.key``, or a ``Result.jvp_key`` for forward mode; ``perturb``: as ``check``'s, for
-    testing the reducer on a deliberately wrong cpsad)."""
+    testing the reducer on a deliberately wrong cpsad). ``order`` 2 or 3: the judge of higher
+    derivatives, ``higher.check_higher``, gives ``key`` (a ``jvp_key`` there: hessian or hvp)."""
     start = time.monotonic()
     tries = 0
     forward = key[0].startswith("jvp:")  # a forward-mode failure: ("jvp:" + class, message)
@@ -242,7 +249,12 @@ def reduce(
         nonlocal tries
         tries += 1
         try:
-            res = check(candidate, perturb=perturb, use_autograd=False, forward=forward)
+            if order > 1:
+                from tests.fuzz.higher import check_higher
+
+                res = check_higher(candidate, order, perturb, use_autograd=False, forward=forward)
+            else:
+                res = check(candidate, perturb=perturb, use_autograd=False, forward=forward)
             return (res.jvp_key if forward else res.key) == key
         except Exception:
             return False
