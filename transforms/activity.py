@@ -305,6 +305,8 @@ class Activity:
                             # x[i] = v: x now depends on v (and still on its old self)
                             edges.append((vars_([t.value.id]), vars_(_names([s.value, t.value]))))
                             edges.extend(self.shared(s, vars_, [t.value.id, *_names([s.value])]))
+                            if _held_elsewhere(s):
+                                sinks.update(vars_([t.value.id]))
                     elif isinstance(s, A.Expr) and isinstance(s.value, A.Call):
                         call = s.value
                         f = call.func
@@ -314,6 +316,8 @@ class Activity:
                                 edges.extend(
                                     self.shared(s, vars_, [f.value.id, *_names(call.args)])
                                 )
+                                if _held_elsewhere(s):
+                                    sinks.update(vars_([f.value.id]))
                         if anno.getanno(f, anno.CALLEE_KIND) == "dynamic" and isinstance(f, A.Name):
                             sinks.update(
                                 vars_([f.id])
@@ -453,11 +457,22 @@ class Activity:
                                 "that creates it",
                             )
             direct[key] = hit
-            calls[key] = {
-                anno.getanno(n.func, anno.CALLEE)
-                for n in A.walk(fdef)
-                if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) == "local"
-            }
+            calls[key] = set()
+            for n in A.walk(fdef):
+                if not isinstance(n, A.Call):
+                    continue
+                if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
+                    calls[key].add(anno.getanno(n.func, anno.CALLEE))
+                # a local function handed to any call may run in it: its effects are this
+                # call's (``const_bp(after_const, g2)``, ``after_const`` calling the code's own
+                # continuation through the dispatch: run as a plain value, ``call_primal``, the
+                # second derivative through it was a silent 0.0)
+                for a in [*n.args, *(k.value for k in n.keywords)]:
+                    if isinstance(a, A.Name):
+                        owner = scopes.resolve(key, a.id)
+                        passed = scopes.defs.get(owner) if owner is not None else None
+                        if passed is not None:
+                            calls[key].add(passed)
         changed = True
         while changed:
             changed = False
@@ -818,6 +833,18 @@ def _passed_to_value(value) -> list[str]:
         return []
     args = [a.value if isinstance(a, A.Starred) else a for a in value.args]
     return _names(args + [k.value for k in value.keywords])
+
+
+def _held_elsewhere(s) -> bool:
+    """Does a change in place of a container (aliasing's ``SHARED_MUTATION``) show to a holder
+    this function cannot name -- a variable of the code around a loop (``keep = buf`` before
+    ``for i ...: buf[i] = v``, then ``keep`` read), a caller? That holder may read what the
+    change stores, so the container is needed as if the result read it: where the stored value
+    depends on an input the change is differentiated, and the check before it (``mutation_guard``)
+    refuses it when it runs. (Left out, the change ran as a rebinding of a container nothing
+    needed, and the gradient through ``keep`` was a silent 0.0.)"""
+    found = anno.getanno(s, anno.SHARED_MUTATION)
+    return found is not None and bool(found.held)
 
 
 def _changes_outer_state(fdef) -> bool:
