@@ -130,6 +130,12 @@ def _dispatch(f, k, args, kwargs):
         return _dispatch(f.__wrapped__, k, args, kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
+    if callable(f):
+        # Run forward first: a run for the value alone needs no derivative -- first-order code
+        # run as a plain value inside code differentiated again (``call_primal``, whose
+        # continuation stops the run there) calls the continuations the dispatch made
+        # (``k_present``) through a value. A run that goes on to its backward pass is refused.
+        k(f(*args, **kwargs))
     raise _no_rule(f)
 
 

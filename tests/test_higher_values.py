@@ -121,6 +121,26 @@ def larger_of_two(x):
     return max(x, 0.5 * x) * np.sin(x)
 
 
+def constant_of(fn):
+    def both(t):
+        return 0.5
+
+    return both
+
+
+def closure_calls_a_returned_function(x):
+    """Fuzz seed 930026 at order 2, reduced: ``g7``'s backpropagator hands a continuation to
+    ``constant_of``'s, which calls it; its second derivative was a silent 0.0 (``g7``'s call
+    was run as a plain value, ``call_primal``, as if it changed nothing)."""
+
+    def g2(u):
+        return u
+
+    g7 = lambda u: constant_of(g2)(0.5)  # noqa: E731
+    s = g7(0.5)
+    return np.sin(x) * x + s
+
+
 PROGRAMS = [
     map_of_a_primitive,
     sum_of_a_map,
@@ -136,6 +156,7 @@ PROGRAMS = [
     recursion,
     decorated,
     larger_of_two,
+    closure_calls_a_returned_function,
 ]
 
 

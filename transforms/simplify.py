@@ -402,7 +402,7 @@ class Simplify:
             # backpropagator, which calls it once -- so what it always sets is set after.
             reset = set()  # a cell's adjoint, which a closure may set back to None (a write
             # of the cell starts its adjoint again), whatever else a continuation sets
-            for name in S.names(s) & closures:
+            for name in S.names(s) & closures if closures else ():
                 g = nested.get(name)
                 definite = (
                     self._definite_writes(g)
