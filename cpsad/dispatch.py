@@ -130,12 +130,6 @@ def _dispatch(f, k, args, kwargs):
         return _dispatch(f.__wrapped__, k, args, kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
-    if callable(f):
-        # Run forward first: a run for the value alone needs no derivative -- first-order code
-        # run as a plain value inside code differentiated again (``call_primal``, whose
-        # continuation stops the run there) calls the continuations the dispatch made
-        # (``k_present``) through a value. A run that goes on to its backward pass is refused.
-        k(f(*args, **kwargs))
     raise _no_rule(f)
 
 
@@ -649,6 +643,15 @@ def backpropagator_of(fn, active, kinds=(), mode="reverse"):
 # next order differentiates: any order, one level of dispatch per order.
 
 
+def _signature(fn) -> inspect.Signature:
+    """``fn``'s own signature: not that of the function a decorator's wrapper names in
+    ``__wrapped__`` (``functools.wraps``), which ``inspect.signature`` reports by default -- the
+    wrapper's backpropagator was made with respect to the wrapped function's parameters
+    (``u``), which the wrapper, ``wrapper(*args, **kwargs)``, does not have (a NameError when
+    its second derivative ran)."""
+    return inspect.signature(fn, follow_wrapped=False)
+
+
 def bp_of(f, *args, **kwargs):
     """The backpropagator ``call_bp(f, k, *args)`` runs, as code to transform again, returning
     what a backpropagator returns: ``bp_of(f, x)(k, x)`` is the adjoint of ``x`` (the first of
@@ -668,7 +671,7 @@ def bp_of(f, *args, **kwargs):
                 inner, before = inner.bp, before + 1
             else:
                 inner, before = inner.jvp, before + len(inner.active)
-        params = list(inspect.signature(inner).parameters.values())[before:]
+        params = list(_signature(inner).parameters.values())[before:]
         _check_positional(f, params, n)
         return _adapted(bp, n, len(params))
     if getattr(f, "__cpsad_derivative__", None) is not None or isinstance(f, Pullback):
@@ -678,21 +681,21 @@ def bp_of(f, *args, **kwargs):
     method = user_method(CONTEXT, f)
     if method is not None and 1 <= n <= len(_METHODS):  # the object first, as data
         receiver = getattr(f, "__self__", f)
-        _check_positional(f, list(inspect.signature(method).parameters.values())[1:], n)
-        names = tuple(inspect.signature(method).parameters)[: n + 1]
+        _check_positional(f, list(_signature(method).parameters.values())[1:], n)
+        names = tuple(_signature(method).parameters)[: n + 1]
         kinds = kinds_of(method.__code__, (receiver, *args), {})
         bp = specialize(method, names[1:], kinds, "reverse" + NESTED).bp
         return source(_METHODS[n - 1](bp, receiver))  # (a new one for each object)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         fn = f  # (transformed with respect to the parameters given, as the dispatch does)
-        _check_positional(f, list(inspect.signature(fn).parameters.values()), n)
+        _check_positional(f, list(_signature(fn).parameters.values()), n)
     elif 1 <= n <= 4 and not inspect.ismethod(f):  # a rule, a composite, a function of no
         # derivative: called by a function of cpsad's, which is transformed (one per function:
         # not for a bound method, made anew each time it is read)
         fn = primitive_caller(f, n, {})  # of cpsad's, which is transformed
     else:
         raise TypeError(_not_next_order(f, f"a call of {n} arguments through a value"))
-    names = tuple(inspect.signature(fn).parameters)[:n]
+    names = tuple(_signature(fn).parameters)[:n]
     bp = specialize(fn, names, kinds_of(fn.__code__, args, {}), "reverse" + NESTED).bp
     return _adapted(bp, n, n)
 

@@ -141,6 +141,14 @@ def closure_calls_a_returned_function(x):
     return np.sin(x) * x + s
 
 
+def diff_of_a_stack(x):
+    """``np.diff`` (a composite: cpsad differentiates numpy's steps) -- fuzz seeds 930020 and
+    930157 at order 2: a continuation's adjoint bound only by calls in both branches of an
+    ``if`` was read as the enclosing function's variable of that name (AxisError)."""
+    v = np.array([x, 2.0 * x, x * x])
+    return np.sum(np.diff(v) ** 2)
+
+
 PROGRAMS = [
     map_of_a_primitive,
     sum_of_a_map,
@@ -157,6 +165,7 @@ PROGRAMS = [
     decorated,
     larger_of_two,
     closure_calls_a_returned_function,
+    diff_of_a_stack,
 ]
 
 
@@ -173,9 +182,19 @@ def autograd_nth(f, n):
     return g
 
 
+# open: derivatives found wrong here, each a strict xfail until it is right
+KNOWN_WRONG = {
+    (diff_of_a_stack, 4): "a fourth derivative through an `if` with a loop in both branches "
+    "(np.diff's composite has one): 16 where it is 24 -- the third is right (reduced: "
+    "v = x * x; if x > 5: for ..: v = v * 3.0 else: for ..: v = v * 1.0; return v * v)",
+}
+
+
 @pytest.mark.parametrize("order", [2, 3, 4])
 @pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
-def test_agrees_with_autograd_and_central_differences(f, order):
+def test_agrees_with_autograd_and_central_differences(f, order, request):
+    if (f, order) in KNOWN_WRONG:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[(f, order)]))
     x = 0.7
     got = float(nth(f, order)(x))
     assert got == pytest.approx(float(autograd_nth(f, order)(x)), rel=1e-9, abs=1e-10)
@@ -274,3 +293,62 @@ def test_a_rule_of_star_args_is_called_with_each_argument():
     differentiates (it refused the spread)."""
     text = cpsad.show(larger_of_two)
     assert "*(" not in text and "max_builtin(" in text
+
+
+def test_a_function_of_yours_given_the_code_s_closures_is_differentiated():
+    """Fuzz seed 930001 at order 2, reduced: ``apply(g, ...)``, its result unused; in the
+    second derivative ``apply_bp(after_apply, g, ...)`` is given the code's own continuation,
+    which adds to ``x_bar``, and calls it through the dispatch -- not a call of a value in its
+    source, so it ran as a plain value: a crash ("no derivative rule" for the dispatch's own
+    continuation), and, once the dispatch let that run, a silent 0.0. It runs differentiated
+    (``ShiftReset.hands_active``)."""
+
+    def f(x):
+        def g(u):
+            return u
+
+        unused = apply(g, np.arange(9.0).reshape(3, 3))  # noqa: F841
+        return np.sin(x) * x
+
+    x = 0.7
+    assert nth(f, 2)(x) == pytest.approx(2 * np.cos(x) - x * np.sin(x), rel=1e-12)
+
+
+def gradient_of_a_stack(x):
+    v = np.array([x, x * x, np.sin(x)])
+    return np.sum(np.gradient(v) ** 2)
+
+
+def test_second_derivative_of_np_gradient():
+    """Fuzz seed 930000 at order 2: ``np.gradient``'s composite called numpy's through
+    ``_exactly(formula, np.gradient, f, *varargs, **kw)`` -- a spread call, which code
+    differentiated again refuses; its arguments are passed as a tuple and a dict now."""
+    x, eps = 0.7, 1e-5
+    first = cpsad.grad(gradient_of_a_stack)
+    slope = (first(x + eps) - first(x - eps)) / (2 * eps)
+    assert nth(gradient_of_a_stack, 2)(x) == pytest.approx(slope, rel=1e-6)
+
+
+def test_a_local_decorated_function_differentiated_again_is_refused_clearly():
+    """Fuzz seed 930179 at order 2, reduced: a function decorated inside the one differentiated
+    (``functools.wraps``: ``inspect.signature`` reports the wrapped function's parameters) was
+    made with respect to ``u``, which the wrapper does not have -- a NameError. Its
+    ``fn(*args, **kwargs)`` differentiated again is the documented refusal, at that line."""
+
+    def double(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    def f(a):
+        @double
+        def g(u):
+            return u * a
+
+        return g(3.0) + np.sum(a)
+
+    assert cpsad.grad(f)(0.5) == pytest.approx(4.0)
+    with pytest.raises((cpsad.TransformError, TypeError), match=r"\*args"):
+        nth(f, 2)(0.5)

@@ -142,6 +142,20 @@ class Scope:
         return self.parent is not None and self.parent.owner(name) is not None
 
 
+def _own_names(fdef) -> set[str]:
+    """The names local to ``fdef``: those it assigns, and those a shift in its own scope binds
+    (``with shift('y') as k``: the assignment ``y = ...`` ShiftReset made into a shift). A name
+    bound only by shifts is local too -- in code transformed again, a continuation's ``x_bar``
+    assigned only by calls in both branches of an ``if`` was taken for the enclosing function's
+    variable of that name (a cell there): the ``if``'s join read that one, None, not the
+    branch's value."""
+    own = set(S.local_names(fdef))
+    for n in S.own_nodes(fdef):
+        if is_shift(n):
+            own.update(shift_info(n).binds)
+    return own
+
+
 _REST = A.Pass()  # where ``direct``'s continuation -- the rest of the block -- goes
 
 
@@ -343,7 +357,7 @@ class LowerCPS:
         params = A.arg_names(fdef.args)
         cells = anno.getanno(fdef, anno.CELLS, set())
         # (the entry function's locals shadow nothing: it has no enclosing function here)
-        own = S.local_names(fdef) if parent is not None else ()
+        own = _own_names(fdef) if parent is not None else ()
         scope = Scope(parent, [k, *params], cells, own=own)
         body = []
         leading = set()  # `c = None` the function starts with already (Desugar's, for a loop)

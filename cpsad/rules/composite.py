@@ -510,17 +510,20 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     kw = {"axis": axis, "edge_order": edge_order}
     if len(axes) == 1:
         formula = _gradient_along(g, axes[0], spacing[0], edge_order)
-        return _exactly(formula, np.gradient, f, *varargs, **kw)
+        return _exactly(formula, _gradient_part, None, f, varargs, kw)
     out = []
     for i in range(len(axes)):
         formula = _gradient_along(g, axes[i], spacing[i], edge_order)
-        out.append(_exactly(formula, _gradient_part, i, f, *varargs, **kw))
+        out.append(_exactly(formula, _gradient_part, i, f, varargs, kw))
     return tuple(out)
 
 
-def _gradient_part(i, f, *varargs, **kw):
-    """numpy's gradient along the ``i``-th of its axes."""
-    return np.gradient(f, *varargs, **kw)[i]
+def _gradient_part(i, f, varargs, kw):
+    """numpy's gradient along the ``i``-th of its axes (all of it for ``i`` None). (The
+    arguments passed as a tuple and a dict, not spread: emitted code differentiated again calls
+    nothing with ``*args`` -- the second derivative of ``np.gradient`` was refused.)"""
+    out = np.gradient(f, *varargs, **kw)
+    return out if i is None else out[i]
 
 
 @_part
