@@ -149,6 +149,20 @@ def diff_of_a_stack(x):
     return np.sum(np.diff(v) ** 2)
 
 
+def loops_in_both_branches(x):
+    """np.diff's fourth derivative, reduced: 16 where it is 24. An adjoint of a tuple of
+    adjoints (``Sparse``) reached ``unpacked``, the transpose of ``unpack_adjoint``, which
+    enumerated it as a tuple: its key 1 was read as target 0's adjoint, and the entry lost."""
+    v = x * x
+    if x > 5:
+        for _ in range(1):
+            pass
+    else:
+        for _ in range(1):
+            v = v * 1.0
+    return v * v
+
+
 PROGRAMS = [
     map_of_a_primitive,
     sum_of_a_map,
@@ -166,6 +180,7 @@ PROGRAMS = [
     larger_of_two,
     closure_calls_a_returned_function,
     diff_of_a_stack,
+    loops_in_both_branches,
 ]
 
 
@@ -182,19 +197,9 @@ def autograd_nth(f, n):
     return g
 
 
-# open: derivatives found wrong here, each a strict xfail until it is right
-KNOWN_WRONG = {
-    (diff_of_a_stack, 4): "a fourth derivative through an `if` with a loop in both branches "
-    "(np.diff's composite has one): 16 where it is 24 -- the third is right (reduced: "
-    "v = x * x; if x > 5: for ..: v = v * 3.0 else: for ..: v = v * 1.0; return v * v)",
-}
-
-
 @pytest.mark.parametrize("order", [2, 3, 4])
 @pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
-def test_agrees_with_autograd_and_central_differences(f, order, request):
-    if (f, order) in KNOWN_WRONG:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[(f, order)]))
+def test_agrees_with_autograd_and_central_differences(f, order):
     x = 0.7
     got = float(nth(f, order)(x))
     assert got == pytest.approx(float(autograd_nth(f, order)(x)), rel=1e-9, abs=1e-10)
@@ -352,3 +357,14 @@ def test_a_local_decorated_function_differentiated_again_is_refused_clearly():
     assert cpsad.grad(f)(0.5) == pytest.approx(4.0)
     with pytest.raises((cpsad.TransformError, TypeError), match=r"\*args"):
         nth(f, 2)(0.5)
+
+
+def test_unpacked_takes_the_adjoints_as_a_sparse_too():
+    """``unpacked(h, gs, x)`` with ``gs`` a ``Sparse`` (code transformed again passes one):
+    the entry at its own position, as for a tuple."""
+    from cpsad.rules.emitted import unpacked
+    from cpsad.runtime import Sparse
+
+    h, x = Sparse({1: 2.0}), (0.0, 0.49)
+    assert unpacked(h, (None, 2.8), x) == Sparse({1: 2.0})
+    assert unpacked(h, Sparse({1: 2.8}), x) == Sparse({1: 2.0})

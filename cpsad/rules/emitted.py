@@ -284,8 +284,13 @@ defjvp(read_adjoint, h=read_adjoint_h_jvp)
 
 def unpacked(h, gs, x):
     """The transpose of ``unpack_adjoint(gs, x)`` in ``gs``: the entries of ``h`` (an adjoint of
-    ``x``) that belong to the targets that had one."""
-    return Sparse({i: item_adjoint(h, i, g) for i, g in enumerate(gs) if g is not None})
+    ``x``) that belong to the targets that had one. ``gs`` may be a ``Sparse`` of them, as
+    ``unpack_adjoint`` takes it (code transformed again passes the adjoint of a tuple of
+    adjoints there): its keys are the positions -- enumerated, its first key was read as
+    target 0's adjoint and the entry at its own position was lost (a silent wrong fourth
+    derivative)."""
+    entries = gs.items() if isinstance(gs, dict) else enumerate(gs)
+    return Sparse({i: item_adjoint(h, i, g) for i, g in entries if g is not None})
 
 
 def unpack_adjoint_gs(g, ans, gs, x):
