@@ -88,6 +88,15 @@ def _dispatch(f, k, args, kwargs):
     if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
         return _derivative_bp(f, derivative, k, args, kwargs), None
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
+        if isinstance(f.bp, Closure):
+            # A closure of the code one order down (its backpropagator is a function value of
+            # this order's), which that code called for its value alone (a statement that had
+            # no derivative there): what this call differentiates is Closure.__call__, the run
+            # of that backpropagator to its continuation, which has no derivative here
+            inner = f.bp
+            while isinstance(inner, Closure):
+                inner = inner.bp if inner.bp is not None else inner.jvp
+            raise TypeError(_not_next_order(inner, "a closure called for its value alone below"))
         params = list(inspect.signature(f.bp).parameters.values())[1:]
         try:
             out = f.bp(k, *args, **kwargs)
@@ -130,6 +139,8 @@ def _dispatch(f, k, args, kwargs):
         return _dispatch(f.__wrapped__, k, args, kwargs)
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         return _function(f, k, args, kwargs)
+    if getattr(f, "__cpsad_stop__", False):  # the end of a run for a value (call_primal): no
+        f(*args, **kwargs)  # derivative is asked for after it, it does not return
     raise _no_rule(f)
 
 

@@ -1108,16 +1108,24 @@ class _Stop(BaseException):
 
 
 def call_primal(bp, *args, **kwargs):
-    """The plain value of a function, from its backpropagator: run it forward, stop at ``k``."""
+    """The plain value of a function, from its backpropagator: run it forward, stop at ``k``.
+
+    ``k`` is marked ``__cpsad_stop__``: a backpropagator of code differentiated again calls
+    the continuation it is given through the dispatch (``call_bp(k, after_k, u)``), which
+    calls this one, as it has no derivative to give -- it never returns. Each run stops at its
+    own ``k`` (one run may be inside another: a closure's value, a closure of a closure's)."""
     box = []
 
     def k(result):
         box.append(result)
-        raise _Stop
+        raise _Stop(box)
 
+    k.__cpsad_stop__ = True
     try:
         bp(k, *args, **kwargs)
-    except _Stop:
+    except _Stop as stop:
+        if stop.args[0] is not box:
+            raise  # (an enclosing run's)
         return box[0]
     raise RuntimeError(
         "a backpropagator returned without calling its continuation"

@@ -306,7 +306,7 @@ def test_a_function_of_yours_given_the_code_s_closures_is_differentiated():
     which adds to ``x_bar``, and calls it through the dispatch -- not a call of a value in its
     source, so it ran as a plain value: a crash ("no derivative rule" for the dispatch's own
     continuation), and, once the dispatch let that run, a silent 0.0. It runs differentiated
-    (``ShiftReset.hands_active``)."""
+    (``shift_reset.hands_active``), in forward mode over it too (``cpsad.hessian``)."""
 
     def f(x):
         def g(u):
@@ -317,6 +317,7 @@ def test_a_function_of_yours_given_the_code_s_closures_is_differentiated():
 
     x = 0.7
     assert nth(f, 2)(x) == pytest.approx(2 * np.cos(x) - x * np.sin(x), rel=1e-12)
+    assert cpsad.hessian(f)(x) == pytest.approx(2 * np.cos(x) - x * np.sin(x), rel=1e-12)
 
 
 def gradient_of_a_stack(x):
@@ -368,3 +369,41 @@ def test_unpacked_takes_the_adjoints_as_a_sparse_too():
     h, x = Sparse({1: 2.0}), (0.0, 0.49)
     assert unpacked(h, (None, 2.8), x) == Sparse({1: 2.0})
     assert unpacked(h, Sparse({1: 2.8}), x) == Sparse({1: 2.0})
+
+
+def test_a_closure_called_for_its_value_alone_is_refused_clearly():
+    """Fuzz seeds 930215, 930224, 930230 at order 2, reduced: a closure kept in a list and
+    called for a value nothing differentiates (``fs[0](3)``) runs as a plain value in the first
+    derivative; the second differentiates that run (``Closure.__call__``), which has no
+    derivative -- it crashed inside the dispatch ("`k_present` ... has no derivative rule");
+    it is the documented refusal. The derivatives below it are right."""
+
+    def f(q):
+        fs = []
+        fs.append(lambda u, g=0.5: u)
+        unused = fs[0](3)  # noqa: F841
+        return q * q
+
+    assert cpsad.grad(f)(0.7) == pytest.approx(1.4)
+    with pytest.raises(TypeError, match=r"called for its value alone.*a derivative of this"):
+        nth(f, 2)(0.7)
+
+
+def test_a_run_for_a_value_inside_another_stops_at_its_own_continuation():
+    """``call_primal`` inside ``call_primal`` (a closure's value computed while another's is):
+    each run stops where its own continuation is called, and the continuation of a run for a
+    value, called through the dispatch, needs no derivative."""
+    from cpsad.dispatch import call_bp
+    from cpsad.runtime import call_primal
+
+    def inner_bp(k, u):
+        return k(u * 2.0)
+
+    def outer_bp(k, u):
+        return k(call_primal(inner_bp, u) + 1.0)
+
+    def through_dispatch_bp(k, u):
+        return call_bp(k, lambda g: g, u * 3.0)
+
+    assert call_primal(outer_bp, 1.5) == 4.0
+    assert call_primal(through_dispatch_bp, 1.5) == 4.5

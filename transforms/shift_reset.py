@@ -129,7 +129,8 @@ class ShiftReset:
                 body, info = self.dynamic_shift(s, name, s.value)
                 out.append(self.make_shift(s, body, info))
             elif isinstance(s, (A.Assign, A.Expr)) and (
-                may_change_active(s.value, self.active, self.ctx) or self.hands_active(s.value)
+                may_change_active(s.value, self.active, self.ctx)
+                or hands_active(self.unit, s.value, self.active)
             ):
                 # its result unused, a helper that may change a differentiated argument the
                 # caller reads after: transformed, so that its own check sees the change
@@ -218,22 +219,6 @@ class ShiftReset:
 
     def check_effect(self, s) -> None:
         check_effect(self.unit, self.active, s)
-
-    def hands_active(self, value) -> bool:
-        """In emitted code transformed again, a call of a function of yours given an active
-        value, its result unused: the values there are the code's own continuations and
-        closures (``apply_bp(after_apply, g, v)``), which the callee calls through the dispatch
-        -- ``call_bp``, no call of a value in its source (``may_keep_arguments``) -- and which
-        change adjoints. Run as a plain value, the second derivative through them was a silent
-        0.0."""
-        if not (
-            getattr(self.unit, "emitted", False)
-            and isinstance(value, A.Call)
-            and anno.getanno(value.func, anno.CALLEE_KIND) == "user"
-        ):
-            return False
-        given = [*value.args, *(k.value for k in value.keywords)]
-        return any(isinstance(a, A.Name) and a.id in self.active for a in given)
 
     # ------------------------------------------------------------------ calls known at run time
 
@@ -1170,6 +1155,23 @@ def may_change_active(value, active, ctx) -> bool:
     if not held:
         return False
     return any(slot in held and isinstance(a, A.Name) and a.id in active for slot, a in slots)
+
+
+def hands_active(unit, value, active) -> bool:
+    """In emitted code transformed again, a call of a function of yours given an active
+    value, its result unused: the values there are the code's own continuations and closures
+    (``apply_bp(after_apply, g, v)``), which the callee calls through the dispatch --
+    ``call_bp``, no call of a value in its source (``may_keep_arguments``) -- and which change
+    adjoints. Run as a plain value, the second derivative through them was a silent 0.0 (or a
+    crash); it runs differentiated, in both modes."""
+    if not (
+        getattr(unit, "emitted", False)
+        and isinstance(value, A.Call)
+        and anno.getanno(value.func, anno.CALLEE_KIND) == "user"
+    ):
+        return False
+    given = [*value.args, *(k.value for k in value.keywords)]
+    return any(isinstance(a, A.Name) and a.id in active for a in given)
 
 
 def held_by_caller(call, arguments: dict) -> tuple:

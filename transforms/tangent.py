@@ -34,6 +34,7 @@ from .shift_reset import (
     check_effect,
     compound_index_names,
     data_method,
+    hands_active,
     held_by_caller,
     in_place,
     may_change_active,
@@ -160,8 +161,9 @@ class Tangent:
                     value=self.call_dynamic(s.value), slice=A.const(0), ctx=A.Load()
                 )
                 out.append(self.loc(A.Assign(targets=s.targets, value=value), s))
-            elif isinstance(s, (A.Assign, A.Expr)) and may_change_active(
-                s.value, self.active, self.unit.ctx
+            elif isinstance(s, (A.Assign, A.Expr)) and (
+                may_change_active(s.value, self.active, self.unit.ctx)
+                or hands_active(self.unit, s.value, self.active)
             ):
                 # (see shift/reset: the helper's own check sees the change)
                 out.append(self.loc(A.expr_stmt(self.call_user(s.value)), s))
