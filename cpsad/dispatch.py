@@ -89,14 +89,7 @@ def _dispatch(f, k, args, kwargs):
         return _derivative_bp(f, derivative, k, args, kwargs), None
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         if isinstance(f.bp, Closure):
-            # A closure of the code one order down (its backpropagator is a function value of
-            # this order's), which that code called for its value alone (a statement that had
-            # no derivative there): what this call differentiates is Closure.__call__, the run
-            # of that backpropagator to its continuation, which has no derivative here
-            inner = f.bp
-            while isinstance(inner, Closure):
-                inner = inner.bp if inner.bp is not None else inner.jvp
-            raise TypeError(_not_next_order(inner, "a closure called for its value alone below"))
+            raise _for_its_value_alone(f)
         params = list(inspect.signature(f.bp).parameters.values())[1:]
         try:
             out = f.bp(k, *args, **kwargs)
@@ -503,7 +496,20 @@ def _no_keyword_tangents(f, keyword_tangents) -> None:
             )
 
 
+def _for_its_value_alone(f) -> TypeError:
+    """A closure of the code one order down -- its backpropagator a function value of this
+    order's -- which that code called for its value alone (a statement with no derivative
+    there): what a call of it differentiates here is ``Closure.__call__``, the run of that
+    backpropagator to its continuation, which has no derivative (refused in both modes)."""
+    inner = f.bp
+    while isinstance(inner, Closure):
+        inner = inner.bp if inner.bp is not None else inner.jvp
+    return TypeError(_not_next_order(inner, "a closure called for its value alone below"))
+
+
 def _call_jvp(f, tangents, kw_tangents, args, kwargs):
+    if isinstance(f, Closure) and f.jvp is None and isinstance(f.bp, Closure):
+        raise _for_its_value_alone(f)
     if isinstance(f, Closure) and f.jvp is not None:
         params = list(inspect.signature(f.jvp).parameters.values())[len(f.active) :]
         by_param = _tangents_by_param(params, tangents, args, kwargs, kw_tangents)

@@ -1153,7 +1153,7 @@ class Closure:
 
     def __repr__(self):
         fn = self.bp if self.bp is not None else self.jvp
-        return f"<cpsad closure {fn.__name__}>"
+        return f"<cpsad closure {getattr(fn, '__name__', None) or repr(fn)}>"
 
 
 def zero_tangents(closure, args, kwargs) -> list:

@@ -385,8 +385,9 @@ def test_a_closure_called_for_its_value_alone_is_refused_clearly():
         return q * q
 
     assert cpsad.grad(f)(0.7) == pytest.approx(1.4)
-    with pytest.raises(TypeError, match=r"called for its value alone.*a derivative of this"):
-        nth(f, 2)(0.7)
+    for second in (nth(f, 2), cpsad.hessian(f)):  # (forward mode over it: AttributeError)
+        with pytest.raises(TypeError, match=r"called for its value alone.*a derivative of this"):
+            second(0.7)
 
 
 def test_a_run_for_a_value_inside_another_stops_at_its_own_continuation():
