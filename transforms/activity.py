@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from . import aliasing, anno
 from . import astlib as A
+from . import scoping as S
 from .context import Default
 from .normalize import MUTATORS
 from .scoping import free_names, local_names, own_nodes
@@ -367,9 +368,7 @@ class Activity:
 
         unit.active_by_scope = {}
         for key, fdef in scopes.functions():
-            names = {n.id for n in A.walk(fdef) if isinstance(n, A.Name)} | set(
-                A.arg_names(fdef.args)
-            )
+            names = S.names(fdef) | set(A.arg_names(fdef.args))  # (nested functions too)
             view = {n for n in names if scopes.resolve(key, n) in active}
             unit.active_by_scope[key] = view
             for s in statements(fdef.body):

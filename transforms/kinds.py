@@ -24,6 +24,7 @@ import numpy as np
 
 from . import anno
 from . import astlib as A
+from . import scoping as S
 from .activity import Scopes, assigned_names, called_local, statements
 from .fresh import MAKERS
 from .unit import (
@@ -85,9 +86,7 @@ class Kinds:
                             changed = True
         unit.kinds = {}
         for key, fdef in scopes.functions():
-            names = {n.id for n in A.walk(fdef) if isinstance(n, A.Name)} | set(
-                A.arg_names(fdef.args)
-            )
+            names = S.names(fdef) | set(A.arg_names(fdef.args))  # (nested functions too)
             view = {}
             for n in names:
                 v = scopes.resolve(key, n)
