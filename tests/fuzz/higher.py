@@ -51,6 +51,7 @@ from tests.fuzz.oracle import (
     Result,
     Timeout,
     _perturbed,
+    autograd_run,
     classify_exception,
     directions,
     load,
@@ -171,21 +172,14 @@ def _judge(got, slopes, scale):
 def autograd_nth(source: str, order: int):
     """autograd's derivative of order ``order`` of ``fuzz_phi`` at 0, or None where it cannot
     run the program."""
-    try:
-        import autograd
-    except ImportError:
-        return None
-    src = source.replace("import numpy as np", "import autograd.numpy as np", 1)
-    g: dict = {"__name__": "cpsad_fuzz_autograd"}
-    try:
-        with time_limit(PLAIN_SECONDS * 4), np.errstate(all="ignore"):
-            exec(compile(src, "<autograd version>", "exec"), g)
-            fn = g[PHI]
-            for _ in range(order):
-                fn = autograd.grad(fn)
-            return _float(fn(0.0))
-    except (Exception, Timeout):
-        return None
+
+    def judge(autograd, g):
+        fn = g[PHI]
+        for _ in range(order):
+            fn = autograd.grad(fn)
+        return _float(fn(0.0))
+
+    return autograd_run(source, judge)
 
 
 def check_higher(

@@ -400,8 +400,9 @@ def run_cpsad_grad(f, program, perturb=None):
     return val, grads
 
 
-def autograd_slopes(source, program, dirs):
-    """autograd's value and directional derivatives, or None where it cannot run the program."""
+def autograd_run(source: str, judge):
+    """``judge(autograd, module globals)`` with the program's module run on ``autograd.numpy``
+    (time-limited, warnings off); None where autograd is missing or cannot run it."""
     try:
         import autograd
     except ImportError:
@@ -411,20 +412,29 @@ def autograd_slopes(source, program, dirs):
     try:
         with time_limit(PLAIN_SECONDS * 4), np.errstate(all="ignore"):
             exec(compile(src, "<autograd version>", "exec"), g)
-            af = g["f"]
-            args = program.args()
-            nums = program.float_argnums
-
-            def h(floats):
-                a = list(program.args())
-                for i, x in zip(nums, floats):
-                    a[i] = x
-                return af(*a)
-
-            val, grads = autograd.value_and_grad(h)(tuple(args[i] for i in nums))
-            return float(val), [_dot(grads, d) for d in dirs]
+            return judge(autograd, g)
     except (Exception, Timeout):
         return None
+
+
+def autograd_slopes(source, program, dirs):
+    """autograd's value and directional derivatives, or None where it cannot run the program."""
+
+    def judge(autograd, g):
+        af = g["f"]
+        args = program.args()
+        nums = program.float_argnums
+
+        def h(floats):
+            a = list(program.args())
+            for i, x in zip(nums, floats):
+                a[i] = x
+            return af(*a)
+
+        val, grads = autograd.value_and_grad(h)(tuple(args[i] for i in nums))
+        return float(val), [_dot(grads, d) for d in dirs]
+
+    return autograd_run(source, judge)
 
 
 def check(
