@@ -193,7 +193,36 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
             ]
     elif d:
         out += [f"dask: failed ({d.get('error', '?')})", ""]
+    out += _gpu_lines(lifecycle.get("gpu"))
     return out
+
+
+def _gpu_lines(g) -> list[str]:
+    """The GPU benchmark (``benchmarks/gpu.py``): cpsad on CuPy arrays against PyTorch on the
+    same GPU, or why it did not run."""
+    if not g:
+        return []
+    if "skipped" in g:
+        return [
+            f"On a GPU (`benchmarks/gpu.py`: MLP, CNN, RNN on CuPy arrays against PyTorch on the "
+            f"same GPU): not run -- {g['skipped']}. ([backends.md](backends.md))",
+            "",
+        ]
+    if "rows" not in g:
+        return [f"gpu: failed ({g.get('error', '?')})", ""]
+    out = [
+        f"On a GPU, {g['device']} (`benchmarks/gpu.py`): cpsad's value and gradient on CuPy "
+        "arrays against PyTorch on the same GPU, float64, the device synchronized after each call.",
+        "",
+        "| workload | cpsad | PyTorch | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in g["rows"]:
+        out.append(
+            f"| {r['workload']} | {r['cpsad_ms']:.3f} ms | {r['torch_ms']:.3f} ms | "
+            f"{r['ratio']:.2f}x |"
+        )
+    return out + [""]
 
 
 def markdown(rows: list[dict], command: str, lifecycle: dict | None = None) -> str:

@@ -25,3 +25,16 @@ try:
     _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:  # pragma: no cover - hypothesis is in the test extra
     pass
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say why the CuPy tests did not run, where they did not (a skip's reason is not shown
+    by ``-q``): the GPU path is then covered by the strict duck array only."""
+    from tests.gpu import gpu_reason
+
+    reason = gpu_reason()
+    if reason is not None:
+        terminalreporter.write_line(
+            f"tests/test_cupy.py skipped: {reason} -- the CuPy path is covered by the strict "
+            "duck array (tests/test_duck.py)"
+        )

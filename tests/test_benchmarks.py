@@ -83,3 +83,20 @@ def test_a_missing_peer_is_skipped_and_named():
     assert "PyTorch: skipped -- not installed" in r.stdout
     assert "jax jit: skipped -- not installed" in r.stdout
     assert "gradients agree: numpy (hand-written), cpsad, autograd" in r.stdout
+
+
+def test_the_gpu_benchmark_says_why_it_did_not_run_or_runs():
+    """``benchmarks/gpu.py`` where there is no GPU: the reason, no number (and the report's
+    line for it); where there is one, its table (checked by running it there)."""
+    import json
+
+    from benchmarks import report
+    from benchmarks.gpu import unavailable
+
+    out = json.loads(run("gpu.py", "--json").strip().splitlines()[-1])
+    reason = unavailable()
+    if reason is not None:
+        assert out == {"skipped": reason}
+        assert "not run -- " + reason in "\n".join(report._gpu_lines(out))
+    else:  # pragma: no cover - a machine with a GPU
+        assert [r["workload"] for r in out["rows"]] == ["MLP", "CNN", "RNN"]
