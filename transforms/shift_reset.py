@@ -133,7 +133,8 @@ class ShiftReset:
                 or hands_active(self.unit, s.value, self.active)
             ):
                 # its result unused, a helper that may change a differentiated argument the
-                # caller reads after: transformed, so that its own check sees the change
+                # caller reads after: transformed, so that its own check sees the change; or,
+                # in emitted code transformed again, one given the code's own closures
                 t = s.targets[0] if isinstance(s, A.Assign) else None
                 name = t.id if isinstance(t, A.Name) else self.unit.namer.fresh("unused")
                 body, info = self.call_shift(s, name, s.value)
