@@ -7,7 +7,6 @@ cotangent for ``vjp`` -- and gets back the adjoints of the differentiated argume
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -104,11 +103,21 @@ def value_and_grad(
     (a tuple of them when ``argnums`` is a tuple). ``f`` must return a scalar -- or, with
     ``has_aux``, a pair ``(scalar, aux)``: then ``g`` returns ``((scalar, aux), gradient)``, and
     ``aux`` (anything: arrays, a dict of metrics) is carried out, not differentiated."""
+    value_and_grad_f = boundary(_value_and_grad(f, argnums, has_aux), like=f)
+    value_and_grad_f.__cpsad_derivative__ = (
+        "value_and_grad" + _AUX * has_aux,
+        f,
+        argnums,
+    )
+    return value_and_grad_f
+
+
+def _value_and_grad(f: Callable, argnums, has_aux: bool) -> Callable:
+    """``value_and_grad(f, argnums, has_aux)`` without its name and traceback filter (``grad``
+    calls it inside its own)."""
     single = isinstance(argnums, int)
     derivative = hasattr(f, "__cpsad_derivative__")
 
-    @functools.wraps(f)
-    @boundary
     def value_and_grad_f(*args, **kwargs):
         box = []
 
@@ -122,17 +131,12 @@ def value_and_grad(
 
         grads = _run(f, argnums, args, kwargs, k)
         value = box[0]
-        if hasattr(f, "__cpsad_derivative__") and not has_aux:
+        if derivative and not has_aux:
             value = _gradient_value(f, value, args)
         if has_aux:
             value = tuple(value)
         return value, grads[0] if single else tuple(grads)
 
-    value_and_grad_f.__cpsad_derivative__ = (
-        "value_and_grad" + _AUX * has_aux,
-        f,
-        argnums,
-    )
     return value_and_grad_f
 
 
@@ -153,14 +157,13 @@ def _scalar_of_pair(result):
 def grad(f: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """``g(*args, **kw) -> gradient`` of the scalar function ``f`` with respect to ``args[argnums]``;
     with ``has_aux`` (``f`` returns ``(scalar, aux)``), ``g`` returns ``(gradient, aux)``."""
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = _value_and_grad(f, argnums, has_aux)
 
-    @functools.wraps(f)
-    @boundary
     def grad_f(*args, **kwargs):
         value, gradient = vg(*args, **kwargs)
         return (gradient, value[1]) if has_aux else gradient
 
+    grad_f = boundary(grad_f, like=f)
     # so grad(grad(f)) transforms f_bp (with has_aux: a pair, not differentiated again)
     grad_f.__cpsad_derivative__ = ("grad" + _AUX * has_aux, f, argnums)
     return grad_f
@@ -174,8 +177,6 @@ def elementwise_grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callabl
     ``elementwise_grad``). ``f``'s result must be real (a float or an array of floats)."""
     single = isinstance(argnums, int)
 
-    @functools.wraps(f)
-    @boundary
     def elementwise_grad_f(*args, **kwargs):
         def k(result):
             if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind == "f":
@@ -187,6 +188,7 @@ def elementwise_grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callabl
         grads = _run(f, argnums, args, kwargs, k)
         return grads[0] if single else tuple(grads)
 
+    elementwise_grad_f = boundary(elementwise_grad_f, like=f)
     elementwise_grad_f.__cpsad_derivative__ = ("elementwise_grad", f, argnums)
     return elementwise_grad_f
 

@@ -312,7 +312,9 @@ def _spec(fn, key, building) -> Spec:
 
 def _transformation(fn, key) -> Transformation:
     """A transformation of ``fn``'s code for ``key`` that ``fn`` can use: cached, or made now."""
-    made = _TRANSFORMS.setdefault(fn.__code__, {}).setdefault(key, [])
+    made = _TRANSFORMS.get(fn.__code__, {}).get(key)
+    if made is None:
+        made = _TRANSFORMS.setdefault(fn.__code__, {}).setdefault(key, [])
     for t in made:
         if t.usable_for(fn):
             return t
@@ -700,10 +702,22 @@ def located_warnings() -> contextlib.AbstractContextManager:
     a function that warns there (``np.errstate``: local to the thread and context, like numpy's
     own); "raise", "ignore" and a call of the user's own stay as they are."""
     modes = np.geterr()
+    key = tuple(modes.values())
+    try:
+        calls = _CALLS[key]
+    except KeyError:
+        calls = _CALLS[key] = _calls_for(modes)
+    return _NOTHING if calls is None else np.errstate(call=_warn_at_user_line, **calls)
+
+
+_CALLS: dict = {}  # numpy's modes (np.geterr's values) -> those that say "call" in their place
+_NOTHING = contextlib.nullcontext()
+
+
+def _calls_for(modes: dict) -> dict | None:
     if "warn" not in modes.values() or any(m in ("call", "log") for m in modes.values()):
-        return contextlib.nullcontext()
-    calls = {kind: "call" for kind, mode in modes.items() if mode == "warn"}
-    return np.errstate(call=_warn_at_user_line, **calls)
+        return None
+    return {kind: "call" for kind, mode in modes.items() if mode == "warn"}
 
 
 # the files whose frames are not where a warning is the user's: numpy's and cpsad's own
