@@ -17,6 +17,8 @@ import copy as _copy
 import math as _math
 import numbers as _numbers
 import sys as _sys
+import types as _types
+import typing as _typing
 from collections import deque as _deque
 
 import astor as _astor
@@ -822,9 +824,19 @@ def header_source(node: AST) -> str:
 # --------------------------------------------------------------------------- constructors
 
 
+# The constructors the lowerings call for every node they make build it as gast's constructor
+# does -- the fields in the instance dict -- without its keyword-argument call (half the time).
+_new = AST.__new__
+_CTX = {"load": Load, "store": Store, "param": Param}
+
+
 def name(id: str, ctx: str = "load") -> Name:
-    ctx_node = {"load": Load, "store": Store, "param": Param}[ctx]()
-    return Name(id=id, ctx=ctx_node, annotation=None, type_comment=None)
+    node = _new(Name)
+    d = node.__dict__
+    d["id"] = id
+    d["ctx"] = _new(_CTX[ctx])
+    d["annotation"] = d["type_comment"] = None
+    return node
 
 
 def store(id: str) -> Name:
@@ -838,13 +850,17 @@ def delete(names: list[str]) -> Delete:
 
 
 def const(value) -> Constant:
-    return Constant(value=value, kind=None)
+    node = _new(Constant)
+    node.__dict__.update(value=value, kind=None)
+    return node
 
 
 def assign(target, value: AST) -> Assign:
     if isinstance(target, str):
         target = store(target)
-    return Assign(targets=[target], value=value, type_comment=None)
+    node = _new(Assign)
+    node.__dict__.update(targets=[target], value=value, type_comment=None)
+    return node
 
 
 def tuple_(elts, ctx: str = "load") -> Tuple:
@@ -855,8 +871,10 @@ def tuple_(elts, ctx: str = "load") -> Tuple:
 def call(func, args=(), keywords=None) -> Call:
     if isinstance(func, str):
         func = name(func)
-    kws = [keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
-    return Call(func=func, args=list(args), keywords=kws)
+    kws = [keyword(arg=k, value=v) for k, v in keywords.items()] if keywords else []
+    node = _new(Call)
+    node.__dict__.update(func=func, args=list(args), keywords=kws)
+    return node
 
 
 def attr(value, attr_name: str) -> Attribute:
@@ -943,27 +961,112 @@ def walk(node: AST):
     """``node`` and every node below it, breadth first, in the order of ``ast.walk`` (a node's
     children are queued before the node is yielded, so the caller may change them)."""
     todo = _deque([node])
-    pop, push = todo.popleft, todo.append
+    pop, push, extend = todo.popleft, todo.append, todo.extend
     while todo:
         node = pop()
-        for f in node._fields:
+        fields = _WALKED.get(node.__class__)
+        if fields is None:
+            fields = _walked(node.__class__)
+        for f, holds in fields:
             v = getattr(node, f, None)
             if v is None:
                 continue
-            if isinstance(v, list):
-                for x in v:
+            if holds == NODES:
+                extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
                     if isinstance(x, AST):
                         push(x)
-            elif isinstance(v, AST):
-                push(v)
         yield node
 
 
+_WALKED: dict = {}  # node class -> ((field, what it holds), ...): ``CHILDREN``'s, and operators
+
+
+def _walked(cls) -> tuple:
+    types = getattr(cls, "_field_types", None) or {}
+    out = []
+    for f in cls._fields:
+        t = types.get(f)
+        if f in ("ctx", "op"):
+            holds = NODE
+        elif f == "ops":
+            holds = NODES
+        else:
+            holds = _holds(t, (cls.__name__, f) in _MAY_HOLD_NONE)
+        if holds is not None:
+            out.append((f, holds))
+    _WALKED[cls] = out = tuple(out)
+    return out
+
+
+# The fields of a node class that may hold nodes other than contexts and operators, read from
+# gast's field types (``Name.id``, a string, and ``ctx``, ``op``, ``ops`` are left out): what the
+# analyses that look for names (``scoping``) and ``copy_location`` go into.
+NODE, NODES, SOME_NODES = 0, 1, 2  # a node (or None); a list of nodes; a list with others too
+CHILDREN: dict = {}  # node class -> ((field, one of the three), ...), in field order
+# fields typed as lists of nodes that may hold None: ``{**d}``'s key, a keyword-only parameter
+# without a default
+_MAY_HOLD_NONE = {("Dict", "keys"), ("arguments", "kw_defaults")}
+_NO_NODES = {"ctx", "op", "ops", "type_comment", "kind", "value_kind"}
+
+
+def children_of(cls) -> tuple:
+    """``CHILDREN[cls]``, computed (a field of a class gast does not type: ``SOME_NODES``)."""
+    types = getattr(cls, "_field_types", None) or {}
+    out = []
+    for f in cls._fields:
+        if f in _NO_NODES:
+            continue
+        holds = _holds(types.get(f), (cls.__name__, f) in _MAY_HOLD_NONE)
+        if holds is not None:
+            out.append((f, holds))
+    CHILDREN[cls] = out = tuple(out)
+    return out
+
+
+def _holds(t, may_hold_none: bool):
+    if t is None:  # (not typed: each value is looked at)
+        return SOME_NODES
+    if _is_node_class(t):
+        return NODE
+    origin = _typing.get_origin(t)
+    if origin is list:
+        (item,) = _typing.get_args(t)
+        if _is_node_class(item):
+            return SOME_NODES if may_hold_none else NODES
+        return None if item is str else SOME_NODES
+    if origin in (_types.UnionType, _typing.Union):  # ``expr | None``
+        return NODE if any(_is_node_class(a) for a in _typing.get_args(t)) else None
+    return None if t in (str, int, object) else SOME_NODES  # (object: a constant's value)
+
+
+def _is_node_class(t) -> bool:
+    return isinstance(t, type) and issubclass(t, AST) and not issubclass(t, _OPERATORS)
+
+
+_OPERATORS = (_ast.expr_context, _ast.operator, _ast.boolop, _ast.unaryop, _ast.cmpop)
+
+
 _VISIT: dict = {}  # node class -> "visit_" + its name
+_VISITED: dict = {}  # node class -> the fields a visitor visits
+
+
+def _visited_fields(cls) -> tuple:
+    """The fields of ``cls`` a visitor goes into: not those that hold only contexts and
+    operators (``Load()``, ``Add()``), which no pass visits -- a third of a tree's nodes."""
+    fields = _VISITED.get(cls)
+    if fields is None:
+        fields = _VISITED[cls] = tuple(f for f in cls._fields if f not in ("ctx", "op", "ops"))
+    return fields
 
 
 class NodeVisitor(_ast.NodeVisitor):
-    """``ast.NodeVisitor``, its traversal as the plain loops above: the same visits."""
+    """``ast.NodeVisitor``, its traversal as the plain loops above: the same visits, but for
+    contexts and operators (``_visited_fields``: a visitor of them would subclass ast's)."""
 
     def visit(self, node):
         cls = node.__class__
@@ -977,7 +1080,7 @@ class NodeVisitor(_ast.NodeVisitor):
         return self.generic_visit(node)
 
     def generic_visit(self, node):
-        for f in node._fields:
+        for f in _visited_fields(node.__class__):
             v = getattr(node, f, None)
             if isinstance(v, list):
                 for x in v:
@@ -992,7 +1095,7 @@ class NodeTransformer(NodeVisitor):
     is spliced in), its traversal as the plain loops above."""
 
     def generic_visit(self, node):
-        for f in node._fields:
+        for f in _visited_fields(node.__class__):
             old = getattr(node, f, None)
             if isinstance(old, list):
                 new = []
@@ -1018,47 +1121,63 @@ class NodeTransformer(NodeVisitor):
 # --------------------------------------------------------------------------- helpers
 
 
-_LOCATED: dict = {}  # node class -> the fields copy_location looks into
-
-
 def copy_location(new: AST, old: AST) -> AST:
     """Give ``new`` and its children without a location the source location of ``old``.
 
     A child that has a location keeps it, and so does everything below it.
     """
-    if not hasattr(old, "lineno"):
-        return new
-    where = [(a, getattr(old, a)) for a in LOCATION if hasattr(old, a)]
+    od = old.__dict__
+    whole = {
+        "lineno": od.get("lineno"),
+        "col_offset": od.get("col_offset"),
+        "end_lineno": od.get("end_lineno"),
+        "end_col_offset": od.get("end_col_offset"),
+    }
+    if None in whole.values():  # (rare: read as ``hasattr`` would)
+        if not hasattr(old, "lineno"):
+            return new
+        whole = {a: getattr(old, a) for a in LOCATION if hasattr(old, a)}
+    where = whole.items()
     # For speed (the lowerings locate every node they make): the loop reads and writes the
     # instance dict, where a node keeps its location (a class only defaults ``end_lineno`` and
-    # ``end_col_offset`` to None), and inlines ``iter_child_nodes`` -- leaving out the fields
-    # that hold only operators and contexts (``Load()``, ``Add()``: nodes without a location,
-    # as ``ast.fix_missing_locations`` leaves them).
+    # ``end_col_offset`` to None), and goes into the fields that may hold nodes other than
+    # operators and contexts (``CHILDREN``: ``Load()``, ``Add()`` have no location, as
+    # ``ast.fix_missing_locations`` leaves them). A node without any location (one just made)
+    # takes all four at once.
     stack = [new]
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         d = node.__dict__
-        if d.get("lineno") is not None and node is not new:
+        if "lineno" not in d and "col_offset" not in d and "end_lineno" not in d:
+            if "end_col_offset" not in d:
+                d.update(whole)
+            else:
+                for a, v in where:
+                    if d.get(a) is None:
+                        d[a] = v
+        elif d.get("lineno") is not None and node is not new:
             continue
-        for a, v in where:
-            if d.get(a) is None:
-                d[a] = v
-        fields = _LOCATED.get(node.__class__)
-        if fields is None:
-            fields = _LOCATED[node.__class__] = tuple(
-                f for f in node._fields if f not in ("ctx", "op", "ops")
-            )
-        for f in fields:
+        else:
+            for a, v in where:
+                if d.get(a) is None:
+                    d[a] = v
+        children = CHILDREN.get(node.__class__)
+        if children is None:
+            children = children_of(node.__class__)
+        for f, holds in children:
             v = getattr(node, f, None)
             if v is None:
                 continue
-            if isinstance(v, list):
-                for x in v:
+            if holds == NODES:
+                stack.extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
                     if isinstance(x, AST):
                         push(x)
-            elif isinstance(v, AST):
-                push(v)
     return new
 
 

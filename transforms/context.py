@@ -35,20 +35,71 @@ class Rule:
     # parameter's tangent ``t``; the result's tangent is the sum over the parameters that have one.
     tangents: dict = field(default_factory=dict)
 
+    # (a call's number of arguments and keywords -> how ``bind`` places them: see ``_plan``)
+    _plans: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
     def bind(self, args, keywords) -> dict[str, Any]:
         """Map a call's argument nodes to parameter names; defaults fill the rest (as values)."""
-        bound = self.signature.bind(*args, **keywords)
-        out = dict(bound.arguments)
+        key = (len(args), tuple(keywords))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._plan(*key)
+        out = {}
+        for name, how, where in plan:
+            if how is _POSITION:
+                out[name] = args[where]
+            elif how is _KEYWORD:
+                out[name] = keywords[where]
+            elif how is _POSITIONS:
+                out[name] = tuple(args[i] for i in where)
+            elif how is _KEYWORDS:
+                out[name] = {k: keywords[k] for k in where}
+            else:
+                out[name] = where  # a default
+        return out
+
+    def _plan(self, nargs: int, names: tuple) -> tuple:
+        """How ``signature.bind`` places a call of ``nargs`` positional arguments and keywords
+        ``names``: ``(parameter, how, where)`` in the order of its result (a ``TypeError``
+        where it refuses the call), then the parameters left out."""
+        bound = self.signature.bind(
+            *map(_Position, range(nargs)), **{k: _Keyword(k) for k in names}
+        )
+        plan = []
+        for name, v in bound.arguments.items():
+            if isinstance(v, _Position):
+                plan.append((name, _POSITION, v.i))
+            elif isinstance(v, _Keyword):
+                plan.append((name, _KEYWORD, v.k))
+            elif isinstance(v, tuple):
+                plan.append((name, _POSITIONS, tuple(x.i for x in v)))
+            else:
+                plan.append((name, _KEYWORDS, tuple(v)))
         for p in self.signature.parameters.values():
-            if p.name in out:
+            if p.name in bound.arguments:
                 continue
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
-                out[p.name] = ()
+                plan.append((p.name, _POSITIONS, ()))
             elif p.kind == inspect.Parameter.VAR_KEYWORD:
-                out[p.name] = {}
+                plan.append((p.name, _KEYWORDS, ()))
             elif p.default is not inspect.Parameter.empty:
-                out[p.name] = Default(p.default)
-        return out
+                plan.append((p.name, _DEFAULT, Default(p.default)))
+        return tuple(plan)
+
+
+_POSITION, _KEYWORD, _POSITIONS, _KEYWORDS, _DEFAULT = (
+    "position keyword *args **kwargs default".split()
+)
+
+
+@dataclass(frozen=True)
+class _Position:
+    i: int
+
+
+@dataclass(frozen=True)
+class _Keyword:
+    k: str
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ class Kinds:
 
     def run(self, unit: Unit) -> None:
         scopes = Scopes(unit.tree)
-        kinds: dict = {}  # (scope key, name) -> frozenset
+        kinds = _Watched()  # (scope key, name) -> frozenset
         given = unit.arg_kinds or {}
         for p in A.arg_names(unit.tree.args):
             kinds[("", p)] = frozenset(given.get(p, UNKNOWN))
@@ -72,18 +72,23 @@ class Kinds:
             for p in A.arg_names(fdef.args):  # a parameter holding a tuple: nothing known of it
                 for i in range(ENTRIES):
                     kinds[(key, f"{p}#{i}")] = UNKNOWN
-        changed = True
-        while changed:
-            changed = False
+        # Rounds until nothing changes; a change makes another round only where a statement
+        # read the entry before it changed in this one (what it computed from may be stale):
+        # straight-line code, each name set before it is read, takes one round.
+        again = True
+        while again:
+            again = False
+            kinds.read = set()
             for key, fdef in scopes.functions():
                 for s in statements(fdef.body):
                     for var, kind in self.transfer(unit, scopes, key, s, kinds):
                         if var is None:
                             continue
-                        new = join(kinds.get(var, frozenset()), kind)
-                        if new != kinds.get(var):
+                        old = dict.get(kinds, var)
+                        new = join(frozenset() if old is None else old, kind)
+                        if new != old:
                             kinds[var] = new
-                            changed = True
+                            again = again or var in kinds.read
         unit.kinds = {}
         for key, fdef in scopes.functions():
             names = S.names(fdef) | set(A.arg_names(fdef.args))  # (nested functions too)
@@ -245,6 +250,16 @@ _ARRAY_MAKERS = MAKERS | {np.asarray}
 
 # methods of an ndarray that return one (a copy, or a view)
 _ARRAY_METHODS = {"copy", "astype", "reshape", "ravel", "flatten", "transpose", "squeeze"}
+
+
+class _Watched(dict):
+    """The kinds found so far; ``read``: the entries looked up (``get``) since it was set."""
+
+    __slots__ = ("read",)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return dict.get(self, key, default)
 
 
 def _makes_an_array(fn) -> bool:

@@ -39,18 +39,6 @@ class Facts:
     returns: int = 0  # return statements in its own scope
 
 
-_LEAF_FIELDS = {"ctx", "op", "ops", "type_comment", "kind", "value_kind"}
-_FIELDS: dict = {}
-
-
-def _child_fields(cls) -> tuple:
-    """The fields of a node class that may hold nodes with names in them (not ``ctx``, ``op``)."""
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
-    return fields
-
-
 def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
     """Facts of ``root`` and every function nested in it, keyed by ``id`` of the def node.
 
@@ -65,19 +53,22 @@ def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
 
 def _push_children(n, stack: list) -> None:
     """Push the nodes below ``n`` that may hold names (not ``ctx``, ``op``, ...)."""
-    fields = _FIELDS.get(n.__class__)
-    if fields is None:
-        fields = _child_fields(n.__class__)
-    for name in fields:
+    children = A.CHILDREN.get(n.__class__)
+    if children is None:
+        children = A.children_of(n.__class__)
+    for name, holds in children:
         v = getattr(n, name, None)
         if v is None:
             continue
-        if isinstance(v, list):
-            for x in v:
+        if holds == A.NODES:
+            stack.extend(v)
+        elif holds == A.NODE:
+            if isinstance(v, A.AST):
+                stack.append(v)
+        else:
+            for x in v if v.__class__ is list else (v,):
                 if isinstance(x, A.AST):
                     stack.append(x)
-        elif isinstance(v, A.AST):
-            stack.append(v)
 
 
 def loads(node) -> set[str]:
@@ -92,8 +83,8 @@ def names(node, load_only: bool = False) -> set[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, A.Name):
-            if not load_only or isinstance(n.ctx, A.Load):
+        if n.__class__ is A.Name:
+            if not load_only or n.ctx.__class__ is A.Load:
                 out.add(n.id)
             continue
         _push_children(n, stack)
@@ -117,14 +108,15 @@ def name_nodes(node) -> list:
 def _note(f: Facts, n, stack: list) -> None:
     """Count what node ``n`` (not a function definition) says of names into ``f``; push the
     nodes below it that need a look."""
-    if isinstance(n, A.Name):
-        counts = f.loads if isinstance(n.ctx, A.Load) else f.stores
+    cls = n.__class__
+    if cls is A.Name:
+        counts = f.loads if n.ctx.__class__ is A.Load else f.stores
         counts[n.id] = counts.get(n.id, 0) + 1
         return
-    if isinstance(n, (A.Nonlocal, A.Global)):
+    if cls is A.Nonlocal or cls is A.Global:
         f.declared.update(n.names)
         return
-    if isinstance(n, A.Return):
+    if cls is A.Return:
         f.returns += 1
     _push_children(n, stack)
 
