@@ -32,8 +32,6 @@ The output is deliberately naive -- Simplify makes it read like a hand-written b
 
 from __future__ import annotations
 
-from collections import ChainMap
-
 from . import anno
 from . import astlib as A
 from . import scoping as S
@@ -265,17 +263,22 @@ def exposed_reads(stmts, assigned=frozenset()) -> set[str]:
     return out
 
 
-def rename(node, mapping: dict[str, str], loads_only: bool = False):
+def rename(node, mapping: dict[str, str], loads_only: bool = False, under: dict | None = None):
     """Rename Name nodes in place (all of them, or only reads), each once: a shift's statements
-    may hold one Name node in two places (ShiftReset shares them within a shift)."""
-    if not mapping:
+    may hold one Name node in two places (ShiftReset shares them within a shift). ``under``: the
+    renaming of the names ``mapping`` does not map (a ``ChainMap`` of the two, without its cost
+    per lookup)."""
+    if not mapping and not under:
         return node
     done = set()
     for n in S.name_nodes(node):
-        if n.id in mapping and id(n) not in done:
+        new = mapping.get(n.id)
+        if new is None and under is not None:
+            new = under.get(n.id)
+        if new is not None and id(n) not in done:
             if loads_only and not isinstance(n.ctx, A.Load):
                 continue
-            n.id = mapping[n.id]
+            n.id = new
             done.add(id(n))
     return node
 
@@ -589,7 +592,7 @@ class LowerCPS:
             values.append(new)
             mapping[v] = new
             mapping[self.bar(v)] = self.bar(new)
-        rename(body, ChainMap(mapping, self.env_map(env)))
+        rename(body, mapping, under=self.env_map(env))
         scope.bound.update(values)
         return body, info, values
 

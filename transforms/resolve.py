@@ -35,7 +35,7 @@ import types
 
 from . import anno
 from . import astlib as A
-from .scoping import analyze, local_names, own_nodes, walk_own
+from .scoping import analyze, local_names, own_nodes, push_children, walk_own
 from .unit import SEED, LocalFunction, Unit
 
 
@@ -49,9 +49,11 @@ def local_defs(fdef) -> dict[str, object]:
         if isinstance(node, A.FunctionDef):
             defs[node.name] = None if node.name in defs else node
             continue
-        if isinstance(node, A.Name) and isinstance(node.ctx, A.Store):
-            stores.add(node.id)
-        stack.extend(A.iter_child_nodes(node))
+        if node.__class__ is A.Name:
+            if isinstance(node.ctx, A.Store):
+                stores.add(node.id)
+            continue
+        push_children(node, stack)
     return {n: (None if n in stores else d) for n, d in defs.items()}
 
 
@@ -92,7 +94,7 @@ class Resolve:
                 continue
             if isinstance(node, A.Call):
                 self.call(node, scopes)
-            stack.extend(A.iter_child_nodes(node))
+            push_children(node, stack)
 
     def cells(self, fdef) -> None:
         """Names of ``fdef`` that nested functions share and that change: a nested function

@@ -51,7 +51,7 @@ def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
     return out
 
 
-def _push_children(n, stack: list) -> None:
+def push_children(n, stack: list) -> None:
     """Push the nodes below ``n`` that may hold names (not ``ctx``, ``op``, ...)."""
     children = A.CHILDREN.get(n.__class__)
     if children is None:
@@ -87,7 +87,7 @@ def names(node, load_only: bool = False) -> set[str]:
             if not load_only or n.ctx.__class__ is A.Load:
                 out.add(n.id)
             continue
-        _push_children(n, stack)
+        push_children(n, stack)
     return out
 
 
@@ -101,36 +101,88 @@ def name_nodes(node) -> list:
         if n.__class__ is A.Name:
             out.append(n)
         else:
-            _push_children(n, stack)
+            push_children(n, stack)
     return out
 
 
-def _note(f: Facts, n, stack: list) -> None:
-    """Count what node ``n`` (not a function definition) says of names into ``f``; push the
-    nodes below it that need a look."""
-    cls = n.__class__
-    if cls is A.Name:
-        counts = f.loads if n.ctx.__class__ is A.Load else f.stores
-        counts[n.id] = counts.get(n.id, 0) + 1
-        return
-    if cls is A.Nonlocal or cls is A.Global:
-        f.declared.update(n.names)
-        return
-    if cls is A.Return:
-        f.returns += 1
-    _push_children(n, stack)
+class _Part:
+    """What a statement says of names (``Facts``' counting fields alone: made for each
+    statement of a scope that is summarized)."""
+
+    __slots__ = ("loads", "stores", "declared", "returns", "nested")
+
+    def __init__(self):
+        self.loads: dict[str, int] = {}
+        self.stores: dict[str, int] = {}
+        self.declared: set[str] = set()
+        self.returns = 0
+        self.nested: list = []
 
 
 def _summary(stmt):
     """``(stmt, facts of its names)``, or ``(stmt, None)`` if a function is defined inside it."""
-    part = Facts(stmt)
-    stack = [stmt]
+    part = _Part()
+    return stmt, (part if _count(part, [stmt], None, None) else None)
+
+
+def _count(f, stack: list, summaries, defs) -> bool:
+    """Count into ``f`` what the nodes on ``stack`` (and below them, in this scope) say of
+    names: the statements ``summaries`` keeps by their summary. A function defined there goes
+    to ``defs`` (its name, decorators and defaults are counted here) -- or, ``defs`` None,
+    ends the count: False. (One loop, for speed: it meets every node of a scope.)"""
+    loads, stores, declared = f.loads, f.stores, f.declared
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    Name, Load, FunctionDef, AST, stmt = A.Name, A.Load, A.FunctionDef, A.AST, A.stmt
+    declarations = (A.Nonlocal, A.Global)
+    children_of, NODES, NODE = A.CHILDREN, A.NODES, A.NODE
     while stack:
-        n = stack.pop()
-        if isinstance(n, A.FunctionDef):
-            return stmt, None
-        _note(part, n, stack)
-    return stmt, part
+        n = pop()
+        cls = n.__class__
+        if cls is Name:
+            counts = loads if n.ctx.__class__ is Load else stores
+            counts[n.id] = counts.get(n.id, 0) + 1
+            continue
+        if cls is FunctionDef:
+            if defs is None:
+                return False
+            defs.append(n)
+            stores[n.name] = stores.get(n.name, 0) + 1
+            extend(n.decorator_list)
+            extend(n.args.defaults)
+            extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if summaries is not None and isinstance(n, stmt):
+            part = _cached_summary(n, summaries)
+            if part is not None:
+                for k, c in part.loads.items():
+                    loads[k] = loads.get(k, 0) + c
+                for k, c in part.stores.items():
+                    stores[k] = stores.get(k, 0) + c
+                declared |= part.declared
+                f.returns += part.returns
+                continue
+        if cls in declarations:
+            declared.update(n.names)
+            continue
+        if cls is A.Return:
+            f.returns += 1
+        children = children_of.get(cls)
+        if children is None:
+            children = A.children_of(cls)
+        for name, holds in children:
+            v = getattr(n, name, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
+                    if isinstance(x, AST):
+                        push(x)
+    return True
 
 
 def _facts(fdef, out, summaries=None) -> Facts:
@@ -157,26 +209,7 @@ def _line(fdef) -> int:
 def _scan(f: Facts, stack: list, summaries) -> None:
     """Count into ``f`` what the nodes on ``stack`` (and below them, in this scope) say of names;
     nested functions in the order met (the last statement first)."""
-    while stack:
-        n = stack.pop()
-        if summaries is not None and isinstance(n, A.stmt) and not isinstance(n, A.FunctionDef):
-            part = _cached_summary(n, summaries)
-            if part is not None:
-                for k, c in part.loads.items():
-                    f.loads[k] = f.loads.get(k, 0) + c
-                for k, c in part.stores.items():
-                    f.stores[k] = f.stores.get(k, 0) + c
-                f.declared |= part.declared
-                f.returns += part.returns
-                continue
-        if isinstance(n, A.FunctionDef):
-            f.nested.append(n)
-            f.stores[n.name] = f.stores.get(n.name, 0) + 1
-            stack.extend(n.decorator_list)
-            stack.extend(n.args.defaults)
-            stack.extend(d for d in n.args.kw_defaults if d is not None)
-            continue
-        _note(f, n, stack)
+    _count(f, stack, summaries, f.nested)
 
 
 def _cached_summary(stmt, summaries: dict):
@@ -195,7 +228,7 @@ def _defs_met(fdef, summaries: dict) -> list:
         if isinstance(n, A.FunctionDef):
             out.append(n)  # (its decorators and defaults define no functions: no lambdas here)
         elif not isinstance(n, A.stmt) or _cached_summary(n, summaries) is None:
-            _push_children(n, stack)
+            push_children(n, stack)
     return out
 
 
@@ -379,7 +412,7 @@ class Scopes:
     def _part(self, stmt, declared=True) -> Facts:
         """What ``stmt`` counts in its scope's facts (without its declarations if not
         ``declared``)."""
-        part = Facts(stmt)
+        part = _Part()
         _scan(part, [stmt], self.summaries)
         if not declared:
             part.declared = set()
@@ -424,7 +457,7 @@ def walk_own(node):
         yield n
         if isinstance(n, (A.FunctionDef, A.Lambda)):
             continue  # its name belongs to the enclosing scope; its body does not
-        _push_children(n, children)
+        push_children(n, children)
         children.reverse()
         stack += children
         children.clear()

@@ -28,6 +28,7 @@ import numpy
 
 from . import aliasing, anno, hints
 from . import astlib as A
+from . import scoping as S
 from .activity import RET, attribute_read, flow_operands
 from .context import Default, Rule
 from .fresh import fresh_variables, has_stores
@@ -502,9 +503,7 @@ class ShiftReset:
 
     def primitive_shift(self, s, targets, value):
         namer = self.unit.namer
-        operands = set(flow_operands(self.ctx, value)) | {
-            n.id for n in A.walk(value) if isinstance(n, A.Name)
-        }
+        operands = set(flow_operands(self.ctx, value)) | S.names(value)
         # A forward target that is also an operand needs a new name: the rule reads the old value.
         values = [namer.version(t) if t in operands else t for t in targets]
         bars = [namer.adjoint(v) for v in values]
@@ -564,7 +563,7 @@ class ShiftReset:
                 if isinstance(v, A.Name) and self.has_adjoint(v.id):
                     holes = {"key": k, "x": v}
                     contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))
-        elif not any(isinstance(n, A.Name) and n.id in self.active for n in A.walk(value)):
+        elif self.active.isdisjoint(S.names(value)):
             pass  # every operand a constant here (`"-".join(names)`, its target active later)
         else:
             rule, args, keywords, what = self.rule_for(value)
@@ -1115,16 +1114,20 @@ def python_in_place(unit, s):
 def without_calls(unit, e, fn):
     """``e`` with every call of the runtime helper ``fn`` replaced by its first argument (for a
     scalar result, ``unbroadcast(g, x)`` and ``broadcast_like(t, ans)`` are ``g`` and ``t``)."""
-    names = {n for n, obj in unit.injected.items() if obj is fn}
+    return _Strip({n for n, obj in unit.injected.items() if obj is fn}).visit(e)
 
-    class Strip(A.NodeTransformer):
-        def visit_Call(self, node):
-            self.generic_visit(node)
-            if isinstance(node.func, A.Name) and node.func.id in names and node.args:
-                return node.args[0]
-            return node
 
-    return Strip().visit(e)
+class _Strip(A.NodeTransformer):
+    """``without_calls``: each call of a function of ``names`` replaced by its first argument."""
+
+    def __init__(self, names: set):
+        self.names = names
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, A.Name) and node.func.id in self.names and node.args:
+            return node.args[0]
+        return node
 
 
 def data_method(ctx, value, active) -> bool:

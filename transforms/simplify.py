@@ -125,8 +125,9 @@ class Simplify:
         self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
         root = unit.tree
         self.inline_all(root)
-        # the facts the inlining kept up to date are those of the tree as it is now
-        self.facts = self.scopes.analyze(root)
+        # the facts the inlining kept up to date are those of the tree as it is now (without
+        # an inlining, none were kept: one scan, without the statements' summaries, is quicker)
+        self.facts = self.scopes.analyze(root) if self.inlined else S.analyze(root)
         self.effects = closure_effects(root, self.facts)
         self._definite: dict[int, set] = {}
         for f in functions(root):
@@ -204,9 +205,12 @@ class Simplify:
         # an inlining changes the function it inlines into (and, renaming, those it moves in):
         # the facts of the others are kept from one analysis to the next
         self.scopes = S.Scopes(self.summaries)
+        self.inlined = False
         for f in reversed(functions(root)):  # deeper definitions come later in breadth-first order
+            if not any(isinstance(d, A.FunctionDef) for b in statement_lists(f) for d in b):
+                continue  # nothing to inline into it (a function defines others as statements)
             while self.inline_into(f):
-                pass
+                self.inlined = True
 
     def inline_into(self, f) -> bool:
         facts = self.scopes.analyze(f)
@@ -604,7 +608,7 @@ class Simplify:
         """Calls only primitives, non-differentiable functions, rules and runtime helpers --
         none given a function it may call (``call_bp(g, after_g_L5, ...)`` runs the rest of
         the program in its continuation, whatever it returns)."""
-        helpers = set(self.unit.injected) - set(self.unit.callees)
+        helpers = self._helpers()
         for n in A.walk(e):
             if isinstance(n, A.Call):
                 if anno.getanno(n.func, anno.CALLEE_KIND) in ("primitive", "nondiff"):
@@ -616,6 +620,15 @@ class Simplify:
                 if any(isinstance(a, A.Name) and a.id in self.functions for a in given):
                     return False
         return True
+
+    def _helpers(self) -> set[str]:
+        """The names of the runtime's helpers the emitted code calls (injected, not callees):
+        remembered while no name is injected (names are only added while simplifying)."""
+        key = (len(self.unit.injected), len(self.unit.callees))
+        if getattr(self, "_helpers_key", None) != key:
+            self._helpers_key = key
+            self._helper_names = set(self.unit.injected) - set(self.unit.callees)
+        return self._helper_names
 
     def _live(self, f, block, live: set, changed) -> set:
         """What is live before ``block``, given ``live`` after it (updated in place); each
