@@ -333,13 +333,12 @@ class Activity:
 
             walk(fdef.body, {})
             # functions used as values escape: anything may flow in, their results anywhere
-            calls = {
-                id(n.func)
-                for n in A.walk(fdef)
-                if isinstance(n, A.Call) and anno.getanno(n.func, anno.CALLEE_KIND) == "local"
-            }
+            calls = set()  # the names of local functions called (a call comes before its name)
             for n in own_nodes(fdef):
-                if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in calls:
+                if n.__class__ is A.Call:
+                    if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
+                        calls.add(id(n.func))
+                elif isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in calls:
                     g = scopes.defs.get(scopes.resolve(key, n.id))
                     if g is not None:
                         escaping.add(g)

@@ -2011,20 +2011,18 @@ def analyze(unit) -> dict:
     # (the changes of containers in place in emitted code are the user's, checked when it
     # was emitted: its continuations, functions used as values, would make them all suspects)
     changes = not getattr(unit, "emitted", False)
-    updates = any(
-        anno.hasanno(n, anno.AUG) or (changes and isinstance(n, A.stmt) and mutation(n) is not None)
-        for n in A.walk(unit.tree)
-    )
-    mutating = [
-        n
-        for n in A.walk(unit.tree)
-        if isinstance(n, A.Call)
-        and anno.getanno(n.func, anno.CALLEE_KIND) == "user"
-        and may_change_arguments(anno.getanno(n.func, anno.CALLEE), unit.ctx)
-    ]
-    if not updates and not mutating:
-        return {}
-    return _Analysis(unit).run()
+    for n in A.walk(unit.tree):  # an update, or a call that may make one: analyse
+        if anno.hasanno(n, anno.AUG) or (
+            changes and isinstance(n, A.stmt) and mutation(n) is not None
+        ):
+            return _Analysis(unit).run()
+        if (
+            isinstance(n, A.Call)
+            and anno.getanno(n.func, anno.CALLEE_KIND) == "user"
+            and may_change_arguments(anno.getanno(n.func, anno.CALLEE), unit.ctx)
+        ):
+            return _Analysis(unit).run()
+    return {}
 
 
 HELD = "*held*"  # the key of the specialization (kinds) that names a callee's held parameters
