@@ -342,6 +342,7 @@ class Activity:
                     g = scopes.defs.get(scopes.resolve(key, n.id))
                     if g is not None:
                         escaping.add(g)
+        walk = None  # (it calls itself through this cell: a cycle that kept the tree alive)
         for g in escaping:
             gdef = scopes.node[g]
             sources |= {(g, p) for p in A.arg_names(gdef.args)}

@@ -626,6 +626,7 @@ class _Analysis:
                 if not all(number(key, e, numbers) for key, e in defs[v]):
                     numbers.discard(v)
                     changed = True
+        number = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
         return self.cells & numbers
 
     def irrelevant_global(self, var) -> bool:
@@ -824,6 +825,7 @@ class _Analysis:
             return live
 
         block(f.fdef.body, set())
+        block = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
 
     def defs(self, key, s) -> set:
         if not isinstance(s, A.Assign):
@@ -874,7 +876,10 @@ class _Analysis:
             c.live = self.live_after.get(id(c.stmt), set()) - self.defs(c.caller, c.stmt)
         self._relations()
         self._held_arguments()
-        return {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
+        out = {id(s): self._decide(f, s, u, state) for f, s, u, state in self.updates}
+        for f in self.funcs.values():  # (they name their function: a cycle that kept the tree)
+            f.records = ((), ())
+        return out
 
     def _summaries(self, order, callees, callers) -> None:
         """Each function's summary to a fixpoint, callees first (see ``run``)."""
@@ -1435,7 +1440,10 @@ class _Analysis:
             if o in self.duplicates:
                 self.duplicates |= {x for x in image(o) if x is not TOP}
             self.add_entries(state, image(o), into)
-        return mapped(callee.ret)
+        try:
+            return mapped(callee.ret)
+        finally:
+            mapped = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
 
     # ---------------------------------------------------------------- relations between entries
 

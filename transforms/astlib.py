@@ -470,7 +470,17 @@ def _astor_source(node: AST) -> str:
     py = to_ast(node)
     if isinstance(py, _ast.expr):
         py = _ast.Expr(value=py)
-    return _astor.to_source(py, pretty_source=_one_line, source_generator_class=_Printer)
+    # (``astor.to_source``, but for its printer's cycles -- methods it makes as closures of
+    # itself -- broken when done: the garbage of a long function's printing is freed at once)
+    printer = _Printer(" " * 4, False, _astor.code_gen.pretty_string)
+    try:
+        printer.visit(py)
+        printer.result.append("\n")
+        if set(printer.result[0]) == set("\n"):
+            printer.result[0] = ""
+        return _one_line(printer.result)
+    finally:
+        printer.__dict__.clear()
 
 
 # The lines of A-normal form -- most of every emitted module -- printed straight from the gast

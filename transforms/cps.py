@@ -87,11 +87,15 @@ class Scope:
         # ``inline``: a primitive's continuation, written in place (``LowerCPS.direct``): its
         # names are versioned as a nested function's would be, but they are locals of the
         # function it is in, which declares what they borrow.
-        self.function = parent.function if inline else self
+        self._function = parent.function if inline else None  # (None: itself -- not a cycle)
         # what enclosing scopes bind, as looked up from here (``owner``): they bind no more
         # while this scope is in use -- it is lowered after theirs, and before any branch of
         # theirs is reset -- so the answer is found once
         self._outer: dict[str, Scope | None] = {}
+
+    @property
+    def function(self) -> Scope:
+        return self if self._function is None else self._function
 
     def is_cell(self, name: str) -> bool:
         owner = self.owner(name)
@@ -194,8 +198,11 @@ def assigned_in(stmts) -> list[str]:
         if n not in out:
             out.append(n)
 
-    def visit(block):
-        for s in block:
+    # (a loop, not a local function calling itself: that is a reference cycle, which keeps
+    # what it holds -- the tree -- alive until the garbage collector runs)
+    todo = [iter(stmts)]  # the blocks being read, innermost last
+    while todo:
+        for s in todo[-1]:
             if is_shift(s):
                 for b in shift_info(s).binds:
                     add(b)
@@ -205,10 +212,10 @@ def assigned_in(stmts) -> list[str]:
                         if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
                             add(n.id)
             elif isinstance(s, A.If):
-                visit(s.body)
-                visit(s.orelse)
-
-    visit(stmts)
+                todo += [iter(s.orelse), iter(s.body)]  # its body next, then its else
+                break
+        else:
+            todo.pop()
     return out
 
 

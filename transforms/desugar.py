@@ -590,6 +590,7 @@ class Desugar:
             return None
 
         found = find(fdef.body, out)
+        find = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
         return out if found is None else found
 
 

@@ -130,6 +130,7 @@ class Normalize:
             return out
 
         self.unit.tree.body = visit(self.unit.tree.body)
+        visit = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
 
     def function(self, fdef) -> None:
         """Normalize a function's body in place; it ends in ``return`` on every path.

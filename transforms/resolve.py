@@ -467,6 +467,9 @@ def _stored_after_defs(fdef) -> dict[int, set[str]]:
                 visit(st.orelse)
 
     visit(fdef.body)
+    visit = (
+        None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
+    )
     return out
 
 

@@ -407,7 +407,10 @@ class Scopes:
                         return True
             return False
 
-        return visit(fdef.body, False)
+        try:
+            return visit(fdef.body, False)
+        finally:
+            visit = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
 
     def _part(self, stmt, declared=True) -> Facts:
         """What ``stmt`` counts in its scope's facts (without its declarations if not

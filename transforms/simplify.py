@@ -54,15 +54,13 @@ def functions(tree) -> list:
 def statement_lists(fdef):
     """The statement lists of ``fdef``'s own scope: its body and its branches, recursively."""
     out = []
-
-    def visit(block):
+    todo = [fdef.body]  # (a loop: a local function calling itself would be a reference cycle)
+    while todo:
+        block = todo.pop()
         out.append(block)
-        for s in block:
+        for s in reversed(block):  # each ``if``'s body, then its else, in order
             if isinstance(s, A.If):
-                visit(s.body)
-                visit(s.orelse)
-
-    visit(fdef.body)
+                todo += [s.orelse, s.body]
     return out
 
 
@@ -80,7 +78,10 @@ def _ifs_around(fdef, block) -> list:
                     return found
         return None
 
-    return visit(fdef.body, []) or []
+    try:
+        return visit(fdef.body, []) or []
+    finally:
+        visit = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
 
 
 def _is_none(node) -> bool:
@@ -339,6 +340,7 @@ class Simplify:
                     seen.update(n.id for n in A.walk(s) if isinstance(n, A.Name))
 
         visit(f.body)
+        visit = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
         return seen
 
     def _add_nonlocals(self, f, names) -> None:
@@ -1016,6 +1018,9 @@ def _read_before(stmt, use) -> set[str]:
         return False
 
     visit(stmt)
+    visit = (
+        None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
+    )
     return out
 
 
@@ -1034,7 +1039,10 @@ def _first_effect_is(stmt, use) -> bool:
                 return r
         return "call" if isinstance(node, A.Call) else None
 
-    return visit(stmt) == "use"
+    try:
+        return visit(stmt) == "use"
+    finally:
+        visit = None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
 
 
 def _entry_merge(st, getitem: set, acc: str):
