@@ -972,7 +972,7 @@ def walk(node: AST):
     children are queued before the node is yielded, so the caller may change them)."""
     todo = _deque([node])
     pop, push, extend = todo.popleft, todo.append, todo.extend
-    while todo:
+    while todo:  # (the loop of ``scoping.push_children`` is written out, as there, for speed)
         node = pop()
         fields = _WALKED.get(node.__class__)
         if fields is None:
@@ -1108,24 +1108,40 @@ class NodeTransformer(NodeVisitor):
         for f in _visited_fields(node.__class__):
             old = getattr(node, f, None)
             if isinstance(old, list):
-                new = []
-                for x in old:
+                # (most visits return their node: the list is rebuilt from the first that
+                # does not, not every time)
+                for i, x in enumerate(old):
                     if isinstance(x, AST):
-                        x = self.visit(x)
-                        if x is None:
-                            continue
-                        if not isinstance(x, AST):
-                            new.extend(x)
-                            continue
-                    new.append(x)
-                old[:] = new
+                        y = self.visit(x)
+                        if y is not x:
+                            old[i:] = self._rest(old, i, y)
+                            break
             elif isinstance(old, AST):
                 x = self.visit(old)
                 if x is None:
                     delattr(node, f)
-                else:
+                elif x is not old:
                     setattr(node, f, x)
         return node
+
+    def _rest(self, items: list, i: int, first) -> list:
+        """What replaces ``items[i:]``: ``first`` (the visit of ``items[i]``), then the visits
+        of the items after it (None removes one, a list is spliced in)."""
+        new: list = []
+        if isinstance(first, AST):
+            new.append(first)
+        elif first is not None:
+            new.extend(first)
+        for x in items[i + 1 :]:
+            if isinstance(x, AST):
+                x = self.visit(x)
+                if x is None:
+                    continue
+                if not isinstance(x, AST):
+                    new.extend(x)
+                    continue
+            new.append(x)
+        return new
 
 
 # --------------------------------------------------------------------------- helpers
