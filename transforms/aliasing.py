@@ -382,14 +382,19 @@ class _State:
         }
         return _State(env, heap, same, self.bound & other.bound)
 
-    def add_heap(self, objs, targets) -> None:
+    def add_heap(self, objs, targets) -> bool:
+        """Add the edges ``objs`` -> ``targets``; did the heap change?"""
         if not targets:
-            return
+            return False
+        changed = False
         for o in objs:
             if o is TOP:
                 continue
             old = self.heap.get(o)
-            self.heap[o] = targets if old is None else old | targets
+            if old is None or not targets <= old:
+                self.heap[o] = targets if old is None else old | targets
+                changed = True
+        return changed
 
 
 def _reach(objs, heap) -> frozenset:
@@ -1050,12 +1055,13 @@ class _Analysis:
             if found:
                 self.invokes[sid] = found
 
-    def add_entries(self, state, holders, new) -> None:
+    def add_entries(self, state, holders, new) -> bool:
         """``new`` stored into the containers ``holders``: one that may then hold an object
-        twice (``[a, a]``, appending what it holds) is marked, for ``x[i] op= v``."""
+        twice (``[a, a]``, appending what it holds) is marked, for ``x[i] op= v``. Did the
+        heap change?"""
         new = frozenset(new)
         if not new:
-            return
+            return False
         held = self.reach(
             frozenset().union(*(state.heap.get(o, frozenset()) for o in holders)), state
         )
@@ -1064,7 +1070,7 @@ class _Analysis:
             and any(o[0] in _ENTRY_KINDS for o in held)
         ):
             self.duplicates |= {o for o in holders if o is not TOP}
-        state.add_heap(holders, new)
+        return state.add_heap(holders, new)
 
     def may_hold_twice(self, o) -> bool:
         """May the container ``o`` hold one object in two entries?"""
@@ -1418,12 +1424,20 @@ class _Analysis:
         k = self.sites.setdefault((id(s), "call"), len(self.sites))
         self.call_sites[k] = (f.key, g)
 
+        # what a parameter's contents reach in the caller's heap, while the heap is unchanged
+        # (a callee that stores much reads them once for each object it stores into)
+        reached: dict = {}
+
         def image(o):
             kind = o[0]
             if kind == "entry":
                 return images.get(o[2], Val(frozenset({TOP}))).objs
             if kind == "contents":
-                return self.reach(images.get(o[2], Val(frozenset({TOP}))).objs, state)
+                r = reached.get(o[2])
+                if r is None:
+                    r = self.reach(images.get(o[2], Val(frozenset({TOP}))).objs, state)
+                    reached[o[2]] = r
+                return r
             if kind == "site":
                 return frozenset({("call", k, o)})
             if kind == "call":
@@ -1439,7 +1453,8 @@ class _Analysis:
             into = frozenset().union(*(image(t) for t in targets))
             if o in self.duplicates:
                 self.duplicates |= {x for x in image(o) if x is not TOP}
-            self.add_entries(state, image(o), into)
+            if self.add_entries(state, image(o), into):
+                reached.clear()
         try:
             return mapped(callee.ret)
         finally:
