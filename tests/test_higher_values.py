@@ -163,6 +163,20 @@ def loops_in_both_branches(x):
     return v * v
 
 
+def make_constant(a, b):
+    return lambda t: b
+
+
+def a_returned_lambda_that_reads_its_maker(x):
+    """Fuzz seed 948581 at order 2, reduced: the lambda's backpropagator adds to its maker's
+    adjoint of ``b`` (``nonlocal b_bar``); transformed again, the continuation that does the
+    adding did not declare it, and read it before it was bound (UnboundLocalError). The entry
+    function's own ``nonlocal`` names are now a scope around it (cps)."""
+    h = make_constant(0.5, x)
+    s = h(x)  # noqa: F841  (unused: the crash came from this call alone)
+    return np.sin(x) * x
+
+
 PROGRAMS = [
     map_of_a_primitive,
     sum_of_a_map,
@@ -181,6 +195,7 @@ PROGRAMS = [
     closure_calls_a_returned_function,
     diff_of_a_stack,
     loops_in_both_branches,
+    a_returned_lambda_that_reads_its_maker,
 ]
 
 
@@ -207,7 +222,25 @@ def test_agrees_with_autograd_and_central_differences(f, order):
     assert got == pytest.approx((below(x + eps) - below(x - eps)) / (2 * eps), rel=1e-5, abs=1e-6)
 
 
-@pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
+# (forward mode over a backpropagator refuses a call of a closure its maker's backpropagator
+# returned: the refusal, a TypeError that says so, is what it does today)
+_FORWARD_REFUSED = {
+    a_returned_lambda_that_reads_its_maker: "a function of forward-mode code, called through a value"
+}
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        (
+            pytest.param(f, marks=pytest.mark.xfail(strict=True, raises=TypeError, reason=why))
+            if (why := _FORWARD_REFUSED.get(f))
+            else f
+        )
+        for f in PROGRAMS
+    ],
+    ids=[f.__name__ for f in PROGRAMS],
+)
 def test_forward_over_reverse_agrees(f):
     """``cpsad.hessian`` (forward mode over the backpropagator) reads the same calls through
     ``bp_of``: each is a call through a value, differentiated by the forward-mode dispatch."""

@@ -368,7 +368,16 @@ class LowerCPS:
         cells = anno.getanno(fdef, anno.CELLS, set())
         # (the entry function's locals shadow nothing: it has no enclosing function here)
         own = _own_names(fdef) if parent is not None else ()
-        scope = Scope(parent, [k, *params], cells, own=own)
+        if parent is None:
+            # the names of enclosing scopes the entry function (or a function in it) assigns
+            # by ``nonlocal`` -- emitted code transformed again: a backpropagator that adds to
+            # its parent's adjoint -- are variables of a scope around it, shared: a
+            # continuation that writes one declares it too
+            declared = S.writes_through(fdef)
+            outer = Scope(None, [], cells=declared) if declared else None
+            scope = Scope(outer, [k, *params], cells, own=own)
+        else:
+            scope = Scope(parent, [k, *params], cells, own=own)
         body = []
         leading = set()  # `c = None` the function starts with already (Desugar's, for a loop)
         for st in fdef.body:
