@@ -997,20 +997,7 @@ _WALKED: dict = {}  # node class -> ((field, what it holds), ...): ``CHILDREN``'
 
 
 def _walked(cls) -> tuple:
-    types = getattr(cls, "_field_types", None) or {}
-    out = []
-    for f in cls._fields:
-        t = types.get(f)
-        if f in ("ctx", "op"):
-            holds = NODE
-        elif f == "ops":
-            holds = NODES
-        else:
-            holds = _holds(t, (cls.__name__, f) in _MAY_HOLD_NONE)
-        if holds is not None:
-            out.append((f, holds))
-    _WALKED[cls] = out = tuple(out)
-    return out
+    return children_of(cls, operators=True)
 
 
 # The fields of a node class that may hold nodes other than contexts and operators, read from
@@ -1024,18 +1011,26 @@ _MAY_HOLD_NONE = {("Dict", "keys"), ("arguments", "kw_defaults")}
 _NO_NODES = {"ctx", "op", "ops", "type_comment", "kind", "value_kind"}
 
 
-def children_of(cls) -> tuple:
-    """``CHILDREN[cls]``, computed (a field of a class gast does not type: ``SOME_NODES``)."""
+def children_of(cls, operators: bool = False) -> tuple:
+    """``CHILDREN[cls]``, computed (a field of a class gast does not type: ``SOME_NODES``); with
+    ``operators``, ``_WALKED[cls]``: the contexts and operators too."""
     types = getattr(cls, "_field_types", None) or {}
     out = []
     for f in cls._fields:
+        if operators and f in _OPERATOR_FIELDS:
+            out.append((f, _OPERATOR_FIELDS[f]))
+            continue
         if f in _NO_NODES:
             continue
         holds = _holds(types.get(f), (cls.__name__, f) in _MAY_HOLD_NONE)
         if holds is not None:
             out.append((f, holds))
-    CHILDREN[cls] = out = tuple(out)
+    out = tuple(out)
+    (_WALKED if operators else CHILDREN)[cls] = out
     return out
+
+
+_OPERATOR_FIELDS = {"ctx": NODE, "op": NODE, "ops": NODES}
 
 
 def _holds(t, may_hold_none: bool):
