@@ -19,7 +19,7 @@ import types
 from . import anno
 from . import astlib as A
 from .naming import own_name, own_qualname
-from .scoping import analyze
+from .scoping import analyze, used_and_bound
 from .unit import Unit
 
 INDENT = "    "
@@ -118,10 +118,16 @@ def describe(obj) -> str:
 def _user_globals(unit: Unit, taken) -> dict:
     """The globals of the user's module the emitted code uses (documented as imports; the
     compiled code reads them live from the module)."""
-    free = analyze(unit.tree)[id(unit.tree)].free
+    g = unit.fn.__globals__
+    # (for speed: a walk of the names finds the free ones where no global of the user's module
+    # is also bound somewhere in the tree -- the scopes decide only there)
+    names = used_and_bound(unit.tree)
+    if names is None or any(n in g for n in names[0] & names[1]):
+        free = analyze(unit.tree)[id(unit.tree)].free
+    else:
+        free = names[0] - names[1]
     out = {}
     closure = set(unit.fn.__code__.co_freevars)
-    g = unit.fn.__globals__
     for n in sorted(free - set(taken) - set(unit.callees) - closure - {unit.bp_name}):
         if n in g:
             out[n] = _UserGlobal(g[n]) if not isinstance(g[n], types.ModuleType) else g[n]

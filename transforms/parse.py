@@ -21,6 +21,7 @@ import __future__
 import inspect
 import io
 import linecache
+import re
 import textwrap
 import tokenize
 import types
@@ -34,14 +35,15 @@ class Parse:
     name = "parse"
     invariant = "the function's syntax tree, with the user's file, lines and columns"
 
-    def run(self, unit: Unit) -> None:
+    def run(self, unit: Unit, quick: bool = True) -> None:
         fn = unit.fn
         # The source of the code object that runs: ``inspect.getsourcelines(fn)`` would follow
         # ``fn.__wrapped__`` to the function a ``functools.wraps`` decorator wrapped, and the
         # wrapper (``2 * f(*args)``, say) would be differentiated as the function it wraps.
         filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
+        quick = quick and _quick_source_lines(fn.__code__, filename)
         try:
-            lines, first = inspect.getsourcelines(fn.__code__)
+            lines, first = quick or inspect.getsourcelines(fn.__code__)
         except (OSError, TypeError) as exc:
             raise TransformError(
                 f"cannot read the source of `{fn.__qualname__}`: {exc}",
@@ -66,6 +68,8 @@ class Parse:
         lines_before = first - 2 if indented else first - 1
         if indented:
             col_shift = 0
+        if quick and not _still_the_source(fn.__code__, source):
+            return self.run(unit, quick=False)  # (inspect's lines, which the check may accept)
         if not _still_the_source(fn.__code__, source):
             raise TransformError(
                 f"the source file of `{fn.__qualname__}` changed since it was imported: the "
@@ -79,13 +83,16 @@ class Parse:
             tree = _parse_lambda_source(dedented, fn)
         else:
             try:
-                module = A.parse(source)
+                # parsed under as many empty lines as stand above it in the file: the lines
+                # are the file's (for speed: not a walk over the tree to move every node)
+                module = A.parse("\n" * lines_before + source)
             except SyntaxError as exc:  # pragma: no cover - the function compiled, so this is rare
                 raise TransformError(
                     f"cannot parse the source of `{fn.__qualname__}`: {exc.msg}",
                     filename=filename,
-                    lineno=lines_before + (exc.lineno or 1),
+                    lineno=exc.lineno or lines_before + 1,
                 ) from None
+            lines_before = 0
             body = module.body[0].body if indented else module.body
             defs = [n for n in body if isinstance(n, (A.FunctionDef, A.AsyncFunctionDef))]
             if not defs:
@@ -95,7 +102,7 @@ class Parse:
                     lineno=first,
                 )
             tree = defs[0]
-        for node in A.walk(tree):
+        for node in A.walk(tree) if lines_before or col_shift else ():
             if hasattr(node, "lineno"):
                 node.lineno += lines_before
                 if getattr(node, "end_lineno", None) is not None:
@@ -170,6 +177,30 @@ def _lines(code) -> int:
     """How many lines the function spans (where its code came from)."""
     lines = [line for _, _, line in code.co_lines() if line is not None]
     return max(lines) - min(lines) if lines else 0
+
+
+_STARTS = re.compile(r"\s*(def\s|async\s+def\s|@)")
+
+
+def _quick_source_lines(code, filename: str):
+    """``inspect.getsourcelines(code)`` without tokenizing the function to find where it ends
+    (for speed: that was a fifth of parsing a long function), or None to ask inspect: the lines
+    from its first line (a ``def`` or a decorator) to the last one its code or the code of a
+    function in it was compiled from. What a ``def`` may end with that compiles to nothing (a
+    ``pass``) may be left out; ``_still_the_source`` then checks what was compiled, as always,
+    and inspect is asked where it does not match."""
+    lines = linecache.getlines(filename)
+    first = code.co_firstlineno
+    if not lines or not 0 < first <= len(lines) or not _STARTS.match(lines[first - 1]):
+        return None
+    last = first
+    for c in (code, *_code_objects(code)):
+        for _, end, _, _ in c.co_positions():
+            if end is not None and end > last:
+                last = end
+    if last > len(lines):
+        return None
+    return lines[first - 1 : last], first
 
 
 def _code_objects(code):

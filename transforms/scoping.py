@@ -125,6 +125,41 @@ def _summary(stmt):
     return stmt, (part if _count(part, [stmt], None, None) else None)
 
 
+def used_and_bound(root) -> tuple[set[str], set[str]] | None:
+    """Every name ``root`` (a function) mentions, and every name some scope in it binds (a
+    parameter, a target, a definition): one walk, no scopes told apart -- a name used and bound
+    nowhere is free in ``root``. None where a ``global`` or ``nonlocal`` statement, an import
+    or a class makes binding more than that."""
+    used: set[str] = set()
+    bound: set[str] = set()
+    stack = [root]
+    pop = stack.pop
+    Name, Load, FunctionDef = A.Name, A.Load, A.FunctionDef
+    refused = (A.Global, A.Nonlocal, A.Import, A.ImportFrom, A.ClassDef, A.AsyncFunctionDef)
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is Name:
+            used.add(n.id)
+            if n.ctx.__class__ is not Load:
+                bound.add(n.id)
+            continue
+        if cls is FunctionDef:
+            bound.add(n.name)  # (its parameters are names: gast's ``Param`` context)
+        elif cls in refused or getattr(n, "name", None).__class__ is str:
+            return None  # (an exception's name, a match pattern's: bound by a string)
+        push_children(n, stack)
+    return used, bound
+
+
+def counts(node) -> tuple[dict[str, int], dict[str, int]] | None:
+    """How many times ``node`` (a statement or an expression) stores and loads each name
+    (``(stores, loads)``, as ``analyze`` counts them into its scope's facts); None if a
+    function is defined in it."""
+    part = _summary(node)[1]
+    return None if part is None else (part.stores, part.loads)
+
+
 def _count(f, stack: list, summaries, defs) -> bool:
     """Count into ``f`` what the nodes on ``stack`` (and below them, in this scope) say of
     names: the statements ``summaries`` keeps by their summary. A function defined there goes
@@ -493,7 +528,27 @@ def free_names(fdef) -> set[str]:
 
 def writes_through(fdef) -> set[str]:
     """Names of enclosing scopes that calling ``fdef`` may assign (via ``nonlocal``, transitively)."""
+    if not _declares_nonlocal(fdef):
+        return set()  # (for speed: a scan of the statements, not an analysis of every name)
     return facts(fdef).writes
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _declares_nonlocal(fdef) -> bool:
+    """Does a ``nonlocal`` statement appear in ``fdef`` or a function nested in it? (Only
+    statements declare; lambdas and comprehensions hold none, so expressions are not visited.)"""
+    stack = [fdef]
+    while stack:
+        s = stack.pop()
+        if s.__class__ is A.Nonlocal:
+            return True
+        for name in _BLOCKS:
+            block = getattr(s, name, None)
+            if block.__class__ is list:
+                stack.extend(block)
+    return False
 
 
 def assignment_counts(fdef) -> dict[str, int]:

@@ -458,7 +458,7 @@ class ShiftReset:
 
     def make_shift(self, s, body, info) -> A.With:
         node = A.with_(A.call("shift", [A.const(", ".join(info.binds))]), self.k, body)
-        for n in [node, *body]:
+        for n in [*body, node]:  # (each statement, and what it holds that has no location)
             A.copy_location(n, s)
             n.lineno = s.lineno
         anno.setanno(node, anno.SHIFT, info)
@@ -492,12 +492,7 @@ class ShiftReset:
             body, info = self.dynamic_shift(s, targets[0], value)
         else:
             body, info = self.primitive_shift(s, targets, value)
-        node = A.with_(A.call("shift", [A.const(", ".join(info.binds))]), self.k, body)
-        for n in [node, *body]:
-            A.copy_location(n, s)
-            n.lineno = s.lineno
-        anno.setanno(node, anno.SHIFT, info)
-        return node
+        return self.make_shift(s, body, info)
 
     # ------------------------------------------------------------------ primitives
 
