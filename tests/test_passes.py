@@ -671,6 +671,106 @@ def test_simplify_facts_agree_with_a_fresh_analysis(name, monkeypatch):
     assert checked
 
 
+@pytest.mark.parametrize(
+    "name", ["loop_return_inside", "loop_nested", "tree_rnn", "loop_break_continue", "long"]
+)
+def test_simplify_recounted_facts_agree_with_a_fresh_analysis(name, monkeypatch):
+    """Facts brought up to date by counting what definedness, dead stores and forward
+    substitutions took out (``Simplify._recount``, no walk of the tree) are those a fresh
+    analysis finds."""
+    import dataclasses
+
+    from cpsad import compiler
+    from cpsad.transforms import scoping, simplify
+    from tests import corpus_control
+    from tests.test_depth import long_function_source
+
+    recount = simplify.Simplify._recount
+    checked = []
+
+    def checking(self, root):
+        recount(self, root)
+        want = scoping.analyze(root)
+        assert set(self.facts) == set(want)
+        for key, facts in want.items():
+            for field in dataclasses.fields(scoping.Facts):
+                if field.name not in ("fdef", "nested"):
+                    a, b = getattr(self.facts[key], field.name), getattr(facts, field.name)
+                    assert a == b, (field.name, a, b)
+        checked.append(root)
+
+    monkeypatch.setattr(simplify.Simplify, "_recount", checking)
+    if name == "long":
+        fn = function_from_source(long_function_source(60))
+    else:
+        fn = getattr(corpus_control, name)
+    compiler.run_pipeline(fn, (fn.__code__.co_varnames[0],), upto="simplify")
+    assert checked
+
+
+@pytest.mark.parametrize(
+    "name, mode",
+    [
+        ("long", "reverse"),
+        ("loop_return_inside", "reverse"),
+        ("tree_rnn", "reverse"),
+        ("loop_nested", "reverse"),
+        ("loop_break_continue", "reverse"),
+        # (a function swept a second time finds more here: a store a closure read went away)
+        ("redefined_function_given_to_a_helper", "forward"),
+    ],
+)
+def test_simplify_leaves_no_dead_store_though_it_sweeps_again_only_where_needed(
+    name, mode, monkeypatch
+):
+    """A function the last dead-store sweep removed stores from is not swept again when the
+    tree is that one function (``Simplify._swept_clean``). What Simplify leaves has no dead store
+    a sweep would remove, and sweeping every function in every round gives the same program."""
+    from cpsad import compiler
+    from cpsad.transforms import simplify
+    from tests import corpus_control, fidelity_programs
+    from tests.test_depth import long_function_source
+
+    if name == "long":
+        fn = function_from_source(long_function_source(60))
+    else:
+        fn = getattr(corpus_control, name, None) or getattr(fidelity_programs, name)
+    active = (fn.__code__.co_varnames[0],)
+    gather, swept = simplify.Simplify.gather_all, []
+
+    def sweeping_again(self, root):  # (run after the last round)
+        self.analyze(root)
+        for f in simplify.functions(root):
+            assert not self.dead_stores(f), A.to_source(f)
+            swept.append(f)
+        gather(self, root)
+
+    monkeypatch.setattr(simplify.Simplify, "gather_all", sweeping_again)
+    unit, _ = compiler.run_pipeline(fn, active, upto="simplify", mode=mode)
+    quick = A.to_source(unit.tree)
+    assert swept
+    monkeypatch.setattr(simplify.Simplify, "_swept_clean", lambda self, every, root: set())
+    unit, _ = compiler.run_pipeline(fn, active, upto="simplify", mode=mode)
+    assert A.to_source(unit.tree) == quick
+
+
+def test_emit_imports_a_global_of_the_users_module_also_bound_in_the_function():
+    """The emitted module documents the user's globals it reads as imports; a name bound in one
+    function of the tree and read as the module's global in another is still one of them."""
+    source = src("""
+        scale = 3.0
+
+        def f(x):
+            def inner(scale):
+                return scale * 2.0
+            return inner(x) * scale
+    """)
+    fn = function_from_source(source, prelude="import numpy as np\n")
+    unit = run_source(source, "emit", CONTEXT)
+    assert re.search(r"^from \S+ import scale$", unit.text, re.M), unit.text
+    assert np.isclose(cpsad.grad(fn)(1.5), 2.0 * 3.0)
+
+
 # ----------------------------------------------------------------------------- kinds
 
 

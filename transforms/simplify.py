@@ -44,9 +44,22 @@ def functions(tree) -> list:
     lambdas are gone, so only statement lists are searched, not expressions)."""
     out = [tree]
     i = 0
+    FunctionDef, If = A.FunctionDef, A.If
     while i < len(out):
-        for block in statement_lists(out[i]):
-            out += [s for s in block if isinstance(s, A.FunctionDef)]
+        # ``statement_lists`` of out[i], each list's definitions in order, in one loop (for
+        # speed: Simplify asks for the functions again after each round)
+        todo = [out[i].body]
+        while todo:
+            block = todo.pop()
+            ifs = []
+            for s in block:
+                cls = s.__class__
+                if cls is FunctionDef:
+                    out.append(s)
+                elif cls is If:
+                    ifs.append(s)
+            for s in reversed(ifs):
+                todo += [s.orelse, s.body]
         i += 1
     return out
 
@@ -131,42 +144,50 @@ class Simplify:
         self.facts = self.scopes.analyze(root) if self.inlined else S.analyze(root)
         self.effects = closure_effects(root, self.facts)
         self._definite: dict[int, set] = {}
+        self.substituted: list = []
+        self.removed: dict[int, tuple] = {}  # id(f) -> (f, stores, loads): changes of counts
+        self.uncounted = False  # a change not in ``removed``: the facts must be made again
         for f in functions(root):
             self.definedness(f)
         # For speed (a chain of temporaries takes a round per link: tree_lstm needs a dozen), a
-        # round after one that only substituted forward neither analyses the tree again nor looks
-        # for dead stores where it found none: see ``_recount``.
-        quiet = False  # the last round changed nothing but forward substitutions
-        clean: set[int] = set()  # functions whose last dead-store sweep removed nothing
-        fresh = True  # the facts are those of the tree as it is (the inlining's, above)
+        # round after one whose only changes were counted -- forward substitutions, dead stores
+        # removed from a function -- does not analyse the tree again, and looks for dead stores
+        # only where they may have become dead: see ``_recount``.
+        # The facts are those of the tree before definedness, which counted its changes too.
+        counted = not self.uncounted  # the last changes are all in ``substituted``/``removed``
+        clean: set[int] = set()  # functions a dead-store sweep would leave as they are
         while True:
-            if quiet:
+            if counted:
                 self._recount(root)
-            elif not fresh:
+            else:
                 self.analyze(root)
                 clean = set()
-            fresh = False
             self.substituted = []
+            self.removed: dict[int, tuple] = {}  # id(f) -> (f, stores, loads): the changes
+            self.uncounted = False  # a dead-store sweep removed a function
             changed = False
-            for f in functions(root):
+            every = functions(root)
+            for f in every:
                 changed |= self.copies(f)
             if changed:
-                quiet = False
+                counted = False
                 continue  # names moved: analyse again before anything else reads them
-            other = False  # a change other than a forward substitution
-            for f in functions(root):
+            other = False  # a change that is not counted
+            for f in every:
                 if id(f) not in clean:
-                    if self.dead_stores(f):
-                        other = True
-                    else:
+                    if not self.dead_stores(f):
                         clean.add(id(f))
                 changed |= self.forward_substitute(f)
                 other |= self.return_directly(f)
                 other |= self.eta(f)
+            other |= self.uncounted
+            if self.removed:
+                changed = True
+                clean = self._swept_clean(every, root)
+            counted = not other
             if not (changed or other):
                 break
-            quiet = not other
-        _Peephole(unit.injected).visit(root)
+        _Peephole(unit.injected).run(root)
         self.gather_all(root)
         for f in functions(root):
             _drop_empty(f)
@@ -180,22 +201,43 @@ class Simplify:
         self.facts = S.analyze(root)
         self.effects = closure_effects(root, self.facts)
 
-    def _recount(self, root) -> None:
-        """``analyze`` after a round whose only changes were forward substitutions, without
-        visiting the tree: each took one assignment and one read of a temporary out of its
-        function's own scope (the value moved within that scope, its names counted as before).
+    @staticmethod
+    def _swept_clean(every: list, root) -> set[int]:
+        """After a round that removed dead stores: the functions (``id``) a sweep would leave as
+        they are. One sweep of a function leaves no dead store in it when none of what it reads
+        through closures can change: when the tree is that one function (see ``_recount``)."""
+        return {id(root)} if len(every) == 1 else set()
 
-        Why a dead-store sweep that removed nothing still removes nothing after them (so the
-        loop skips it): liveness before the removed ``t = e`` is what it was -- ``e``'s reads
-        are live from the next statement on instead, and only inert statements lie between --
-        and after it nothing changed. Only where ``t`` is live can differ, and nothing assigns
-        ``t`` any more. The statement that received ``e`` keeps its targets and the liveness
-        after it, and whether it is removed depends on those alone once the sweep kept it.
-        What closures read and write is unchanged: no nested function names ``t`` (it was
-        assigned and read once, both in this scope).
+    def _recount(self, root) -> None:
+        """``analyze`` after a round whose only changes were counted, without visiting the tree:
+        each forward substitution took one assignment and one read of a temporary out of its
+        function's own scope (the value moved within that scope, its names counted as before);
+        each dead store removed took its names' counts out (``self.removed``), or its targets'
+        where its call stays, as a statement of its own.
+
+        Why a dead-store sweep that removed nothing still removes nothing after forward
+        substitutions (so the loop skips it): liveness before the removed ``t = e`` is what it
+        was -- ``e``'s reads are live from the next statement on instead, and only inert
+        statements lie between -- and after it nothing changed. Only where ``t`` is live can
+        differ, and nothing assigns ``t`` any more. The statement that received ``e`` keeps its
+        targets and the liveness after it, and whether it is removed depends on those alone once
+        the sweep kept it. What closures read and write is unchanged: no nested function names
+        ``t`` (it was assigned and read once, both in this scope).
+
+        Why a sweep that removed stores needs no second one when the tree is one function: the
+        sweep goes backwards, deciding each statement by what the statements kept after it read,
+        so a second sweep meets the same statements with the same live names; what else decides
+        -- the functions nested in it, the reads of closures it calls -- there is none of. In a
+        tree of several functions a removal changes what a closure reads, and so what is live in
+        its callers: every function is swept again.
         """
+        deltas = self.removed
         for f, t in self.substituted:
-            S.recount(self.facts, f, {t: -1}, {t: -1})
+            _, stores, loads = deltas.setdefault(id(f), (f, {}, {}))
+            stores[t] = stores.get(t, 0) - 1
+            loads[t] = loads.get(t, 0) - 1
+        for f, stores, loads in deltas.values():
+            S.recount(self.facts, f, stores, loads)
         self.effects = closure_effects(root, self.facts)
 
     # ------------------------------------------------------------------ 1. inline
@@ -378,6 +420,7 @@ class Simplify:
         _, writes = self.effects
         nested = {g.name: g for g in self.facts[id(f)].nested}
         closures = set(writes)
+        rewriter = _Rewrite(self, state, f)  # (one for the block: its state is set before use)
         i = 0
         while i < len(block):
             s = block[i]
@@ -389,7 +432,12 @@ class Simplify:
                 # ``if y_bar is not None:`` (cps) where it is known: its body, or nothing
                 if rewrite:
                     i -= 1
-                    block[i : i + 1] = s.body if state[skip] != NONE else []
+                    if state[skip] != NONE:
+                        block[i : i + 1] = s.body
+                        self._count_removed(f, s.test)
+                    else:
+                        del block[i]
+                        self._count_removed(f, s)
                 elif state[skip] != NONE:
                     state = self._flow(f, s.body, state, rewrite)
                 continue
@@ -402,7 +450,8 @@ class Simplify:
                 state = _join(a, b)
                 continue
             if rewrite and isinstance(s, (A.Assign, A.AugAssign, A.Return, A.Expr)):
-                s.value = _Rewrite(self, state).visit(s.value)
+                rewriter.state = state
+                s.value = rewriter.visit(s.value)
             # Closures this statement runs (and the closures they run) can set adjoints they
             # borrow. A continuation nested here runs exactly once -- called here, or passed to a
             # backpropagator, which calls it once -- so what it always sets is set after.
@@ -585,6 +634,19 @@ class Simplify:
         self._live(f, f.body, live_out, changed)
         return changed[0]
 
+    def _count_removed(self, f, node, whole: bool = True) -> None:
+        """Take the names of ``node``, removed from ``f``'s own scope (``whole``), or only the
+        targets of an assignment whose value stays, out of the counts ``_recount`` brings the
+        facts up to date by."""
+        counts = S.counts(node)
+        if counts is None:  # a function defined in it
+            self.uncounted = True
+            return
+        _, stores, loads = self.removed.setdefault(id(f), (f, {}, {}))
+        for delta, names in ((stores, counts[0]), (loads, counts[1] if whole else {})):
+            for name, c in names.items():
+                delta[name] = delta.get(name, 0) - c
+
     def _reads(self, f, node) -> set[str]:
         """Names a statement reads, including through the closures it runs (those used as
         values, by any call it makes)."""
@@ -642,7 +704,8 @@ class Simplify:
             if isinstance(s, A.FunctionDef):
                 if _inert(s) and not self.facts[id(f)].reads.get(s.name):
                     changed[0] = True  # a function nothing calls (a continuation inlined away,
-                    continue  # a function whose derivative Nested made)
+                    self.uncounted = True  # a function whose derivative Nested made)
+                    continue
                 kept.append(s)
                 continue
             if isinstance(s, A.If):
@@ -656,6 +719,7 @@ class Simplify:
                 if isinstance(s.targets[0], (A.Name, A.Tuple)) and not (targets & live):
                     if self._removable(f, s):
                         changed[0] = True
+                        self._count_removed(f, s, whole=True)
                         continue
                     if all(
                         t in self.namer.generated and t not in self.namer.temps for t in targets
@@ -663,6 +727,7 @@ class Simplify:
                         # a call that must run, whose result nothing needs: a plain call
                         kept.append(A.copy_location(A.expr_stmt(s.value), s))
                         changed[0] = True
+                        self._count_removed(f, s, whole=False)
                         live |= self._reads(f, s)
                         continue
                 if isinstance(s.targets[0], (A.Name, A.Tuple)):
@@ -754,10 +819,18 @@ class Simplify:
         counts = self.facts[id(f)].assignments
         loads = self.facts[id(f)].reads
         changed = False
+        temps, Assign, Name = self.namer.temps, A.Assign, A.Name
         for block in statement_lists(f):
             i = 0
             while i < len(block) - 1:
-                if self._substitute_forward(f, block, i, counts, loads):
+                s = block[i]
+                # (the first tests of ``_substitute_forward``, here for speed: most fail them)
+                if (
+                    s.__class__ is Assign
+                    and s.targets[0].__class__ is Name
+                    and s.targets[0].id in temps
+                    and self._substitute_forward(f, block, i, counts, loads)
+                ):
                     changed = True  # block[i] is now the statement that received the value
                 else:
                     i += 1
@@ -1097,9 +1170,10 @@ class _Rewrite(A.NodeTransformer):
     an expression (a rule's arithmetic) holds none, and visiting it was most of this stage's time.
     """
 
-    def __init__(self, simplify: Simplify, state: dict):
+    def __init__(self, simplify: Simplify, state: dict, f):
         self.s = simplify
         self.state = state
+        self.f = f  # (whose names' counts what is left out is taken from)
 
     def visit(self, node):
         cls = node.__class__
@@ -1129,8 +1203,11 @@ class _Rewrite(A.NodeTransformer):
                 st = self.state.get(x.id, MAYBE)
                 present = self.s._state_of(e, self.state) in (SET, ZERO)
                 if st == NONE or (st == ZERO and present):
+                    self.s._count_removed(self.f, f)
+                    self.s._count_removed(self.f, x)
                     return e
                 if st == SET and present:
+                    self.s._count_removed(self.f, f)
                     return A.copy_location(A.binop(A.name(x.id), A.Add(), e), node)
         return node
 
@@ -1149,22 +1226,62 @@ class _Rewrite(A.NodeTransformer):
         ):
             st = self.state.get(t.left.id, MAYBE)
             if st in (SET, ZERO):
+                self.s._count_removed(self.f, t)
+                self.s._count_removed(self.f, node.orelse)
                 return node.body
             if st == NONE:
+                self.s._count_removed(self.f, t)
+                self.s._count_removed(self.f, node.body)
                 return node.orelse
         return node
 
 
-class _Peephole(A.NodeTransformer):
+class _Peephole:
+    """Constant folding, ``x ** 1`` and default keyword arguments: a rewrite of each call and
+    binary operation, innermost first (``run``)."""
+
     def __init__(self, injected: dict):
         self.injected = injected
 
-    def visit_Call(self, node):
+    def run(self, root) -> None:
+        # (for speed: one walk finds the calls and operations, with where each is held, and
+        # only those are rewritten -- not a visit of every node, as a NodeTransformer makes)
+        found = []  # (node, holder, field, index), each before the nodes below it
+        stack = [(root, None, None, 0)]
+        pop, push = stack.pop, stack.append
+        Call, BinOp, AST, children_of = A.Call, A.BinOp, A.AST, A.CHILDREN
+        while stack:
+            item = pop()
+            n = item[0]
+            cls = n.__class__
+            if cls is Call or cls is BinOp:
+                found.append(item)
+            children = children_of.get(cls)
+            if children is None:
+                children = A.children_of(cls)
+            for field, _ in children:
+                v = getattr(n, field, None)
+                if v.__class__ is list:
+                    for i, x in enumerate(v):
+                        if isinstance(x, AST):
+                            push((x, v, None, i))
+                elif isinstance(v, AST):
+                    push((v, n, field, 0))
+        for n, holder, field, i in reversed(found):
+            new = self.call(n) if n.__class__ is Call else self.binop(n)
+            if new is not n:
+                if field is None:
+                    holder[i] = new
+                else:
+                    setattr(holder, field, new)
+
+    def call(self, node):
         """Leave out keyword arguments a helper, a rule or a function of a module emitted code
         imports (``np.reshape(g, s, order="C")``) would default to anyway -- noise to a reader,
         and an array library that dispatches numpy's functions may not take them (Dask's
         reshape refuses ``order``)."""
-        self.generic_visit(node)
+        if not node.keywords:
+            return node
         fn = self._callee(node.func)
         if fn is not None and node.keywords:
             try:
@@ -1196,8 +1313,7 @@ class _Peephole(A.NodeTransformer):
                 return fn if callable(fn) and not isinstance(fn, type) else None
         return None
 
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
+    def binop(self, node):
         left, right = node.left, node.right
         if isinstance(left, A.Constant) and isinstance(right, A.Constant):
             ops = {A.Add: lambda a, b: a + b, A.Sub: lambda a, b: a - b, A.Mult: lambda a, b: a * b}
