@@ -189,6 +189,7 @@ def _quick_source_lines(code, filename: str):
     function in it was compiled from. What a ``def`` may end with that compiles to nothing (a
     ``pass``) may be left out; ``_still_the_source`` then checks what was compiled, as always,
     and inspect is asked where it does not match."""
+    linecache.checkcache(filename)  # (as inspect does: the file may have changed on disk)
     lines = linecache.getlines(filename)
     first = code.co_firstlineno
     if not lines or not 0 < first <= len(lines) or not _STARTS.match(lines[first - 1]):
