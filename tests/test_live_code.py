@@ -262,6 +262,87 @@ def test_the_source_file_edited_while_running(module):
         cpsad.grad(user.g)(0.7)
 
 
+@pytest.mark.parametrize(
+    "source, edited, call",
+    [
+        # the same names and constants, another operation: only the instructions tell
+        ("def f(x):\n    return x * x\n", "x * x * x", lambda m: m.f),
+        # a closure: its free variable compiles to a global on its own
+        (
+            "def make(c):\n    def inner(x):\n        return x * c\n    return inner\n",
+            "x * x * c",
+            lambda m: m.make(2.0),
+        ),
+        # one that assigns a variable of the function around it
+        (
+            "def make(c):\n    n = 0\n    def inner(x):\n        nonlocal n\n"
+            "        n = n + 1\n        return x * c\n    return inner\n",
+            "x * x * c",
+            lambda m: m.make(2.0),
+        ),
+    ],
+)
+def test_the_source_edited_in_place_is_refused(module, source, edited, call):
+    """An edit that keeps every name and constant (``x * x`` into ``x * x * x``) at the same
+    lines: the code that runs is not what the file says, and the new file's derivative would be
+    returned for the old function's value -- refused. Unedited, the same function is accepted."""
+    user, path = module("live_in_place_" + str(abs(hash(source)) % 10**6), source)
+    assert check(call(user)) == pytest.approx(fd(call(user), 0.7), rel=1e-6)
+    other, other_path = module("live_in_place_b_" + str(abs(hash(source)) % 10**6), source)
+    line = next(ln for ln in source.splitlines() if "return x" in ln)
+    rewrite(other_path, source.replace(line, line.split("return")[0] + "return " + edited))
+    with pytest.raises(cpsad.TransformError, match="changed since"):
+        cpsad.grad(call(other))(0.7)
+
+
+def test_a_method_of_an_imported_class_is_its_source_until_edited(module):
+    """``Helper.twice(x)`` of an imported class compiles to other instructions than where
+    ``Helper`` is not an import (what ``_compiled_in_place`` writes around it): the instructions
+    are compared as such, and an edit is still told apart."""
+    module(
+        "live_helper_cls",
+        """
+        class Helper:
+            @staticmethod
+            def twice(x):
+                return 2.0 * x
+        """,
+    )
+    source = """
+        from live_helper_cls import Helper
+
+        def f(x):
+            if x > 0.0:
+                return Helper.twice(x) * x
+            return x
+        """
+    user, _ = module("live_uses_helper", source)
+    assert check(user.f) == pytest.approx(4 * 0.7)
+    other, path = module("live_uses_helper_b", source)
+    rewrite(path, source.replace("Helper.twice(x) * x", "Helper.twice(x) * x * x"))
+    with pytest.raises(cpsad.TransformError, match="changed since"):
+        cpsad.grad(other.f)(0.7)
+
+
+def test_a_method_that_reads_a_private_name_is_its_source(module):
+    """Compiled where it stands -- in its class, which mangles ``__k`` -- an unedited method is
+    what its file says (it was refused as edited), and its private names are the class's."""
+    user, _ = module(
+        "live_method",
+        """
+        class A:
+            __k = 3.0
+
+            def f(self, x):
+                def __twice(y):
+                    return 2.0 * y
+
+                return __twice(x) * self.__k
+        """,
+    )
+    assert check(user.A().f) == pytest.approx(6.0)
+
+
 def test_an_unchanged_function_is_transformed_once(module):
     user, _ = module(
         "live_once",

@@ -18,6 +18,7 @@ object they were given is the one transformed). A lambda becomes an equivalent `
 from __future__ import annotations
 import __future__
 
+import dis
 import inspect
 import io
 import linecache
@@ -68,9 +69,11 @@ class Parse:
         lines_before = first - 2 if indented else first - 1
         if indented:
             col_shift = 0
-        if quick and not _still_the_source(fn.__code__, source):
+        raw = None if is_lambda else text
+        modules = _modules_read(fn)
+        if quick and not _still_the_source(fn.__code__, source, raw, modules):
             return self.run(unit, quick=False)  # (inspect's lines, which the check may accept)
-        if not _still_the_source(fn.__code__, source):
+        if not _still_the_source(fn.__code__, source, raw, modules):
             raise TransformError(
                 f"the source file of `{fn.__qualname__}` changed since it was imported: the "
                 "lines where it was no longer hold the function that runs",
@@ -112,6 +115,9 @@ class Parse:
                     node.end_col_offset += col_shift
         tree.decorator_list = []
         tree.returns = None
+        owner = _class_around(fn.__code__)
+        if owner is not None:
+            _mangle(tree, owner)
         unit.tree = tree
         code = fn.__code__
         unit.namer.reserve(*A.names_in(tree), *code.co_freevars, *code.co_varnames)
@@ -126,14 +132,24 @@ class Parse:
         assert isinstance(unit.tree, (A.FunctionDef, A.AsyncFunctionDef))
 
 
-def _still_the_source(code, text: str) -> bool:
-    """Does ``text`` (what the file holds now at ``code``'s lines) compile to ``code``? Compared
-    by what does not depend on where the function was compiled: its parameters, locals, the
-    names and constants it uses, and those of the functions inside it (a free variable of the
-    function compiles to a global on its own). Code pytest rewrote (its asserts) holds more
-    than its source compiles to: there the source's must be among them. Source that cannot be
-    compiled on its own (a fragment with a lambda in it) is taken as it is."""
+def _still_the_source(code, text: str, raw: str | None = None, modules=()) -> bool:
+    """Does ``text`` (what the file holds now at ``code``'s lines) compile to ``code``?
+
+    Where the context ``raw`` (the lines as the file holds them) stands in can be written
+    around it -- a function binding its free variables, its class, the module's imports of
+    ``modules`` -- exactly: the same instructions, names and constants (``_compiled_in_place``:
+    ``x * x`` edited into ``x * x * x`` holds the same names and constants). Otherwise by what
+    does not depend on where the function was compiled: its parameters, locals, the names and
+    constants it uses, and those of the functions inside it (a free variable of the function
+    compiles to a global on its own).
+    Code pytest rewrote (its asserts) holds more than its source compiles to: there the source's
+    must be among them. Source that cannot be compiled on its own (a fragment with a lambda in
+    it) is taken as it is."""
     flags = code.co_flags & __future__.annotations.compiler_flag
+    if raw is not None and not _rewritten(code):
+        same = _compiled_in_place(code, raw, flags, modules)
+        if same is not None:
+            return same
     try:
         module = compile(text, code.co_filename, "exec", flags=flags, dont_inherit=True)
     except SyntaxError:
@@ -152,6 +168,140 @@ def _still_the_source(code, text: str) -> bool:
         if got == want or (rewritten and _among(got, want) and _lines(c) == _lines(code)):
             return True
     return False
+
+
+def _compiled_in_place(code, raw: str, flags: int, modules=()) -> bool | None:
+    """Does ``raw``, a function's lines as its file holds them, compile to ``code`` where it
+    stands -- in a function that binds the names ``code`` takes from around it, in its class (the
+    class's name mangles ``__private`` names; ``super()`` reads the class's cell), in a module
+    that imports ``modules`` (a method of an imported name is called by other instructions)?
+    The instructions are compared as ``_same_instructions`` says. None where that context cannot
+    be written above its indentation."""
+    first = raw.split("\n", 1)[0]
+    indent = len(first) - len(first.lstrip())
+    if "\t" in first[:indent]:
+        return None
+    free = [n for n in code.co_freevars if n != "__class__"]
+    parts = code.co_qualname.split(".")
+    owner = parts[-2] if len(parts) > 1 and parts[-2] != "<locals>" else None
+    in_class = owner is not None and owner.isidentifier()
+    if indent < bool(free) + in_class or ("__class__" in code.co_freevars and not in_class):
+        return None
+    head = []
+    if free:  # the names as locals of a function around it, at the indentation of the lines
+        head += ["def __cpsad_context__():"]
+        head += [" " * (indent - in_class) + " = ".join(free) + " = None"]
+    if in_class:
+        head += [" " * (indent - 1 if free else 0) + f"class {owner}:"]
+    if indent and not head:
+        head = ["if 1:"]
+    imports = "".join(f"import {m}\n" for m in modules)  # (compiled, never run)
+    wrapped = imports + "".join(line + "\n" for line in head) + raw
+    try:
+        module = compile(wrapped, code.co_filename, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError:
+        return None
+    return any(_same_code(c, code) for c in _code_objects(module) if c.co_name == code.co_name)
+
+
+def _modules_read(fn) -> list[str]:
+    """The names ``fn`` (or a function in it) reads that are modules of its globals: most are
+    bound by an import, as the compiler sees it."""
+    g = fn.__globals__
+    names = set(fn.__code__.co_names)
+    for c in _code_objects(fn.__code__):
+        names |= set(c.co_names)
+    return sorted(n for n in names if isinstance(g.get(n), types.ModuleType))
+
+
+def _class_around(code) -> str | None:
+    """The name of the class ``code``'s function is written in (a method, or a function in
+    one), from its qualified name: a class's part is not followed by ``<locals>``."""
+    parts = code.co_qualname.split(".")[:-1]
+    while parts:
+        last = parts.pop()
+        if last == "<locals>":
+            if parts:
+                parts.pop()  # a function's name: look further out
+            continue
+        return last if last.isidentifier() else None
+    return None
+
+
+def _mangle(tree, owner: str) -> None:
+    """Python's private names in a class: ``self.__k`` in ``class A`` is ``self._A__k`` (names,
+    attributes and definitions are; a call's keywords are not). The emitted code is compiled
+    outside the class, so it says so itself."""
+    prefix = "_" + owner.lstrip("_")
+    if prefix == "_":
+        return
+
+    def private(name) -> bool:
+        return isinstance(name, str) and name.startswith("__") and not name.endswith("__")
+
+    for n in A.walk(tree):
+        if isinstance(n, A.Name) and private(n.id):
+            n.id = prefix + n.id
+        elif isinstance(n, A.Attribute) and private(n.attr):
+            n.attr = prefix + n.attr
+        elif isinstance(n, A.FunctionDef) and n is not tree and private(n.name):
+            n.name = prefix + n.name
+        elif isinstance(n, (A.Global, A.Nonlocal)):
+            n.names = [prefix + x if private(x) else x for x in n.names]
+
+
+def _same_code(a, b) -> bool:
+    """The same instructions, names and constants (those of functions inside, the same too);
+    whether it is nested in a function aside."""
+    return (
+        (a.co_code == b.co_code or _same_instructions(a, b))
+        and a.co_names == b.co_names
+        and a.co_varnames == b.co_varnames
+        and a.co_freevars == b.co_freevars
+        and a.co_cellvars == b.co_cellvars
+        and (a.co_argcount, a.co_posonlyargcount, a.co_kwonlyargcount)
+        == (b.co_argcount, b.co_posonlyargcount, b.co_kwonlyargcount)
+        and (a.co_flags | inspect.CO_NESTED) == (b.co_flags | inspect.CO_NESTED)
+        and len(a.co_consts) == len(b.co_consts)
+        and all(_same_constant(x, y) for x, y in zip(a.co_consts, b.co_consts))
+    )
+
+
+def _same_instructions(a, b) -> bool:
+    """The same instructions but for what Python chooses by how the module binds a name: a
+    method of a name a module imports is read as an attribute (``LOAD_ATTR``), of another one
+    with ``LOAD_METHOD`` -- which moves the jumps' offsets; they are compared as the instruction
+    they go to."""
+    return _instructions(a) == _instructions(b)
+
+
+def _instructions(code) -> list:
+    found = list(dis.get_instructions(code))
+    index = {i.offset: n for n, i in enumerate(found)}
+    jumps = set(dis.hasjrel) | set(dis.hasjabs)
+    out = []
+    for i in found:
+        op = "LOAD_ATTR" if i.opname == "LOAD_METHOD" else i.opname
+        if i.opcode in jumps:
+            arg = index.get(i.argval)
+        elif isinstance(i.argval, (types.CodeType, float, complex)):
+            arg = None  # (the constants are compared as such)
+        else:
+            arg = i.argval
+        out.append((op, arg))
+    return out
+
+
+def _same_constant(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, types.CodeType):
+        return _same_code(a, b)
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same_constant(x, y) for x, y in zip(a, b))
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)  # (-0.0 and 0.0 apart, a nan equal to itself)
+    return a == b
 
 
 def _rewritten(code) -> bool:
