@@ -1,4 +1,4 @@
-"""Cases for the rules of the functions emitted code calls (cpsad/rules/emitted.py): the runtime's
+"""Cases for the rules of the functions emitted code calls (cpsad/rules/emitted/): the runtime's
 helpers and the rule functions a backpropagator or a tangent function calls by name.
 
 Each case calls the helper the way emitted code does -- with ``Sparse`` container adjoints,
@@ -19,13 +19,18 @@ import numpy as np
 
 from cpsad.rules import containers as ct
 from cpsad.rules import elementwise as el
-from cpsad.rules import emitted as em
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
 from cpsad.rules import operators as op
 from cpsad.rules import reductions as rd
 from cpsad.rules import shape as sh
 from cpsad.rules.core import broadcast_like
+from cpsad.rules.emitted import cholesky as em_cholesky
+from cpsad.rules.emitted import containers as em_containers
+from cpsad.rules.emitted import elements as em_elements
+from cpsad.rules.emitted import norms as em_norms
+from cpsad.rules.emitted import parts as em_parts
+from cpsad.rules.emitted import runtime as em_runtime
 from cpsad.runtime import (
     Sparse,
     acc,
@@ -210,7 +215,7 @@ for x, adjoints in [
 
 
 def read_items_(h, cs, x):
-    return em.read_items(h, cs, x)
+    return em_runtime.read_items(h, cs, x)
 
 
 for h, cs, x in [
@@ -218,11 +223,11 @@ for h, cs, x in [
     (Sparse({1: u(2)}), {0: 0.5, 1: u(2)}, [0.2, u(2), 0.4]),
     (u(3, 2), {0: u(2), 2: u(2)}, u(3, 2)),
 ]:
-    case(read_items_, em.read_items, h, cs, x, autograd=HELPER)
+    case(read_items_, em_runtime.read_items, h, cs, x, autograd=HELPER)
 
 
 def read_adjoint_(h, c, x, index):
-    return em.read_adjoint(h, c, x, index)
+    return em_runtime.read_adjoint(h, c, x, index)
 
 
 for h, c, x, index in [
@@ -233,7 +238,7 @@ for h, c, x, index in [
     (Sparse({0: 0.5, 2: 0.1}), Sparse({0: 0.5, 1: u(2)}), (0.1, u(2), 0.4), np.s_[::-2]),
     (Sparse({1: u(2)}), u(2, 2), [0.1, u(2), 0.4, u(2)], np.s_[1::2]),
 ]:
-    case(read_adjoint_, em.read_adjoint, h, c, x, index, autograd=HELPER)
+    case(read_adjoint_, em_runtime.read_adjoint, h, c, x, index, autograd=HELPER)
 
 
 def unpack_adjoint_(gs, x):
@@ -250,11 +255,18 @@ for gs, x in [
 
 
 def unpacked_(h, gs, x):
-    return em.unpacked(h, gs, x)
+    return em_runtime.unpacked(h, gs, x)
 
 
-case(unpacked_, em.unpacked, Sparse({0: u(3), 1: 0.2}), (u(3), None), (u(3), 0.5), autograd=HELPER)
-case(unpacked_, em.unpacked, u(3, 3), (u(3), None, u(3)), u(3, 3), autograd=HELPER)
+case(
+    unpacked_,
+    em_runtime.unpacked,
+    Sparse({0: u(3), 1: 0.2}),
+    (u(3), None),
+    (u(3), 0.5),
+    autograd=HELPER,
+)
+case(unpacked_, em_runtime.unpacked, u(3, 3), (u(3), None, u(3)), u(3, 3), autograd=HELPER)
 
 
 def entries_adjoint_(c, start, xs):
@@ -270,11 +282,21 @@ for c, start, xs in [
 
 
 def placed_(h, c, start, xs):
-    return em.placed(h, c, start, xs)
+    return em_runtime.placed(h, c, start, xs)
 
 
-case(placed_, em.placed, Sparse({1: u(2)}), Sparse({0: 0.3}), 1, [0.2, u(2)], autograd=HELPER)
-case(placed_, em.placed, Sparse({0: u(2), 1: u(2)}), u(4, 2), 2, [u(2), u(2)], autograd=HELPER)
+case(
+    placed_, em_runtime.placed, Sparse({1: u(2)}), Sparse({0: 0.3}), 1, [0.2, u(2)], autograd=HELPER
+)
+case(
+    placed_,
+    em_runtime.placed,
+    Sparse({0: u(2), 1: u(2)}),
+    u(4, 2),
+    2,
+    [u(2), u(2)],
+    autograd=HELPER,
+)
 
 
 def add_left_(c, x, y):
@@ -321,10 +343,18 @@ case(repeat_adjoint_, repeat_adjoint, u(6), (0.1, 0.2), 3, autograd=HELPER)
 
 
 def repeated_(h, c, seq, n):
-    return em.repeated(h, c, seq, n)
+    return em_runtime.repeated(h, c, seq, n)
 
 
-case(repeated_, em.repeated, Sparse({0: u(2), 1: 0.1}), Sparse({}), [u(2), 0.3], 2, autograd=HELPER)
+case(
+    repeated_,
+    em_runtime.repeated,
+    Sparse({0: u(2), 1: 0.1}),
+    Sparse({}),
+    [u(2), 0.3],
+    2,
+    autograd=HELPER,
+)
 
 
 def without_(c, key):
@@ -373,18 +403,18 @@ case(spread_, ct.spread, u(2), u(4, 2), autograd=HELPER)
 
 
 def gathered_(h, c, seq):
-    return em.gathered(h, c, seq)
+    return em_containers.gathered(h, c, seq)
 
 
 case(
     gathered_,
-    em.gathered,
+    em_containers.gathered,
     Sparse({0: u(3), 2: 0.4}),
     u(2, 3),
     [u(3), u(2, 3), 0.5],
     autograd=HELPER,
 )
-case(gathered_, em.gathered, u(4, 2), u(2), u(4, 2), autograd=HELPER)
+case(gathered_, em_containers.gathered, u(4, 2), u(2), u(4, 2), autograd=HELPER)
 
 
 def list_builtin_(c, out, iterable):
@@ -396,11 +426,25 @@ case(list_builtin_, ct.list_builtin, Sparse({0: 0.3}), None, (0.1, u(2)), autogr
 
 
 def list_builtin_t_(h, c, iterable):
-    return em.list_builtin_t(h, c, iterable)
+    return em_containers.list_builtin_t(h, c, iterable)
 
 
-case(list_builtin_t_, em.list_builtin_t, u(3, 2), Sparse({1: u(2)}), u(3, 2), autograd=HELPER)
-case(list_builtin_t_, em.list_builtin_t, Sparse({0: 0.3}), Sparse({0: 0.1}), [0.1], autograd=HELPER)
+case(
+    list_builtin_t_,
+    em_containers.list_builtin_t,
+    u(3, 2),
+    Sparse({1: u(2)}),
+    u(3, 2),
+    autograd=HELPER,
+)
+case(
+    list_builtin_t_,
+    em_containers.list_builtin_t,
+    Sparse({0: 0.3}),
+    Sparse({0: 0.1}),
+    [0.1],
+    autograd=HELPER,
+)
 
 
 def max_builtin_(c, out, a, b, c2):
@@ -440,11 +484,11 @@ case(
 
 
 def max_builtin_t_(h, c, out, a, b, c2):
-    return em.max_builtin_t(h, c, out, a, b, c2)
+    return em_containers.max_builtin_t(h, c, out, a, b, c2)
 
 
 def max_builtin_t_seq(h, c, out, seq):
-    return em.max_builtin_t(h, c, out, seq)
+    return em_containers.max_builtin_t(h, c, out, seq)
 
 
 def max_builtin_jvp_(v, out, a, b, c2):
@@ -459,7 +503,14 @@ ITEMS = (0.3, 0.9, -0.2)
 H = Sparse({0: 0.1, 1: -0.4, 2: 0.3})
 kw = dict(out=0.9, a=0.3, b=0.9, c2=-0.2)
 case(
-    max_builtin_t_, em.max_builtin_t, H, 0.4, 0.9, *ITEMS, fn_kw=dict(c=0.4, **kw), autograd=HELPER
+    max_builtin_t_,
+    em_containers.max_builtin_t,
+    H,
+    0.4,
+    0.9,
+    *ITEMS,
+    fn_kw=dict(c=0.4, **kw),
+    autograd=HELPER,
 )
 case(max_builtin_jvp_, ct.max_builtin_jvp, (0.1, 0.2, 0.3), 0.9, *ITEMS, fn_kw=kw, autograd=HELPER)
 for seq, h, v in [
@@ -468,7 +519,16 @@ for seq, h, v in [
 ]:
     out = max(seq)
     fn_kw = dict(c=0.4, out=out, seq=seq)
-    case(max_builtin_t_seq, em.max_builtin_t, h, 0.4, out, seq, fn_kw=fn_kw, autograd=HELPER)
+    case(
+        max_builtin_t_seq,
+        em_containers.max_builtin_t,
+        h,
+        0.4,
+        out,
+        seq,
+        fn_kw=fn_kw,
+        autograd=HELPER,
+    )
     fn_kw = dict(out=out, seq=seq)
     case(max_builtin_jvp_seq, ct.max_builtin_jvp, v, out, seq, fn_kw=fn_kw, autograd=HELPER)
 
@@ -533,23 +593,25 @@ def parts_(c, x):
 
 
 def unparts_(h, c, x):
-    return em.unparts(h, c, x)
+    return em_parts.unparts(h, c, x)
 
 
 NESTED = [[0.1, u(2)], u(2, 2)]
 case(parts_, jn.parts, u(2, 3), [0.1, u(3)], autograd=HELPER)  # np.array([a, b])
 case(parts_, jn.parts, u(2, 2, 2), NESTED, autograd=HELPER)
 case(parts_, jn.parts, u(3), u(3), autograd=HELPER)  # np.asarray of an array
-case(unparts_, em.unparts, Sparse({1: u(3)}), u(2, 3), [0.1, u(3)], autograd=HELPER)
-case(unparts_, em.unparts, Sparse({0: Sparse({1: u(2)})}), u(2, 2, 2), NESTED, autograd=HELPER)
+case(unparts_, em_parts.unparts, Sparse({1: u(3)}), u(2, 3), [0.1, u(3)], autograd=HELPER)
+case(
+    unparts_, em_parts.unparts, Sparse({0: Sparse({1: u(2)})}), u(2, 2, 2), NESTED, autograd=HELPER
+)
 
 
 def entries_(h, xs):
-    return em.entries(h, xs)
+    return em_parts.entries(h, xs)
 
 
-case(entries_, em.entries, Sparse({0: u(2), 2: 0.5}), [u(2), u(3), 0.1], autograd=HELPER)
-case(entries_, em.entries, u(3, 2), u(3, 2), autograd=HELPER)
+case(entries_, em_parts.entries, Sparse({0: u(2), 2: 0.5}), [u(2), u(3), 0.1], autograd=HELPER)
+case(entries_, em_parts.entries, u(3, 2), u(3, 2), autograd=HELPER)
 
 
 def concatenate_vjp_(c, out, arrays, axis=0):
@@ -862,15 +924,15 @@ def cumprod_jvp_(v, out, a, axis=None):
 
 
 def along_(x, axis):
-    return em.along(x, axis)
+    return em_elements.along(x, axis)
 
 
 def zeros_as_one_(a, axis):
-    return em.zeros_as_one(a, axis)
+    return em_elements.zeros_as_one(a, axis)
 
 
 def first_as_one_(a, axis):
-    return em.first_as_one(a, axis)
+    return em_elements.first_as_one(a, axis)
 
 
 WITH_ZEROS = np.array([[0.5, 0.0, 1.2, -0.7], [0.8, -1.1, 0.0, 0.0], [1.3, 0.6, -0.4, 0.9]])
@@ -891,10 +953,10 @@ for a, axis in [(away(3, 4), 1), (away(3, 4), None), (WITH_ZEROS, 1), (WITH_ZERO
         direction=nonzero(a),
         autograd=HELPER,
     )
-    case(zeros_as_one_, em.zeros_as_one, a, axis, direction=nonzero(a), autograd=HELPER)
-    case(first_as_one_, em.first_as_one, a, axis, direction=nonzero(a), autograd=HELPER)
-case(along_, em.along, u(3, 2), None, autograd=HELPER)
-case(along_, em.along, u(3, 2), 1, autograd=HELPER)
+    case(zeros_as_one_, em_elements.zeros_as_one, a, axis, direction=nonzero(a), autograd=HELPER)
+    case(first_as_one_, em_elements.first_as_one, a, axis, direction=nonzero(a), autograd=HELPER)
+case(along_, em_elements.along, u(3, 2), None, autograd=HELPER)
+case(along_, em_elements.along, u(3, 2), 1, autograd=HELPER)
 
 
 # rows with no zero, one, two, three
@@ -909,18 +971,18 @@ ZEROS = np.array(
 
 
 def beyond_second_zero_(c, a, axis):
-    return em.beyond_second_zero(c, a, axis)
+    return em_elements.beyond_second_zero(c, a, axis)
 
 
 def past_first_zero_(v, a, axis):
-    return em.past_first_zero(v, a, axis)
+    return em_elements.past_first_zero(v, a, axis)
 
 
 for a, axis in [(ZEROS, 1), (ZEROS, None), (ZEROS[2:3], 1)]:
     opts = dict(wrt=(0, 1), direction=nonzero(a), autograd=HELPER)
     c = u(*np.cumprod(a, axis=axis).shape)
-    case(beyond_second_zero_, em.beyond_second_zero, c, a, axis, **opts)
-    case(past_first_zero_, em.past_first_zero, u(*a.shape), a, axis, **opts)
+    case(beyond_second_zero_, em_elements.beyond_second_zero, c, a, axis, **opts)
+    case(past_first_zero_, em_elements.past_first_zero, u(*a.shape), a, axis, **opts)
 
 
 def cumprod_along(c, a):
@@ -947,7 +1009,7 @@ def prod_jvp_(v, out, a, axis=None, keepdims=False):
 
 
 def prod_hessian_(v, c, out, a, axis=None, keepdims=False):
-    return em.prod_hessian(v, c, out, a, axis=axis, keepdims=keepdims)
+    return em_elements.prod_hessian(v, c, out, a, axis=axis, keepdims=keepdims)
 
 
 ONE_ZERO = np.array([[0.5, 0.0, 1.2], [0.8, -1.1, 0.7]])
@@ -967,7 +1029,18 @@ for a, axis, keepdims in [
     kw = dict(keepdims=keepdims)
     case(prod_vjp_, rd.prod_vjp, c, out, a, axis, kw=kw, wrt=(0, 1, 2), **opts)
     case(prod_jvp_, rd.prod_jvp, u(*a.shape), out, a, axis, kw=kw, wrt=(0, 1, 2), **opts)
-    case(prod_hessian_, em.prod_hessian, u(*a.shape), c, out, a, axis, keepdims, wrt=(0, 1), **opts)
+    case(
+        prod_hessian_,
+        em_elements.prod_hessian,
+        u(*a.shape),
+        c,
+        out,
+        a,
+        axis,
+        keepdims,
+        wrt=(0, 1),
+        **opts,
+    )
 
 
 def prod_vjp_along(c, a):
@@ -1110,23 +1183,23 @@ def cholesky_jvp_(v, out, a, upper=False):
 
 
 def cholesky_s_(c, L):
-    return em.cholesky_s(c, L)
+    return em_cholesky.cholesky_s(c, L)
 
 
 def cholesky_w_(h, L):
-    return em.cholesky_w(h, L)
+    return em_cholesky.cholesky_w(h, L)
 
 
 def phi_(x):
-    return em.phi(x)
+    return em_cholesky.phi(x)
 
 
 def sym_(x):
-    return em.sym(x)
+    return em_cholesky.sym(x)
 
 
 def lower_(x, upper):
-    return em.lower(x, upper)
+    return em_cholesky.lower(x, upper)
 
 
 for a, upper in [(spd(3), False), (spd(4, batch=(2,)), False), (spd(3), True)]:
@@ -1135,12 +1208,19 @@ for a, upper in [(spd(3), False), (spd(4, batch=(2,)), False), (spd(3), True)]:
     case(cholesky_vjp_, la.cholesky_vjp, u(*a.shape), out, a, **opts)
     case(cholesky_jvp_, la.cholesky_jvp, u(*a.shape), out, a, **opts)
 L = np.linalg.cholesky(spd(3))
-case(cholesky_s_, em.cholesky_s, u(3, 3), L, wrt=(0, 1), autograd=HELPER)
-case(cholesky_w_, em.cholesky_w, u(3, 3), L, wrt=(0, 1), autograd=HELPER)
-case(cholesky_s_, em.cholesky_s, u(2, 3, 3), L + 0.2 * u(2, 3, 3), wrt=(0, 1), autograd=HELPER)
-case(phi_, em.phi, u(2, 3, 3), autograd=HELPER)
-case(sym_, em.sym, u(3, 3), autograd=HELPER)
-case(lower_, em.lower, u(3, 3), True, autograd=HELPER)
+case(cholesky_s_, em_cholesky.cholesky_s, u(3, 3), L, wrt=(0, 1), autograd=HELPER)
+case(cholesky_w_, em_cholesky.cholesky_w, u(3, 3), L, wrt=(0, 1), autograd=HELPER)
+case(
+    cholesky_s_,
+    em_cholesky.cholesky_s,
+    u(2, 3, 3),
+    L + 0.2 * u(2, 3, 3),
+    wrt=(0, 1),
+    autograd=HELPER,
+)
+case(phi_, em_cholesky.phi, u(2, 3, 3), autograd=HELPER)
+case(sym_, em_cholesky.sym, u(3, 3), autograd=HELPER)
+case(lower_, em_cholesky.lower, u(3, 3), True, autograd=HELPER)
 
 # --------------------------------------------------------------------------- np.linalg.norm
 
@@ -1154,7 +1234,7 @@ def norm_jvp_(v, out, x, ord=None, axis=None, keepdims=False):
 
 
 def norm_hessian_(v, c, out, x, ord=None, axis=None, keepdims=False):
-    return em.norm_hessian(v, c, out, x, ord=ord, axis=axis, keepdims=keepdims)
+    return em_norms.norm_hessian(v, c, out, x, ord=ord, axis=axis, keepdims=keepdims)
 
 
 for x, ord, axis, keepdims in [
@@ -1192,7 +1272,7 @@ for x, ord, axis, keepdims in [
     case(norm_jvp_, la.norm_jvp, u(*x.shape), out, x, ord, axis, keepdims, **opts)
     case(
         norm_hessian_,
-        em.norm_hessian,
+        em_norms.norm_hessian,
         u(*x.shape),
         c,
         out,

@@ -1,8 +1,8 @@
 """Cases for the rules of ``np.linalg``'s decompositions (cpsad/rules/linalg.py: eigh, eigvalsh,
-svd, qr, pinv, lstsq) and of the helpers they call (cpsad/rules/emitted_linalg.py). Each rule
-against central differences with random cotangents and directions, end to end in reverse and
-forward mode, and against autograd where it has the function. Importing this module adds the
-cases to ``corpus_rules.CASES``; second derivatives and refusals are in tests/test_linalg.py.
+svd, qr, pinv, lstsq) and of the helpers they call (cpsad/rules/emitted/decompositions.py). Each
+rule against central differences with random cotangents and directions, end to end in reverse and
+forward mode, and against autograd where it has the function. Importing this module adds the cases
+to ``corpus_rules.CASES``; second derivatives and refusals are in tests/test_linalg.py.
 
 The rules are checked on the raw results, eigenvectors and singular vectors included: numpy's
 choice of their signs is the same a step away. The end-to-end wrappers of vectors add functions

@@ -31,12 +31,15 @@ import pytest
 import cpsad
 from cpsad import dispatch, runtime
 from cpsad.rules import composite, core
-from cpsad.rules import emitted as em
 from cpsad.rules import fft as fft_rules
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
 from cpsad.rules import operators as ops
 from cpsad.rules import reductions as rd
+from cpsad.rules.emitted import elements as em_elements
+from cpsad.rules.emitted import norms as em_norms
+from cpsad.rules.emitted import shapes as em_shapes
+from cpsad.rules.emitted import solve as em_solve
 from cpsad.testing import check_grads, check_jvp
 
 R = np.random.default_rng(1313)
@@ -210,17 +213,17 @@ SAMPLES: list[tuple] = [
     (la.tensordot_subscripts, (M, M.T, 1), {}),
     (la.inner_subscripts, (M, M), {}),
     (la.dot_subscripts, (M, M.T), {}),
-    (em.inverse_axes, ((1, 0), 2), {}),
-    (em.transposed_times, (M,), {}),
-    (em.outer_times, (X,), {}),
-    (em.axis_or_0, (None,), {}),
-    (em.zeros_along, (M, 1), {}),  # (masks of exact zeros: no zero at a generic point)
-    (em.first_zeros, (M, 1), {}),
-    (em.from_first_zero, (M, 1), {}),
-    (em.zero_count, (M, 1), {}),
-    (em.second_zeros, (M, 1), {}),
-    (em.norm_axes, (M, None, None), {}),
-    (em.norm_exponent, (M, 3, 1), {}),
+    (em_shapes.inverse_axes, ((1, 0), 2), {}),
+    (em_solve.transposed_times, (M,), {}),
+    (em_solve.outer_times, (X,), {}),
+    (em_elements.axis_or_0, (None,), {}),
+    (em_elements.zeros_along, (M, 1), {}),  # (masks of exact zeros: no zero at a generic point)
+    (em_elements.first_zeros, (M, 1), {}),
+    (em_elements.from_first_zero, (M, 1), {}),
+    (em_elements.zero_count, (M, 1), {}),
+    (em_elements.second_zeros, (M, 1), {}),
+    (em_norms.norm_axes, (M, None, None), {}),
+    (em_norms.norm_exponent, (M, 3, 1), {}),
     (runtime.check_in_place, (M, "+=", "y += v", 1, None, ("z",), X), {}),  # None
     (functools.wraps, (np.sum,), {}),
     (functools.update_wrapper, (lambda v: v, np.sum), {}),

@@ -396,7 +396,7 @@ def test_a_local_decorated_function_differentiated_again_is_refused_clearly():
 def test_unpacked_takes_the_adjoints_as_a_sparse_too():
     """``unpacked(h, gs, x)`` with ``gs`` a ``Sparse`` (code transformed again passes one):
     the entry at its own position, as for a tuple."""
-    from cpsad.rules.emitted import unpacked
+    from cpsad.rules.emitted.runtime import unpacked
     from cpsad.runtime import Sparse
 
     h, x = Sparse({1: 2.0}), (0.0, 0.49)

@@ -511,8 +511,8 @@ NOT_FUNCTIONS_OF_VALUES = {
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.
 # Differentiating a call of one of them in those parameters is an error that names the parameter.
 PARTIAL = {
-    "cpsad.rules.emitted.prod_hessian": {"out", "a"},
-    "cpsad.rules.emitted.norm_hessian": {"out", "x"},
+    "cpsad.rules.emitted.elements.prod_hessian": {"out", "a"},
+    "cpsad.rules.emitted.norms.norm_hessian": {"out", "x"},
     # np.mgrid[a:b], np.ogrid[a:b]: no derivative in the bounds (a differentiable one is an error)
     "cpsad.rules.joining.mgrid": {"key"},
     "cpsad.rules.joining.ogrid": {"key"},
@@ -652,10 +652,10 @@ def test_helpers_rules_leave_out_only_third_derivatives():
 
 
 def test_a_third_derivative_that_is_missing_is_an_error_not_a_number():
-    from cpsad.rules import emitted as em
+    from cpsad.rules.emitted import elements as em_elements
 
     def f(a):
-        return np.sum(em.prod_hessian(np.ones(3), 1.0, np.prod(a), a))
+        return np.sum(em_elements.prod_hessian(np.ones(3), 1.0, np.prod(a), a))
 
     with pytest.raises(cpsad.TransformError, match="no derivative with respect to its argument"):
         cpsad.grad(f)(np.array([1.0, 0.0, 2.0]))

@@ -8,7 +8,6 @@ from cpsad.rules import (  # noqa: F401
     containers,
     elementwise,
     emitted,
-    emitted_linalg,
     fft,
     joining,
     linalg,

@@ -759,12 +759,12 @@ def norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):
 defjvp(np.linalg.norm, norm_jvp)
 
 # --------------------------------------------------------------------------- decompositions
-# eigh, eigvalsh, svd, qr, pinv, lstsq, eig, eigvals. Each rule is one expression of functions
-# that have rules (so that emitted code is differentiated again: second derivatives), with these
-# helpers, whose rules are in emitted_linalg.py; an expression cannot name a value it computes,
-# so a few compute one twice (the decomposition ``eigvalsh`` and ``svd(compute_uv=False)`` do not
-# return, a product ``svd_jvp`` uses thrice). The formulas are for real matrices: ``checked``
-# refuses complex ones, and options a formula is not for, before it fails on them.
+# eigh, eigvalsh, svd, qr, pinv, lstsq, eig, eigvals. Each rule is one expression of functions that
+# have rules (so that emitted code is differentiated again: second derivatives), with these helpers,
+# whose rules are in emitted/decompositions.py; an expression cannot name a value it computes, so a
+# few compute one twice (the decomposition ``eigvalsh`` and ``svd(compute_uv=False)`` do not return,
+# a product ``svd_jvp`` uses thrice). The formulas are for real matrices: ``checked`` refuses
+# complex ones, and options a formula is not for, before it fails on them.
 
 SUPPORTED = {
     "np.linalg.svd": "with full_matrices=False (or of square matrices) and hermitian=False",
@@ -778,7 +778,7 @@ def checked(x, a, name, refuse=False):
     (``real_only``), and so is a call ``refuse`` says the formula is not for (``SUPPORTED[name]``
     says what it is for). A rule wraps the first value it reads in it where such a call would
     make the formula fail before (a full ``u`` of a matrix that is not square, say), and its
-    whole result elsewhere. (The identity in ``x``: emitted_linalg.py.)"""
+    whole result elsewhere. (The identity in ``x``: emitted/decompositions.py.)"""
     real_only(a, name)
     if refuse:
         raise TypeError(

@@ -5,7 +5,7 @@ with ``cho_solve``, ``cholesky``), the matrix square root and exponential (``sqr
 
 Optional, as scipy_special.py is: registered when scipy is importable. Each rule is one
 expression of functions that have rules -- scipy's functions themselves, numpy's, the helpers of
-np.linalg's rules (``cholesky_vjp``, ``cofactors``, ``to_triangle``: linalg.py, emitted.py) and
+np.linalg's rules (``cholesky_vjp``, ``cofactors``, ``to_triangle``: linalg.py, emitted/) and
 the few below -- so emitted code is differentiated again (second order): ``sqrtm``'s derivative
 solves a Sylvester equation, whose derivative solves another; ``expm``'s is a Fréchet derivative
 (``expm_frechet``), whose derivative is one of a block matrix ``[[A, E], [0, A]]``.

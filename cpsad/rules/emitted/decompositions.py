@@ -1,10 +1,12 @@
 """Rules of the helpers the rules of ``np.linalg``'s decompositions call (cpsad/rules/linalg.py:
 eigh, eigvalsh, svd, qr, pinv), so that emitted code calling them is differentiated again
-(second derivatives; see emitted.py). Each rule is one expression of functions that have rules.
+(second derivatives; see __init__.py). Each rule is one expression of functions that have rules.
 
 ``from_triangle`` and ``to_triangle`` are linear and transposes of each other; ``checked`` is the
 identity in its value (its other parameters are read, not differentiated); ``gaps`` has
-``-gaps**2`` times the difference of the two entries' tangents as its derivative.
+``-gaps**2`` times the difference of the two entries' tangents as its derivative; ``triple_like``
+(a triple of the type of a decomposition's result) is linear in its entries together, as
+``pair_like`` is (containers.py).
 """
 
 from __future__ import annotations
