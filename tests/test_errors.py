@@ -474,3 +474,45 @@ def test_forward_mode_refuses_a_change_of_an_attributes_container():
     assert "a.items.append(x * 2.0)" in str(info.value)
     with pytest.raises(TypeError, match="shares"):
         cpsad.grad(_appends_to_an_attribute)(0.7)
+
+
+# ----------------------------------------------------------------------------- nonlocal
+
+
+def _closure(body: str):
+    """``make(2.0)``: the closure ``inner`` of a module written to a real file."""
+    from cpsad.transforms.testing import function_from_source
+
+    make = function_from_source(
+        "def make(c):\n    total = 0.0\n    calls = 0\n\n    def inner(x):\n"
+        + "".join("        " + line + "\n" for line in body.strip().splitlines())
+        + "    return inner\n",
+        "make",
+    )
+    return make(2.0)
+
+
+def test_a_derivative_through_a_variable_of_the_function_around_is_refused():
+    """``total`` belongs to the function around the differentiated one: no adjoint is carried
+    through it, and the gradient was 0.0 where autograd and differences give 2.0 -- refused, at
+    the assignment."""
+    f = _closure("nonlocal total\ntotal = total + x * c\nreturn total * 1.0")
+    assert f(3.0) == 6.0
+    with pytest.raises(cpsad.TransformError, match=r"variable of the function\s+around it") as e:
+        cpsad.grad(f)(3.0)
+    assert "total = total + x * c" in str(e.value) and "^" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "nonlocal calls\ncalls = calls + 1\nreturn x * c * x",  # a counter: not x's
+        "nonlocal total\ntotal = x * c\nreturn x * x",  # kept there, not read back
+        "nonlocal total\ny = total + x\ntotal = 1.0\nreturn y * x",  # read before it changes
+    ],
+)
+def test_a_variable_of_the_function_around_that_carries_no_derivative_is_accepted(body):
+    f = _closure(body)
+    g = cpsad.grad(f)(0.7)
+    h = 1e-6
+    assert g == pytest.approx((_closure(body)(0.7 + h) - _closure(body)(0.7 - h)) / (2 * h))

@@ -224,6 +224,41 @@ class Versions:
         return out
 
 
+def _watch(s, key, scopes, outer, operands, targets, writes, reads) -> None:
+    """Note an assignment that writes or reads a variable of the function around the entry."""
+    order = len(writes) + len(reads)
+    free = [n for n in outer if scopes.resolve(key, n) is None]
+    written = [n for n in assigned_names(s) if n in free]
+    if written:
+        writes.append((order, s, written, operands))
+    read = [n for n in S.loads(s.value) if n in free]
+    if read:
+        reads.append((order, key, read, targets))
+
+
+def _through_outer(unit, writes, reads, forward, useful) -> None:
+    """Refuse a derivative that would flow through a variable of the function around the entry:
+    assigned a value that depends on the active parameters, then read into the result (by the
+    entry after it, or by a function in it). Nothing carries it there: the gradient would miss
+    it (a wrong number). A value only kept there, or one that does not depend on them (a call
+    counter), is fine."""
+    for i, s, names, operands in writes:
+        if not any(v in forward for v in operands):
+            continue
+        for j, key, read, targets in reads:
+            if (key or j > i) and set(names) & set(read) and any(v in useful for v in targets):
+                name = sorted(set(names) & set(read))[0]
+                raise unit.error(
+                    f"`{unit.fn.__qualname__}` assigns `{name}`, a variable of the function "
+                    f"around it (`nonlocal {name}`), a value that depends on "
+                    f"{', '.join(unit.active)}, and reads it back into its result: cpsad does not "
+                    "differentiate through a variable of a function it is not transforming",
+                    s,
+                    f"pass `{name}` in and return its new value (`def f(x, {name}): ... return "
+                    f"..., {name}`), or differentiate the function `{name}` belongs to",
+                )
+
+
 def scope_key(fdef, root) -> str:
     return "" if fdef is root else anno.getanno(fdef, anno.DEF_KEY)
 
@@ -272,6 +307,11 @@ class Activity:
         sources: set = {("", p) for p in unit.active}
         sinks: set = {("", RET)}
         escaping: set[str] = set()
+        # variables of the function around the entry (``nonlocal`` there): no scope here owns
+        # them, so no variable carries a derivative through them -- watched (``_through_outer``)
+        outer = set() if unit.emitted else S.declared_nonlocal(unit.tree)
+        writes: list = []  # (order, statement, names, variables of the value)
+        reads: list = []  # (order, function key, names, variables assigned)
 
         for key, fdef in scopes.functions():
             versions = Versions(scopes, key, fdef)
@@ -297,6 +337,8 @@ class Activity:
                             operands = vars_(flow_operands(ctx, value))
                             sinks.update(vars_(_passed_to_value(value)))
                             targets = versions.fresh(assigned_names(s))
+                            if outer:
+                                _watch(s, key, scopes, outer, operands, targets, writes, reads)
                             edges.append((targets, operands))
                             edges.extend(self.local_call(value, targets, scopes, key, vars_))
                             versions.bind(env, targets)
@@ -361,6 +403,7 @@ class Activity:
 
         forward = _closure(sources, edges, forward=True)
         useful = _closure(sinks, edges, forward=False)
+        _through_outer(unit, writes, reads, forward, useful)
         # what follows asks about variables: one is active when any of its versions is
         active = {v[:2] for v in forward & useful}
         _stored_outside(unit, scopes, {v[:2] for v in forward})
