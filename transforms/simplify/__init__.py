@@ -28,10 +28,10 @@ import inspect
 import re
 import types
 
-from . import anno
-from . import astlib as A
-from . import scoping as S
-from .unit import Unit
+from .. import anno
+from .. import astlib as A
+from .. import scoping as S
+from ..unit import Unit
 
 # What is known of an adjoint at a point: absent (None), present, the number 0.0 (a Python
 # number's adjoint starts there, never absent), or it depends on the path taken.
