@@ -1,0 +1,167 @@
+"""Per rewrite of Simplify (transforms/simplify/, one module a rewrite): on a short program, the
+rewrite's visible effect is there after the stage and absent with that rewrite turned off, and the
+gradient of the program still matches finite differences.
+
+The rewrites' other tests are in tests/test_passes.py (``test_simplify_*``), each named in the
+docstring of the module it tests.
+"""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import cpsad
+from cpsad.compiler import CONTEXT
+from cpsad.transforms import simplify
+from cpsad.transforms.simplify import peephole
+from cpsad.transforms.testing import function_from_source, stage_source
+
+cpsad._load()  # the dispatch, whose helpers CONTEXT gives shift/reset (as a first grad would)
+
+
+def src(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+# (rewrite, (class, method) turned off, source, kinds, args, text only with it, text only without)
+CASES = [
+    (
+        "inline",
+        (simplify.Simplify, "inline_into", lambda self, f: False),
+        """
+        def f(x):
+            if x > 0:
+                return x * x
+            y = np.sin(x)
+            return y * x
+        """,
+        None,
+        (0.7,),
+        "if x > 0:",
+        "def after_if_L",
+    ),
+    (
+        "definedness",
+        (simplify.Simplify, "definedness", lambda self, f: None),
+        """
+        def f(x):
+            y = x * x + np.sin(x)
+            return y
+        """,
+        None,
+        (0.7,),
+        "x_bar = x_bar + unbroadcast(mul_bar * x, x)",
+        "acc(",
+    ),
+    (
+        "copies",
+        (simplify.Simplify, "copies", lambda self, f: False),
+        """
+        def f(x):
+            a = x * 2.0
+            b = a
+            return b * b
+        """,
+        None,
+        (0.7,),
+        "k(a * a)",
+        "b = a\n",
+    ),
+    (
+        "dead_stores",
+        (simplify.Simplify, "dead_stores", lambda self, f: False),
+        """
+        def f(x):
+            y = x * x + np.sin(x)
+            return y
+        """,
+        None,
+        (0.7,),
+        "y_bar = k(y)",
+        "x_bar = None",
+    ),
+    (
+        "forward",
+        (simplify.Simplify, "forward_substitute", lambda self, f: False),
+        """
+        def f(W, x, b):
+            h = np.tanh(W @ x + b)
+            return np.sum(h)
+        """,
+        {"W": {"array"}, "x": {"array"}, "b": {"array"}},
+        (np.arange(6.0).reshape(2, 3) / 10, np.array([0.3, -0.2, 0.5]), np.array([0.1, -0.4])),
+        "h = np.tanh(matmul + b)",
+        "add = matmul + b",
+    ),
+    (
+        "tails",
+        (simplify.Simplify, "eta", lambda self, f: False),
+        """
+        def f(x):
+            i = 0
+            while i < 3:
+                x = x * 2.0
+                i = i + 1
+            return x
+        """,
+        None,
+        (0.7,),
+        "x_1_bar = loop_L5_bp(k, x_1, i_1)",
+        "return k(loop_L5_x)",
+    ),
+    (
+        "peephole",
+        (peephole._Peephole, "run", lambda self, root: None),
+        """
+        def f(x):
+            return x ** 1 * (2.0 * 3.0)
+        """,
+        None,
+        (0.7,),
+        "mul = 6.0",
+        "2.0 * 3.0",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "rewrite, off, source, kinds, args, with_it, without_it", CASES, ids=[c[0] for c in CASES]
+)
+def test_each_rewrite_has_its_effect_and_keeps_the_gradient(
+    rewrite, off, source, kinds, args, with_it, without_it, monkeypatch
+):
+    text = src(source)
+    out = stage_source(text, "simplify", CONTEXT, kinds=kinds)
+    assert with_it in out and without_it not in out, out
+    with monkeypatch.context() as m:
+        m.setattr(*off)
+        before = stage_source(text, "simplify", CONTEXT, kinds=kinds)
+    assert without_it in before, before
+
+    f = function_from_source(text, "f")
+    g = np.asarray(cpsad.grad(f)(*args))
+    rng = np.random.default_rng(0)
+    x0 = np.asarray(args[0], dtype=float)
+    d = rng.standard_normal(x0.shape)
+    step = 1e-6
+    up = f(x0 + step * d, *args[1:])
+    down = f(x0 - step * d, *args[1:])
+    fd = (up - down) / (2 * step)
+    assert np.allclose(np.sum(g * d), fd, rtol=1e-5, atol=1e-7)
+
+
+def test_gather_merges_entry_adjoints_only_when_on(monkeypatch):
+    """(Gradients and the merge's placement: ``test_simplify_gathers_a_dicts_entry_adjoints_into
+    _one_merge`` in tests/test_passes.py.)"""
+    text = src("""
+        def f(p, x):
+            return np.sum(p["w"] * x + p["b"])
+    """)
+    kw = {"active": ("p",), "kinds": {"x": {"array"}}}
+    out = stage_source(text, "simplify", CONTEXT, **kw)
+    assert out.count("items_adjoint(") == 1 and "getitem_adjoint(" not in out, out
+    with monkeypatch.context() as m:
+        m.setattr(simplify.Simplify, "gather_all", lambda self, root: None)
+        before = stage_source(text, "simplify", CONTEXT, **kw)
+    assert "items_adjoint(" not in before and before.count("getitem_adjoint(") == 2, before

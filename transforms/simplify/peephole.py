@@ -1,0 +1,106 @@
+"""Peephole: constant folding, ``x ** 1`` and keyword arguments at their defaults.
+
+Invariant: after ``_Peephole.run``, no ``+``, ``-`` or ``*`` of two int or float constants
+remains (it is their value), no ``x ** 1`` (it is ``x``), and no call of a helper, a rule or a
+function of a module emitted code imports passes a keyword argument a constant equal, and of the
+same type, to the default it would take. Each call and operation is rewritten innermost first.
+
+Tests: tests/test_simplify_rewrites.py, its case ``peephole`` (the effect, with the rewrite and
+without, and the gradient).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+from .. import astlib as A
+
+
+class _Peephole:
+    """Constant folding, ``x ** 1`` and default keyword arguments: a rewrite of each call and
+    binary operation, innermost first (``run``)."""
+
+    def __init__(self, injected: dict):
+        self.injected = injected
+
+    def run(self, root) -> None:
+        # (for speed: one walk finds the calls and operations, with where each is held, and
+        # only those are rewritten -- not a visit of every node, as a NodeTransformer makes)
+        found = []  # (node, holder, field, index), each before the nodes below it
+        stack = [(root, None, None, 0)]
+        pop, push = stack.pop, stack.append
+        Call, BinOp, AST, children_of = A.Call, A.BinOp, A.AST, A.CHILDREN
+        while stack:
+            item = pop()
+            n = item[0]
+            cls = n.__class__
+            if cls is Call or cls is BinOp:
+                found.append(item)
+            children = children_of.get(cls)
+            if children is None:
+                children = A.children_of(cls)
+            for field, _ in children:
+                v = getattr(n, field, None)
+                if v.__class__ is list:
+                    for i, x in enumerate(v):
+                        if isinstance(x, AST):
+                            push((x, v, None, i))
+                elif isinstance(v, AST):
+                    push((v, n, field, 0))
+        for n, holder, field, i in reversed(found):
+            new = self.call(n) if n.__class__ is Call else self.binop(n)
+            if new is not n:
+                if field is None:
+                    holder[i] = new
+                else:
+                    setattr(holder, field, new)
+
+    def call(self, node):
+        """Leave out keyword arguments a helper, a rule or a function of a module emitted code
+        imports (``np.reshape(g, s, order="C")``) would default to anyway -- noise to a reader,
+        and an array library that dispatches numpy's functions may not take them (Dask's
+        reshape refuses ``order``)."""
+        if not node.keywords:
+            return node
+        fn = self._callee(node.func)
+        if fn is not None and node.keywords:
+            try:
+                params = inspect.signature(fn).parameters
+            except (TypeError, ValueError):  # (a builtin without a signature)
+                return node
+            node.keywords = [
+                k
+                for k in node.keywords
+                if not (
+                    k.arg in params
+                    and isinstance(k.value, A.Constant)
+                    and type(k.value.value) is type(params[k.arg].default)
+                    and k.value.value == params[k.arg].default
+                )
+            ]
+        return node
+
+    def _callee(self, func):
+        """The helper or rule a call's name stands for, or ``module.function`` of a module
+        emitted code imports; None for anything else."""
+        if isinstance(func, A.Name):
+            fn = self.injected.get(func.id)
+            return fn if inspect.isfunction(fn) else None
+        if isinstance(func, A.Attribute) and isinstance(func.value, A.Name):
+            module = self.injected.get(func.value.id)
+            if isinstance(module, types.ModuleType):
+                fn = getattr(module, func.attr, None)
+                return fn if callable(fn) and not isinstance(fn, type) else None
+        return None
+
+    def binop(self, node):
+        left, right = node.left, node.right
+        if isinstance(left, A.Constant) and isinstance(right, A.Constant):
+            ops = {A.Add: lambda a, b: a + b, A.Sub: lambda a, b: a - b, A.Mult: lambda a, b: a * b}
+            fn = ops.get(type(node.op))
+            if fn and all(type(v.value) in (int, float) for v in (left, right)):
+                return A.const(fn(left.value, right.value))
+        if isinstance(node.op, A.Pow) and isinstance(right, A.Constant) and right.value == 1:
+            return left
+        return node
