@@ -324,6 +324,29 @@ def test_a_method_of_an_imported_class_is_its_source_until_edited(module):
         cpsad.grad(other.f)(0.7)
 
 
+def test_a_method_that_calls_super_without_arguments(module):
+    """``super()`` finds its class's cell and the method's first parameter where it stands; the
+    emitted method's first parameter is its continuation, so Parse says both (it raised
+    ``TypeError: super(type, obj)`` from the emitted code)."""
+    user, _ = module(
+        "live_super",
+        """
+        import numpy as np
+
+        class Base:
+            def g(self, x):
+                return np.sin(x) * 2.0
+
+        class A(Base):
+            def f(self, x):
+                return super().g(x) * x
+        """,
+    )
+    a = user.A()
+    g = cpsad.grad(user.A.f, argnums=1)(a, 0.7)
+    assert g == pytest.approx(fd(lambda x: a.f(x), 0.7), rel=1e-6)
+
+
 def test_a_method_that_reads_a_private_name_is_its_source(module):
     """Compiled where it stands -- in its class, which mangles ``__k`` -- an unedited method is
     what its file says (it was refused as edited), and its private names are the class's."""

@@ -118,6 +118,8 @@ class Parse:
         owner = _class_around(fn.__code__)
         if owner is not None:
             _mangle(tree, owner)
+        if "__class__" in fn.__code__.co_freevars:
+            _explicit_super(tree)
         unit.tree = tree
         code = fn.__code__
         unit.namer.reserve(*A.names_in(tree), *code.co_freevars, *code.co_varnames)
@@ -248,6 +250,21 @@ def _mangle(tree, owner: str) -> None:
             n.name = prefix + n.name
         elif isinstance(n, (A.Global, A.Nonlocal)):
             n.names = [prefix + x if private(x) else x for x in n.names]
+
+
+def _explicit_super(tree) -> None:
+    """``super()`` in a method is ``super(__class__, self)``: the class's cell and the method's
+    first parameter, which Python finds by where the call stands -- in the emitted code the
+    first parameter is the continuation, so it is said."""
+    params = A.arg_names(tree.args)
+    if not params:
+        return
+    for n in A.walk(tree):
+        if isinstance(n, A.Call) and A.is_name(n.func, "super") and not n.args and not n.keywords:
+            n.args = [
+                A.copy_location(A.name("__class__"), n.func),
+                A.copy_location(A.name(params[0]), n.func),
+            ]
 
 
 def _same_code(a, b) -> bool:
