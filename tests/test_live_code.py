@@ -347,6 +347,24 @@ def test_a_method_that_calls_super_without_arguments(module):
     assert g == pytest.approx(fd(lambda x: a.f(x), 0.7), rel=1e-6)
 
 
+def test_a_local_named_like_an_import_is_its_source(module):
+    """Python 3.11 compiles ``nonzero.max()`` of a local ``nonzero`` as an attribute read where
+    the module imports a ``nonzero`` (numpy's own ``_arg_trim_zeros`` does this): the function
+    is what its file says, not a file edited since."""
+    user, _ = module(
+        "live_import_named",
+        """
+        import numpy as np
+        from numpy import nonzero
+
+        def f(x):
+            nonzero = np.array([x, 2.0 * x])
+            return nonzero.max() * x
+        """,
+    )
+    assert check(user.f) == pytest.approx(4 * 0.7)
+
+
 def test_a_method_that_reads_a_private_name_is_its_source(module):
     """Compiled where it stands -- in its class, which mangles ``__k`` -- an unedited method is
     what its file says (it was refused as edited), and its private names are the class's."""

@@ -207,13 +207,22 @@ def _compiled_in_place(code, raw: str, flags: int, modules=()) -> bool | None:
 
 
 def _modules_read(fn) -> list[str]:
-    """The names ``fn`` (or a function in it) reads that are modules of its globals: most are
-    bound by an import, as the compiler sees it."""
+    """The names ``fn`` (or a function in it) uses that its module likely binds by an import,
+    as the compiler sees it: modules, and functions and classes of another module. (Python
+    3.11 reads a method of such a name -- even of a local that shares it -- as an attribute.)"""
     g = fn.__globals__
-    names = set(fn.__code__.co_names)
-    for c in _code_objects(fn.__code__):
-        names |= set(c.co_names)
-    return sorted(n for n in names if isinstance(g.get(n), types.ModuleType))
+    names = set()
+    for c in (fn.__code__, *_code_objects(fn.__code__)):
+        names |= {*c.co_names, *c.co_varnames, *c.co_cellvars, *c.co_freevars}
+    out = []
+    for n in sorted(names):
+        v = g.get(n)
+        if isinstance(v, types.ModuleType) or (
+            isinstance(v, (types.FunctionType, type))
+            and getattr(v, "__module__", None) != fn.__module__
+        ):
+            out.append(n)
+    return out
 
 
 def _class_around(code) -> str | None:
@@ -293,14 +302,19 @@ def _same_instructions(a, b) -> bool:
 
 
 def _instructions(code) -> list:
-    found = list(dis.get_instructions(code))
+    # (a method read as an attribute is called after a PUSH_NULL: left out, as LOAD_METHOD is
+    # read as LOAD_ATTR; a jump is to the first instruction kept at or after its target)
+    found = [i for i in dis.get_instructions(code) if i.opname != "PUSH_NULL"]
     index = {i.offset: n for n, i in enumerate(found)}
     jumps = set(dis.hasjrel) | set(dis.hasjabs)
     out = []
     for i in found:
         op = "LOAD_ATTR" if i.opname == "LOAD_METHOD" else i.opname
         if i.opcode in jumps:
-            arg = index.get(i.argval)
+            target = i.argval
+            while target not in index and target <= found[-1].offset:
+                target += 2  # (past a PUSH_NULL left out)
+            arg = index.get(target)
         elif isinstance(i.argval, (types.CodeType, float, complex)):
             arg = None  # (the constants are compared as such)
         else:
