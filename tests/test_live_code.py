@@ -295,6 +295,30 @@ def test_the_source_edited_in_place_is_refused(module, source, edited, call):
         cpsad.grad(call(other))(0.7)
 
 
+@pytest.mark.parametrize(
+    "source, old, new, call",
+    [
+        ("f = lambda x: x * x\n", "x * x", "x * x * x", lambda m: m.f),
+        (
+            "import numpy as np\n\ndef make(c):\n    g = lambda x: np.sin(x) * c\n    return g\n",
+            "np.sin(x) * c",
+            "np.sin(x) * c * x",
+            lambda m: m.make(2.0),
+        ),
+    ],
+    ids=["module-level", "a-closure"],
+)
+def test_a_lambda_edited_in_place_is_refused(module, source, old, new, call):
+    """A lambda's line edited in place (it returned 1.47, the new line's derivative, for the
+    running ``x * x``'s 1.4): compiled where it stands, its code is told apart too."""
+    user, _ = module("live_lambda_" + str(abs(hash(source)) % 10**6), source)
+    assert check(call(user)) == pytest.approx(fd(call(user), 0.7), rel=1e-6)
+    other, path = module("live_lambda_b_" + str(abs(hash(source)) % 10**6), source)
+    rewrite(path, source.replace(old, new))
+    with pytest.raises(cpsad.TransformError, match="changed since"):
+        cpsad.grad(call(other))(0.7)
+
+
 def test_a_method_of_an_imported_class_is_its_source_until_edited(module):
     """``Helper.twice(x)`` of an imported class compiles to other instructions than where
     ``Helper`` is not an import (what ``_compiled_in_place`` writes around it): the instructions

@@ -69,7 +69,7 @@ class Parse:
         lines_before = first - 2 if indented else first - 1
         if indented:
             col_shift = 0
-        raw = None if is_lambda else text
+        raw = text  # (a lambda's too: the lines of the statement it stands in)
         modules = _modules_read(fn)
         if quick and not _still_the_source(fn.__code__, source, raw, modules):
             return self.run(unit, quick=False)  # (inspect's lines, which the check may accept)
