@@ -184,9 +184,8 @@ def _compiled_in_place(code, raw: str, flags: int, modules=()) -> bool | None:
     if "\t" in first[:indent]:
         return None
     free = [n for n in code.co_freevars if n != "__class__"]
-    parts = code.co_qualname.split(".")
-    owner = parts[-2] if len(parts) > 1 and parts[-2] != "<locals>" else None
-    in_class = owner is not None and owner.isidentifier()
+    owner = _class_around(code)
+    in_class = owner is not None and code.co_qualname.split(".")[-2] == owner  # (a method)
     if indent < bool(free) + in_class or ("__class__" in code.co_freevars and not in_class):
         return None
     head = []
