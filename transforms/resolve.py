@@ -35,7 +35,7 @@ import types
 
 from . import anno
 from . import astlib as A
-from .scoping import analyze, local_names, own_nodes, push_children, walk_own
+from .scoping import analyze, local_names, nonlocal_anywhere, own_nodes, push_children, walk_own
 from .unit import SEED, LocalFunction, Unit
 
 
@@ -114,7 +114,7 @@ class Resolve:
                 if entry_stores is None:
                     entry_stores = _entry_stores(fdef)
                 stores = own.stores.get(n, 0) + (n in own.params) + entry_stores.get(n, 0)
-                if n in _declared_nonlocal_anywhere(g) or stores > 1:
+                if n in nonlocal_anywhere(g) or stores > 1:
                     cells.add(n)
                 elif stores == 1 and n not in own.params:
                     if stored_after is None:
@@ -471,10 +471,6 @@ def _stored_after_defs(fdef) -> dict[int, set[str]]:
         None  # (it calls itself: a reference cycle, which kept the tree alive until a collection)
     )
     return out
-
-
-def _declared_nonlocal_anywhere(fdef) -> set[str]:
-    return {n for node in A.walk(fdef) if isinstance(node, A.Nonlocal) for n in node.names}
 
 
 def _describe(obj) -> str:

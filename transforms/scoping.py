@@ -512,7 +512,7 @@ def nested_functions(fdef) -> list:
 
 
 def declared_nonlocal(fdef) -> set[str]:
-    if not _declares_nonlocal(fdef):
+    if not nonlocal_anywhere(fdef):
         return set()  # (for speed: a scan of the statements, not of every name)
     return _own(fdef).declared
 
@@ -530,7 +530,7 @@ def free_names(fdef) -> set[str]:
 
 def writes_through(fdef) -> set[str]:
     """Names of enclosing scopes that calling ``fdef`` may assign (via ``nonlocal``, transitively)."""
-    if not _declares_nonlocal(fdef):
+    if not nonlocal_anywhere(fdef):
         return set()  # (for speed: a scan of the statements, not an analysis of every name)
     return facts(fdef).writes
 
@@ -538,19 +538,21 @@ def writes_through(fdef) -> set[str]:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _declares_nonlocal(fdef) -> bool:
-    """Does a ``nonlocal`` statement appear in ``fdef`` or a function nested in it? (Only
+def nonlocal_anywhere(fdef) -> set[str]:
+    """The names ``nonlocal`` statements declare in ``fdef`` or a function nested in it. (Only
     statements declare; lambdas and comprehensions hold none, so expressions are not visited.)"""
+    out: set[str] = set()
     stack = [fdef]
     while stack:
         s = stack.pop()
         if s.__class__ is A.Nonlocal:
-            return True
+            out.update(s.names)
+            continue
         for name in _BLOCKS:
             block = getattr(s, name, None)
             if block.__class__ is list:
                 stack.extend(block)
-    return False
+    return out
 
 
 def assignment_counts(fdef) -> dict[str, int]:

@@ -95,9 +95,7 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
         self.facts = self.scopes.analyze(root) if self.inlined else S.analyze(root)
         self.effects = closure_effects(root, self.facts)
         self._definite: dict[int, set] = {}
-        self.substituted: list = []
-        self.removed: dict[int, tuple] = {}  # id(f) -> (f, stores, loads): changes of counts
-        self.uncounted = False  # a change not in ``removed``: the facts must be made again
+        self._start_counting()
         for f in functions(root):
             self.definedness(f)
         # For speed (a chain of temporaries takes a round per link: tree_lstm needs a dozen), a
@@ -113,9 +111,7 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
             else:
                 self.analyze(root)
                 clean = set()
-            self.substituted = []
-            self.removed: dict[int, tuple] = {}  # id(f) -> (f, stores, loads): the changes
-            self.uncounted = False  # a dead-store sweep removed a function
+            self._start_counting()
             changed = False
             every = functions(root)
             for f in every:
@@ -190,6 +186,12 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
         for f, stores, loads in deltas.values():
             S.recount(self.facts, f, stores, loads)
         self.effects = closure_effects(root, self.facts)
+
+    def _start_counting(self) -> None:
+        """Nothing taken out yet (since the facts were last made or brought up to date)."""
+        self.substituted: list = []  # (f, t): a temporary forward substitution took out
+        self.removed: dict[int, tuple] = {}  # id(f) -> (f, stores, loads): changes of counts
+        self.uncounted = False  # a change not counted (a function removed): analyse again
 
     def _count_removed(self, f, node, whole: bool = True) -> None:
         """Take the names of ``node``, removed from ``f``'s own scope (``whole``), or only the
