@@ -193,6 +193,7 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
             ]
     elif d:
         out += [f"dask: failed ({d.get('error', '?')})", ""]
+    out += _jit_lines(lifecycle.get("jit"))
     out += _gpu_lines(lifecycle.get("gpu"))
     return out
 
@@ -223,6 +224,28 @@ def _gpu_lines(g) -> list[str]:
             f"{r['ratio']:.2f}x |"
         )
     return out + [""]
+
+
+def _jit_lines(j) -> list[str]:
+    """cpsad.jit on the scalar loops (benchmarks/jit.py)."""
+    if not j:
+        return []
+    if "error" in j:
+        return ["", f"- **cpsad.jit** (Numba): not measured: {j['error']}"]
+    c = j["compile"]
+    out = ["", "- **cpsad.jit** (the backpropagator compiled by Numba; `benchmarks/jit.py`):"]
+    for name in ("scalar loop", "100k loop"):
+        m = j[name]
+        out.append(
+            f"  - {name}: {m['jit_s'] * 1e6:,.1f} us a call against the hand-written pass's "
+            f"{m['hand_s'] * 1e6:,.1f} us: **{m['ratio']:.3f}x**"
+        )
+    out.append(
+        f"  - first call (transformation, staging, Numba's compile): {c['first_call_s']:.2f} s; "
+        f"first call in a new process with Numba's cache: {c['cache_hit_first_call_s'] * 1e3:.0f}"
+        f" ms, and `import numba` {c['import_numba_s'] * 1e3:.0f} ms apart"
+    )
+    return out
 
 
 def markdown(rows: list[dict], command: str, lifecycle: dict | None = None) -> str:

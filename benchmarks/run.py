@@ -164,6 +164,8 @@ LIFECYCLE = {
     # a logistic regression's step on a Dask cluster, data larger than a worker's memory: cpsad's
     # gradient against one written by hand for Dask (skipped where dask is not installed)
     "dask": ["benchmarks/dask_glm.py", "--json"],
+    # cpsad.jit: the scalar loops' gradients compiled by Numba, against the hand-written pass
+    "jit": ["benchmarks/jit.py", "--json"],
     # the MLP, CNN and RNN on CuPy arrays against PyTorch on the same GPU (where there is one)
     "gpu": ["benchmarks/gpu.py", "--json"],
 }

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cpsad.higher import hessian, hvp, jacfwd, jacobian, jacrev
     from cpsad.rules import defjvp, defvjp
     from cpsad.runtime import register_pytree
+    from cpsad.staging import JitWarning, jit
     from cpsad.transforms.errors import TransformError
 
 __all__ = [
@@ -56,6 +57,8 @@ __all__ = [
     "Transformed",
     "TransformError",
     "clear_cache",
+    "jit",
+    "JitWarning",
 ]
 __version__ = "0.1.0"
 
@@ -76,6 +79,7 @@ _SOURCES = {
     "cpsad.custom": ("checkpoint", "custom_vjp", "stop_gradient"),
     "cpsad.diskcache": ("clear_cache",),
     "cpsad.higher": ("hessian", "hvp", "jacfwd", "jacobian", "jacrev"),
+    "cpsad.staging": ("JitWarning", "jit"),
     "cpsad.rules": ("defjvp", "defvjp"),
     "cpsad.runtime": ("register_pytree",),
     "cpsad.transforms.errors": ("TransformError",),

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from cpsad import compiler
+from cpsad import compiler, staging
 from cpsad.calls import (
     argnums_tuple,
     as_tangent,
@@ -31,25 +31,38 @@ from cpsad.runtime import as_adjoint, foreign, not_real, scalar_seed
 from cpsad.tracebacks import boundary
 
 
-def _run(f, argnums, args, kwargs, k, given=None):
+def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True):
     """reset: run f's backpropagator with continuation k; the gradients of ``argnums``, arrays
     the caller alone holds (``owned``: none is an argument, ``given`` -- the cotangent -- or
-    another gradient)."""
+    another gradient). For ``cpsad.jit(f)``, ``seed`` is the adjoint ``k`` will give the result
+    (None: not known before, so not staged): the staged backpropagator runs with it, and ``k``
+    then sees the result (the seed it gives must be that one, or the Python one runs) unless
+    ``check`` is False."""
     check_plain(args, kwargs)
     check_argnums(f, argnums, args, kwargs)
+    staged = seed is not None and staging.is_staged(f)
     fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
     active, where = params_for(fn.__code__, nums, len(args))
     call_args = list(args)
     for i in nums:
         i = i % len(args)
         call_args[i] = promote(args[i])
-    spec = specialize(fn, active, compiler.kinds_of(fn.__code__, call_args, kwargs))
-    with deep_recursion(), compiler.located_warnings():
-        try:
-            out = spec.bp(k, *call_args, **kwargs)
-        except Exception as exc:
-            _locate(exc)
-            raise
+    kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
+    spec = specialize(fn, active, kinds)
+    out = (
+        _staged(fn, active, kinds, call_args, kwargs, k if check else None, seed)
+        if staged
+        else None
+    )
+    if out is None:
+        with deep_recursion(), compiler.located_warnings():
+            try:
+                out = spec.bp(k, *call_args, **kwargs)
+            except Exception as exc:
+                _locate(exc)
+                raise
+    else:
+        out = out[0]
     adjs = dict(zip(active, (out,) if len(active) == 1 else out))
     grads = []
     for i, (p, idx) in zip(nums, where):
@@ -58,6 +71,20 @@ def _run(f, argnums, args, kwargs, k, given=None):
             adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
         grads.append(densify(adj, args[i % len(args)]))
     return owned(grads, (args, kwargs, given))
+
+
+def _staged(fn, active, kinds, args, kwargs, k, seed):
+    """``(adjoints,)`` from ``fn``'s backpropagator compiled by Numba, or None: not staged (it
+    warned why), or the continuation's seed for the result is not the one it ran with."""
+    if any(p in fn.__code__.co_varnames[fn.__code__.co_argcount :] for p in active):
+        return None  # (an item of *args)
+    ran = staging.run(fn, active, kinds, args, kwargs, seed)
+    if ran is None:
+        return None
+    value, adjoints = ran
+    if k is not None and not staging.seed_matches(k(value), seed):
+        return None
+    return (adjoints,)
 
 
 def _through_complex(adjoint) -> None:
@@ -129,7 +156,7 @@ def _value_and_grad(f: Callable, argnums, has_aux: bool) -> Callable:
                 _through_complex(result)
             return scalar_seed(result)
 
-        grads = _run(f, argnums, args, kwargs, k)
+        grads = _run(f, argnums, args, kwargs, k, seed=None if has_aux else 1.0)
         value = box[0]
         if derivative and not has_aux:
             value = _gradient_value(f, value, args)
@@ -226,7 +253,9 @@ def vjp(
 
         if not nums:
             return ()
-        return tuple(_run(f, nums, args, kwargs, k, cotangent))
+        seed = None if has_aux else as_adjoint(cotangent)
+        # (k's check that f computes what it did: Numba's arithmetic may differ in the last bit)
+        return tuple(_run(f, nums, args, kwargs, k, cotangent, seed, check=False))
 
     if has_aux:
         return value[0], pullback, value[1]

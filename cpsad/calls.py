@@ -33,6 +33,12 @@ def target(f: Callable) -> Callable:
 
 
 def _python_function(f: Callable) -> Callable:
+    from cpsad import staging  # (a Numba function, or one marked by cpsad.jit: the Python function)
+
+    if isinstance(f, staging.Staged):
+        return _python_function(f.fn)
+    if staging.is_numba_function(f):
+        return _python_function(f.py_func)
     if inspect.ismethod(f):
         raise TypeError(
             "cpsad differentiates plain functions; for a method, differentiate "

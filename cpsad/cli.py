@@ -104,6 +104,12 @@ def parser() -> argparse.ArgumentParser:
         help="show the forward-mode tangent function (f_jvp) instead of the backpropagator",
     )
     show.add_argument(
+        "--jit",
+        action="store_true",
+        help="show the backpropagator flattened for Numba, as cpsad.jit compiles it (for "
+        "arguments of unknown kinds: a call specializes it to its arguments' kinds)",
+    )
+    show.add_argument(
         "--out", metavar="DIR", help="also write each emitted module to DIR as a .py file"
     )
     show.add_argument(
@@ -343,6 +349,14 @@ def render(fn, argnums, args, shown: set, written: Written | None = None) -> lis
             target = api.grad(target, nums[0])
         argnums = nums[0]
     t = api.transform(target, argnums, "forward" if args.forward else "reverse")
+    if getattr(args, "jit", False):
+        if args.forward or args.order > 1 or args.stages or args.stage:
+            raise ValueError(
+                "--jit shows the first-order backpropagator: no --forward, --order, --stage"
+            )
+        from cpsad import staging
+
+        return [api.format_source(staging.staged_source(t.fn, t.active))]
     if args.stages or args.stage:
         _, stages = compiler.run_pipeline(t.fn, t.active, record=True, mode=t.mode)
         if args.stage and args.stage not in [s.name for s in stages]:

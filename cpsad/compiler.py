@@ -403,13 +403,15 @@ def run_pipeline(
 ):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
     cpsad._load()  # the whole package, if only a submodule was imported: the dispatch, the rules
-    mode, nested = _mode(mode)
+    staged = mode == STAGED
+    mode, nested = _mode("reverse" if staged else mode)
     if nested:  # Defunctionalize's while loops pop a list: keep loops recursive to transform
         # again; and a `del` would be refused (and frees nothing worth it in code transformed again)
         skip = tuple(skip) + ("defunctionalize", "release")
     unit = Unit(fn, tuple(active), CONTEXT, mode=mode)
     unit.is_entry = entry
     unit.nested = nested
+    unit.staged = staged
     # (code cpsad wrote: emitted, or its own functions written to be transformed)
     unit.emitted = getattr(fn, "__cpsad_source__", False) or (
         getattr(fn, "__code__", None) is not None and fn.__code__.co_filename in _BY_PATH
@@ -442,6 +444,7 @@ def variant(fn, active, skip=(), check=True, kinds=(), mode="reverse") -> Spec:
 
 
 NESTED = "/nested"
+STAGED = "reverse/staged"  # flattened for Numba (cpsad.jit): run_pipeline's mode, never cached here
 
 
 def _mode(mode: str) -> tuple[str, bool]:

@@ -183,10 +183,12 @@ def bounds() -> tuple[int, int]:
 # --------------------------------------------------------------------------- storing a module
 
 
-def store(name: str, text: str) -> str:
+def store(name: str, text: str, touch: bool = True) -> str:
     """The file name under which the module ``text`` is known: ``{name}.{digest}.py`` in the
     cache folder, written there if the folder is usable (else a name in ``<cpsad>/``) and
-    registered in ``linecache`` either way. Compile ``text`` itself, never the file."""
+    registered in ``linecache`` either way. Compile ``text`` itself, never the file. ``touch``:
+    mark a file already there used (its time changed; not for a module Numba caches, whose
+    index keys on that time -- ``cpsad.jit``'s)."""
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
     filename = f"{name}.{digest}.py"
     where = place() if bounds()[0] > 0 else Place(MEMORY, "no files (CPSAD_CACHE_MAX_FILES=0)")
@@ -196,7 +198,7 @@ def store(name: str, text: str) -> str:
     path = os.path.join(MEMORY if where.refused else where.path, filename)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     if not where.refused:
-        wrote = not _holds(path, text.encode()) and _write(where.path, path, text.encode())
+        wrote = not _holds(path, text.encode(), touch) and _write(where.path, path, text.encode())
         with _lock:
             n = _writes.get(where.path)
             due = n is None or (wrote and n + 1 >= PRUNE_EVERY)  # first use, then every N
@@ -226,8 +228,9 @@ def _write(folder: str, path: str, data: bytes) -> bool:
         return False
 
 
-def _holds(path: str, data: bytes) -> bool:
-    """Is ``path`` already a regular file holding ``data``? Then mark it used (for the bound)."""
+def _holds(path: str, data: bytes, touch: bool = True) -> bool:
+    """Is ``path`` already a regular file holding ``data``? Then mark it used (for the bound)
+    if ``touch``."""
     try:
         fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
     except OSError:
@@ -239,7 +242,7 @@ def _holds(path: str, data: bytes) -> bool:
         with os.fdopen(os.dup(fd), "rb") as fh:
             if fh.read(len(data) + 1) != data:
                 return False
-        if os.utime in os.supports_fd:
+        if touch and os.utime in os.supports_fd:
             os.utime(fd)
         return True
     except OSError:
@@ -286,9 +289,28 @@ def _ours(path: str) -> bool:
 def _remove(path: str) -> bool:
     try:
         os.unlink(path)
-        return True
     except OSError:
         return False
+    _remove_compiled(path)
+    return True
+
+
+def _remove_compiled(path: str) -> None:
+    """Numba's cache of a staged module (``cpsad.jit``), beside it in ``__pycache__``: its index
+    and compiled code, named after the module's file (``{stem}.{function}-{line}.py311.nbi``)."""
+    folder, name = os.path.split(path)
+    cache = os.path.join(folder, "__pycache__")
+    stem = name[: -len(".py")] + "."
+    try:
+        with os.scandir(cache) as it:
+            for e in it:
+                if e.name.startswith(stem) and e.name.endswith((".nbi", ".nbc")):
+                    try:
+                        os.unlink(e.path)
+                    except OSError:
+                        pass
+    except OSError:
+        pass
 
 
 def _remove_stale_tmp(folder: str, older_than: float) -> None:

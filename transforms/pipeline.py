@@ -19,6 +19,7 @@ from .desugar import Desugar
 from .emit import Emit, render
 from .errors import InternalError, TransformError
 from .fence import Fence
+from .flatten import Flatten
 from .inline import Inline
 from .kinds import Kinds
 from .nested import Nested
@@ -57,6 +58,14 @@ FORWARD = [
     *[(c, w) for c, w in PIPELINE if c in (Simplify, Defunctionalize, Emit)],
 ]
 
+# Staged for Numba (``cpsad.jit``): the reverse pipeline without Release (Numba compiles no
+# ``del``, and frees what it made itself), flattened into one function before it is emitted.
+STAGED = [
+    *[(c, w) for c, w in PIPELINE if c not in (Release, Emit)],
+    (Flatten, "one flat function for Numba: continuations inlined, the seed a parameter"),
+    PIPELINE[-1],
+]
+
 STAGES = [cls.name for cls, _ in PIPELINE]
 FORWARD_STAGES = [cls.name for cls, _ in FORWARD]
 
@@ -85,7 +94,7 @@ def run(
     """
     stages: list[Stage] = []
     timings: dict[str, float] = {}
-    passes = FORWARD if unit.mode == "forward" else PIPELINE
+    passes = FORWARD if unit.mode == "forward" else STAGED if unit.staged else PIPELINE
     names = [cls.name for cls, _ in passes]
     if upto is not None and upto not in names:
         raise ValueError(f"no stage {upto!r}; the stages are {', '.join(names)}")

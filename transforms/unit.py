@@ -112,6 +112,8 @@ class Unit:
     cont_name: str = "k"
     is_entry: bool = False  # transformed for grad/vjp itself (its shift stage shows the reset)
     nested: bool = False  # code that will be transformed again (a higher or nested derivative)
+    staged: bool = False  # flattened for Numba (the STAGED pipeline; see Flatten)
+    staged_params: list[str] = field(default_factory=list)  # data it reads, as parameters
     emitted: bool = False  # the function is emitted code (a derivative, transformed again)
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to

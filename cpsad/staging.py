@@ -1,0 +1,252 @@
+"""``cpsad.jit``: backpropagators compiled by Numba -- the paper's staging, with an existing compiler.
+
+``cpsad.grad(cpsad.jit(f))`` (so ``value_and_grad`` and ``vjp``) runs, for the kinds of the
+arguments of the call, a variant of ``f``'s backpropagator that Numba compiles in nopython mode:
+the reverse pipeline without Release, then Flatten (``transforms/flatten.py``) -- continuations
+inlined, the seed a parameter -- emitted as a file in cpsad's cache folder, which Numba compiles
+with its on-disk cache beside it. ``cpsad.grad`` of a function already compiled by ``numba.njit``
+differentiates the Python function behind it, the same way.
+
+What Flatten cannot flatten, or Numba cannot type, runs as it does without ``jit``: the Python
+backpropagator, the same numbers, with one ``JitWarning`` per function saying which construct
+kept it out. The staged variant is compiled once per function, differentiated parameters and
+argument kinds; its data -- a closure's cells, a global array -- are parameters read at each
+call (Numba would freeze them as constants).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from cpsad import compiler, diskcache
+from cpsad.transforms.flatten import Unstageable
+from cpsad.transforms.naming import own_qualname
+
+
+class JitWarning(UserWarning):
+    """A function ``cpsad.jit`` runs with its Python backpropagator: the message says why."""
+
+
+class Staged:
+    """What ``cpsad.jit(f)`` returns: ``f``, marked for the differentiation API to compile its
+    derivatives with Numba. Calling it calls ``f``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"cpsad.jit({self.fn!r})"
+
+
+def jit(f: Callable) -> Staged:
+    """``f`` marked so that ``cpsad.grad``, ``value_and_grad`` and ``vjp`` of it run a
+    backpropagator compiled by Numba (see the module's docstring). A ``numba.njit`` function needs
+    no marking: its derivatives are compiled."""
+    return f if isinstance(f, Staged) else Staged(python_function(f))
+
+
+def is_staged(f) -> bool:
+    return isinstance(f, Staged) or is_numba_function(f)
+
+
+def is_numba_function(f) -> bool:
+    """A Numba dispatcher (``numba.njit(f)``): a Python function behind it, ``py_func``."""
+    return type(f).__module__.startswith("numba.") and hasattr(f, "py_func")
+
+
+def python_function(f):
+    return f.py_func if is_numba_function(f) else f
+
+
+# ---------------------------------------------------------------------- compiling
+
+
+class _Compiled:
+    __slots__ = ("dispatcher", "params", "text", "path")
+
+    def __init__(self, dispatcher, params, text, path):
+        self.dispatcher = dispatcher
+        self.params = params  # the data it reads: (name, "cell" index or "global")
+        self.text = text
+        self.path = path
+
+
+_LOCK = threading.RLock()
+_MADE: dict = {}  # (code, active, kinds) -> _Compiled, or the reason it falls back (a str)
+_WARNED: set = set()
+
+
+def run(fn, active, kinds, args: list, kwargs: dict, seed):
+    """``(value, adjoints)`` of ``fn``'s staged backpropagator at ``args`` for the adjoint
+    ``seed`` of the result -- or None where it is not staged (warned once: why)."""
+    if kwargs:
+        return _fall_back(fn, "keyword arguments (pass them by position)")
+    c = compiled(fn, active, kinds)
+    if isinstance(c, str):
+        return _fall_back(fn, c)
+    extra = []
+    for name, where in c.params:
+        if where == "global":
+            extra.append(fn.__globals__[name])
+        else:
+            extra.append(fn.__closure__[where].cell_contents)
+    defaults = fn.__defaults__ or ()
+    n = fn.__code__.co_argcount
+    if len(args) < n:
+        args = list(args) + list(defaults[len(defaults) - (n - len(args)) :])
+    try:
+        return c.dispatcher(seed, *args, *extra)
+    except Exception as exc:  # Numba's typing of these argument types
+        if not _numba_error(exc):
+            raise
+        with _LOCK:
+            _MADE[(fn.__code__, active, kinds)] = reason = _numba_reason(exc)
+        return _fall_back(fn, reason)
+
+
+def compiled(fn, active, kinds) -> _Compiled | str:
+    """The staged backpropagator of ``fn`` (made once per code, parameters and kinds), or why
+    there is none."""
+    key = (fn.__code__, active, kinds)
+    with _LOCK:
+        made = _MADE.get(key)
+        if made is None:
+            made = _MADE[key] = _make(fn, active, kinds)
+    return made
+
+
+def staged_source(fn, active, kinds=()) -> str:
+    """The text Numba compiles for ``fn`` (``cpsad show --jit``); a TransformError if none."""
+    unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=compiler.STAGED)
+    return unit.text
+
+
+def _make(fn, active, kinds):
+    try:
+        unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=compiler.STAGED)
+    except Unstageable as exc:
+        return f"{exc.what} ({exc.filename}:{exc.lineno})"
+    numba = _numba()
+    if numba is None:
+        return "Numba is not installed (pip install numba)"
+    _register(numba)
+    stem = f"{fn.__module__}.{own_qualname(fn)}".replace("<", "_").replace(">", "_")
+    path = diskcache.store(f"{stem}.{'_'.join(active) or 'none'}.jit", unit.text, touch=False)
+    # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
+    namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
+    namespace.update(unit.injected)
+    for name, obj in _module_globals(unit).items():
+        namespace.setdefault(name, obj)
+    # (the import lines document the names; the namespace holds them, as _compile's cells do)
+    tree = ast.parse(unit.text, filename=path)
+    tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    exec(compile(tree, path, "exec"), namespace)
+    py = namespace[unit.bp_name]
+    freevars = fn.__code__.co_freevars
+    params = [
+        (name, freevars.index(name) if name in freevars else "global")
+        for name in unit.staged_params
+    ]
+    dispatcher = numba.njit(cache=True)(py)
+    return _Compiled(dispatcher, params, unit.text, path)
+
+
+def _module_globals(unit) -> dict:
+    """The modules and functions the staged code names from ``fn``'s world (frozen by Numba as
+    it freezes globals; the data are parameters)."""
+    out = {}
+    for name in compiler_free_names(unit):
+        found, obj = unit.lookup(name)
+        if found:
+            out[name] = obj
+    return out
+
+
+def compiler_free_names(unit) -> set:
+    from cpsad.transforms import astlib as A
+
+    return {n.id for n in A.walk(unit.tree) if isinstance(n, A.Name)}
+
+
+def _fall_back(fn, reason: str):
+    key = (fn.__code__, reason)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(
+            f"cpsad.jit: {own_qualname(fn)} runs its Python backpropagator (the same numbers, "
+            f"not compiled): {reason}",
+            JitWarning,
+            stacklevel=_user_level(),
+        )
+    return None
+
+
+def _user_level() -> int:
+    """The stack level of the first frame outside cpsad (the user's call of the gradient)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _numba_error(exc) -> bool:
+    return type(exc).__module__.startswith("numba")
+
+
+def _numba_reason(exc) -> str:
+    """The line of Numba's message that says what it could not type, and where."""
+    lines = [ln.strip() for ln in _plain(str(exc)).splitlines() if ln.strip()]
+    what = next(
+        (ln for ln in lines if not ln.startswith(("Failed in", "File ", "During:", "def "))), ""
+    )
+    where = next((ln for ln in lines if ln.startswith("File ")), "")
+    return f"Numba could not compile it: {what[:300]} ({where})"
+
+
+def _plain(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+@functools.cache
+def _numba():
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba
+
+
+_REGISTERED = []
+
+
+def _register(numba) -> None:
+    """Numba's versions of the runtime helpers the staged code calls (once per process)."""
+    if not _REGISTERED:
+        from cpsad import jit_runtime
+
+        jit_runtime.register()
+        _REGISTERED.append(True)
+
+
+def seed_matches(returned, seed) -> bool:
+    """Whether the continuation's seed for the staged run's value is the one it ran with."""
+    if returned is seed:
+        return True
+    if np.ndim(returned) or np.ndim(seed):
+        return False
+    return type(returned) in (float, np.float64) and returned == seed

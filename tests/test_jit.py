@@ -1,0 +1,238 @@
+"""cpsad.jit: backpropagators compiled by Numba give the Python backpropagator's numbers.
+
+Every corpus function of floats, integers and float arrays is differentiated both ways: where
+it is compiled, the value and gradient match the Python backpropagator's to rounding; where it
+is not, it warns once (JitWarning, saying which construct) and gives exactly the same numbers.
+A list of functions that must compile keeps the scope from shrinking unnoticed.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+import cpsad  # noqa: E402
+from cpsad import compiler, staging  # noqa: E402
+from tests import corpus_control, corpus_core  # noqa: E402
+
+# what this version compiles (more is welcome: add it here)
+MUST_COMPILE = {
+    "square",
+    "poly",
+    "ints_mixed",
+    "constants",
+    "reuse",
+    "rebinding",
+    "tuple_unpack",
+    "loop_range",
+    "loop_while",
+    "math_in_loop",
+}
+
+
+def _plain(a) -> bool:
+    if isinstance(a, bool):
+        return False
+    if isinstance(a, (int, float)):
+        return True
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fi"
+
+
+CASES = [
+    pytest.param(f, args, argnums, id=f"{f.__name__}-{i}")
+    for mod in (corpus_core, corpus_control)
+    for i, (f, args, argnums, *_) in enumerate(mod.CASES)
+    if all(_plain(a) for a in args)
+]
+
+
+def _flat(g):
+    return [np.asarray(x, float) for x in (g if isinstance(g, tuple) else (g,))]
+
+
+def _compiled(f, args, argnums) -> bool:
+    fn = f
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    code = fn.__code__
+    active = tuple(code.co_varnames[i] for i in nums)
+    kinds = compiler.kinds_of(code, list(args), {})
+    return not isinstance(staging.compiled(fn, active, kinds), str)
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES)
+def test_same_numbers_as_python(f, args, argnums):
+    want_value, want = cpsad.value_and_grad(f, argnums)(*args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value, got = cpsad.value_and_grad(cpsad.jit(f), argnums)(*args)
+    compiled = _compiled(f, args, argnums)
+    warned = [w for w in caught if issubclass(w.category, cpsad.JitWarning)]
+    if compiled:
+        assert not warned, warned[0].message
+        np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-12)
+        for a, b in zip(_flat(got), _flat(want)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    else:  # the Python backpropagator itself: exactly its numbers
+        assert value == want_value
+        for a, b in zip(_flat(got), _flat(want)):
+            np.testing.assert_array_equal(a, b)
+    if f.__name__ in MUST_COMPILE:
+        assert compiled, f"{f.__name__} is no longer compiled"
+
+
+def test_scalar_loop_against_hand_written_pass():
+    from benchmarks.workloads.scalar_loop import handwritten, loss
+
+    value, grads = cpsad.value_and_grad(cpsad.jit(loss), argnums=(0, 1, 2))(0.5, 0.7, 0.3, 300)
+    want_value, want = handwritten(0.5, 0.7, 0.3, 300)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(grads, want, rtol=1e-10)
+    assert _compiled(loss, (0.5, 0.7, 0.3, 300), (0, 1, 2))
+
+
+def test_against_finite_differences():
+    def f(x, w, n):
+        s = 0.0
+        for i in range(n):
+            s = s + np.sum(np.tanh(w * x + i))
+        return s
+
+    rng = np.random.default_rng(0)
+    x, w = 0.4, rng.normal(size=5)
+    gx, gw = cpsad.grad(cpsad.jit(f), (0, 1))(x, w, 4)
+    eps = 1e-6
+    d = rng.normal(size=5)
+    fd = (f(x, w + eps * d, 4) - f(x, w - eps * d, 4)) / (2 * eps)
+    assert np.dot(gw, d) == pytest.approx(fd, rel=1e-6)
+    fdx = (f(x + eps, w, 4) - f(x - eps, w, 4)) / (2 * eps)
+    assert gx == pytest.approx(fdx, rel=1e-6)
+
+
+def test_a_numba_function_is_differentiated_compiled():
+    @numba.njit
+    def f(x, n):
+        s = 0.0
+        for i in range(n):
+            s = s + math.sin(x * i)
+        return s
+
+    got = cpsad.grad(f)(0.3, 5)
+    want = sum(i * math.cos(0.3 * i) for i in range(5))
+    assert got == pytest.approx(want, rel=1e-12)
+    assert _compiled(f.py_func, (0.3, 5), 0)
+
+
+_W = np.array([1.0, 2.0, 3.0])
+
+
+def _reads_global(x):
+    return np.sum(_W * x * x)
+
+
+def test_data_it_reads_is_read_at_each_call_not_frozen():
+    global _W
+    g = cpsad.grad(cpsad.jit(_reads_global))
+    assert g(1.0) == pytest.approx(12.0)
+    _W = np.array([10.0, 0.0, 0.0])  # rebound: Numba would have frozen the old one
+    try:
+        assert g(1.0) == pytest.approx(20.0)
+        _W[0] = 1.0  # changed in place
+        assert g(1.0) == pytest.approx(2.0)
+    finally:
+        _W = np.array([1.0, 2.0, 3.0])
+
+
+def test_closure_cells_are_arguments():
+    def make(c):
+        def f(x):
+            return c * x * x
+
+        return f
+
+    assert cpsad.grad(cpsad.jit(make(3.0)))(2.0) == pytest.approx(12.0)
+    assert cpsad.grad(cpsad.jit(make(5.0)))(2.0) == pytest.approx(20.0)
+
+
+def test_fallback_warns_once_and_says_why():
+    def f(x, n):
+        if n == 0:
+            return x
+        return x * f(x, n - 1)
+
+    g = cpsad.grad(cpsad.jit(f))
+    with pytest.warns(cpsad.JitWarning, match="recursion|local function"):
+        assert g(1.5, 3) == pytest.approx(4 * 1.5**3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        assert g(1.5, 3) == pytest.approx(4 * 1.5**3)
+
+
+def test_vjp_and_non_scalar_results():
+    def f(x):
+        return np.sin(x) * 2.0
+
+    x = np.linspace(0.0, 1.0, 4)
+    _, pullback = cpsad.vjp(cpsad.jit(f), x)
+    (g,) = pullback(np.ones(4))
+    np.testing.assert_allclose(g, 2.0 * np.cos(x), rtol=1e-12)
+    with pytest.raises(TypeError, match="scalar"):
+        cpsad.grad(cpsad.jit(f))(x)
+
+
+def test_show_jit_prints_what_numba_compiles(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(textwrap.dedent("""
+            import math
+
+            def f(x, n):
+                s = 0.0
+                for i in range(n):
+                    s = s + math.sin(x)
+                return s
+            """))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cpsad",
+            "show",
+            f"{src}::f",
+            "--wrt",
+            "x",
+            "--jit",
+            "--color",
+            "never",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "flattened for Numba" in out
+    assert "def f_bp(seed, x, n):" in out
+    assert "nonlocal" not in out and "def loop" not in out
+
+
+def test_compiled_code_is_kept_across_processes(tmp_path):
+    script = textwrap.dedent("""
+        import cpsad
+        from benchmarks.workloads.scalar_loop import loss
+        g = cpsad.grad(cpsad.jit(loss), argnums=(0, 1, 2))
+        g(0.5, 0.7, 0.3, 10)
+        from cpsad import staging
+        (c,) = [c for c in staging._MADE.values() if not isinstance(c, str)]
+        print(sum(c.dispatcher.stats.cache_hits.values()))
+        """)
+    env = {**__import__("os").environ, "CPSAD_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "0"
+    assert second.stdout.strip() == "1", second.stderr

@@ -1,0 +1,346 @@
+"""After Flatten, the backpropagator is one flat function Numba can compile: no function inside it,
+no closure, no ``nonlocal``, and the continuation of the entry -- the seed -- a number it is given.
+
+This is the paper's staging step done by hand for one case: where the continuations are known
+when the code is generated, they need not exist when it runs. Lantern's generator inlined them
+into straight C++; here each local function the emitted code calls in one place is inlined at
+that call, its own names renamed apart, until none is left::
+
+    def f_bp(k, x, n):                              def f_bp(seed, x, n):
+        def loop_L3_bp(k, i, x):                        k_1 = ...; i = 0; x_1 = x
+            nonlocal w_bar                              frames = []
+            frames = []                                 while i < n:
+            while i < n: ...                                ...
+            x_bar = k(x)             ->                 y = x_1
+            ...                                         value = y * 2.0
+            return x_bar                                y_bar = seed
+        def after_L3(y):                                ...
+            y_bar = k(y * 2.0)                          return value, x_bar
+            return y_bar * 2.0
+        x_bar = loop_L3_bp(after_L3, 0, x)
+        return x_bar
+
+* A local function is inlined where it is called, when that call is the only mention of it and
+  stands alone as a statement (``t = g(...)``, ``g(...)``, ``return g(...)``). Its parameters are
+  assigned the arguments, its ``return`` at the end assigns the call's target. A continuation passed
+  as an argument is first a parameter, ``k_1 = after_L3``, then called as ``k_1(...)``: that alias
+  is replaced by the function it names, and the call inlined in turn.
+* Inlining keeps what the program computes: a closure reads its free variables when it runs,
+  and so does the inlined body, at the same place; its own variables are renamed, so it neither
+  sees nor changes the caller's. ``nonlocal`` declarations name the caller's variables, which
+  are now the inlined code's own: they go.
+* The entry's continuation becomes its result: ``t = k(v)`` is ``value = v; t = seed``, and the
+  function returns ``(value, adjoints)``.
+
+Anything else -- a local function called from two places (a loop kept recursive, a helper's
+backpropagator, recursion), a lambda, a ``return`` inside a loop of an inlined function -- is not
+flattened: ``Unstageable`` says which construct, at the user's line, and the caller falls back
+to the Python backpropagator (``cpsad.jit`` warns once, and computes the same numbers).
+
+The pass also lists the free names of the result that hold data (a closure's cell, a global
+array): Numba would freeze them as constants, so they become parameters, read at each call.
+"""
+
+from __future__ import annotations
+
+import types
+
+from . import astlib as A
+from .errors import TransformError
+from .naming import Namer
+from .scoping import local_names, walk_own
+from .unit import Unit
+
+
+class Unstageable(TransformError):
+    """What kept a function out of Numba: the construct, at the user's line."""
+
+
+class Flatten:
+    name = "flatten"
+    invariant = "one flat function: no nested function, closure or nonlocal; the seed a parameter"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        f = unit.tree
+        taken = {n.id for n in A.walk(f) if isinstance(n, A.Name)}
+        taken |= {d.name for d in A.walk(f) if isinstance(d, A.FunctionDef)}
+        taken |= {a for d in A.walk(f) if isinstance(d, A.FunctionDef) for a in A.arg_names(d.args)}
+        self.namer = Namer(taken)
+        inlined = []
+        while True:
+            nested = [s for s in walk_own_statements(f.body) if isinstance(s, A.FunctionDef)]
+            if not nested:
+                break
+            for d in nested:
+                if self._inline(f, d):
+                    inlined.append(d.name)
+                    break
+            else:
+                d = nested[0]
+                raise self._why_not(f, d)
+        for node in A.walk(f):
+            if isinstance(node, A.Lambda):
+                raise self.unstageable("a lambda", node)
+            if isinstance(node, (A.Global, A.Try, A.With, A.Raise)):
+                what = type(node).__name__.lower()
+                raise self.unstageable(f"a `{what}` statement", node)
+        _remove(f, lambda s: isinstance(s, A.Nonlocal))
+        self._seed(f)
+        unit.staged_params = self._data_names(f)
+        f.args.args.extend(A.params(unit.staged_params).args)
+        unit.notes[self.name] = [
+            "inlined " + (", ".join(inlined) or "nothing") + "; the seed is a parameter"
+        ]
+
+    # ------------------------------------------------------------------ inlining
+
+    def _inline(self, f, d) -> bool:
+        """Inline ``d`` at its one call, if that is all that mentions it; False if not yet."""
+        mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
+        if len(mentions) != 1 or any(isinstance(n, A.Name) and n.id == d.name for n in A.walk(d)):
+            return False
+        (ref,) = mentions
+        parents = _parents(f)
+        parent = parents[id(ref)]
+        if isinstance(parent, A.Assign) and parent.value is ref and _own_statement(f, parent):
+            # ``k_1 = after_L3``: the alias becomes the function's name where it is called
+            (target,) = parent.targets if len(parent.targets) == 1 else (None,)
+            if not isinstance(target, A.Name):
+                return False
+            uses = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == target.id]
+            loads = [n for n in uses if n is not target]
+            if len(loads) != 1 or any(not isinstance(n.ctx, A.Load) for n in loads):
+                return False
+            loads[0].id = d.name
+            _remove(f, lambda s: s is parent)
+            return True
+        if not (isinstance(parent, A.Call) and parent.func is ref):
+            return False
+        stmt = parents.get(id(parent))
+        alone = (
+            isinstance(stmt, A.Assign)
+            and len(stmt.targets) == 1
+            or isinstance(stmt, (A.Expr, A.Return))
+        ) and stmt.value is parent
+        if not alone or not _own_statement(f, stmt):
+            return False
+        call = parent
+        args = d.args
+        params = A.arg_names(args)
+        if (
+            call.keywords
+            or any(isinstance(a, A.Starred) for a in call.args)
+            or args.vararg
+            or args.kwarg
+            or args.kwonlyargs
+            or args.defaults
+            or len(call.args) != len(params)
+        ):
+            raise self.unstageable(
+                "a call of a local function with other than its parameters", call
+            )
+        # A parameter given a function -- a continuation: a local function or the entry's own
+        # -- and never assigned in the body is that function's name in the body, not a variable
+        # (so the call of it is seen, and inlined or made the seed, in turn).
+        functions = {self.unit.cont_name} | {
+            s.name for s in walk_own_statements(f.body) if isinstance(s, A.FunctionDef)
+        }
+        stored = {n.id for n in A.walk(d) if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)}
+        # (in sorted order: the same text in every process, which Numba's cache keys on)
+        mapping = {n: self.namer.fresh(n) for n in sorted(local_names(d) | set(params))}
+        given = {}
+        for p, a in zip(params, call.args):
+            if isinstance(a, A.Name) and a.id in functions and p not in stored:
+                mapping[p] = given[p] = a.id
+        body = d.body
+        for s in body:
+            _rename_in(s, mapping)
+        bindings = [
+            A.copy_location(A.assign(A.store(mapping[p]), a), call)
+            for p, a in zip(params, call.args)
+            if p not in given
+        ]
+        body = self._tails(body, stmt, d)
+        _replace(f, stmt, bindings + body)
+        _remove(f, lambda s: s is d)
+        return True
+
+    def _tails(self, body: list, stmt, d) -> list:
+        """``body`` with its ``return``s -- at its end, or at the ends of a final ``if`` -- as
+        what the call's statement does with the value."""
+        for node in (n for s in body for n in walk_own(s)):
+            if isinstance(node, A.Return) and not _at_tail(body, node):
+                raise self.unstageable("a `return` before the end of a local function", node)
+        return _with_tails(body, stmt)
+
+    def _why_not(self, f, d) -> Unstageable:
+        mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
+        if any(isinstance(n, A.Name) and n.id == d.name for n in A.walk(d)):
+            return self.unstageable("recursion (a local function that calls itself)", d)
+        if len(mentions) > 1:
+            return self.unstageable(
+                f"a local function called from {len(mentions)} places ({d.name})", mentions[-1]
+            )
+        where = mentions[0] if mentions else d
+        return self.unstageable(f"a local function used as a value ({d.name})", where)
+
+    # ------------------------------------------------------------------ the seed
+
+    def _seed(self, f) -> None:
+        """``t = k(v)`` -> ``value = v; t = seed``; ``return r`` -> ``return value, r``."""
+        k = self.unit.cont_name
+        names = A.arg_names(f.args)
+        if not names or names[0] != k:
+            raise self.unstageable("a backpropagator without its continuation", f)
+        seed, value = self.namer.fresh("seed"), self.namer.fresh("value")
+        f.args.args[0].id = seed
+        parents = _parents(f)
+        for n in [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == k]:
+            call = parents.get(id(n))
+            stmt = parents.get(id(call))
+            if not (
+                isinstance(call, A.Call)
+                and call.func is n
+                and len(call.args) == 1
+                and not call.keywords
+                and isinstance(stmt, (A.Assign, A.Expr, A.Return))
+                and stmt.value is call
+            ):
+                raise self.unstageable("the continuation used other than called once", n)
+            first = A.copy_location(A.assign(A.store(value), call.args[0]), stmt)
+            stmt.value = A.name(seed)
+            _replace(f, stmt, [first] if isinstance(stmt, A.Expr) else [first, stmt])
+        for node in list(walk_own_statements(f.body)):
+            if isinstance(node, A.Return):
+                node.value = A.tuple_([A.name(value), node.value or A.const(None)])
+
+    def _data_names(self, f) -> list[str]:
+        """Free names of ``f`` that hold data (not a module or a function): parameters."""
+        bound = set(A.arg_names(f.args))
+        for n in A.walk(f):
+            if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load):
+                bound.add(n.id)
+        out = []
+        for n in A.walk(f):
+            if isinstance(n, A.Name) and n.id not in bound and n.id not in out:
+                if n.id in self.unit.callees:
+                    raise self.unstageable(f"a call of a helper's backpropagator ({n.id})", n)
+                found, obj = self.unit.lookup(n.id)
+                if not found:
+                    continue
+                if isinstance(obj, types.ModuleType) or callable(obj):
+                    continue
+                out.append(n.id)
+        return sorted(out)
+
+    def unstageable(self, what: str, node) -> Unstageable:
+        err = self.unit.error(f"not compiled by Numba: {what}", node)
+        out = Unstageable(
+            err.message,
+            filename=err.filename,
+            lineno=err.lineno,
+            col=err.col,
+            source_line=(err.text or "").rstrip("\n") or None,
+        )
+        out.what = what
+        return out
+
+
+# ---------------------------------------------------------------------- statement lists
+
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def walk_own_statements(body: list):
+    """Statements of a function's own scope, nested blocks included, not nested functions'."""
+    stack = list(reversed(body))
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, A.FunctionDef):
+            continue
+        for b in _BLOCKS:
+            block = getattr(s, b, None)
+            if isinstance(block, list):
+                stack.extend(reversed(block))
+
+
+def _lists(f):
+    """Every statement list of ``f``'s own scope."""
+    out = [f.body]
+    for s in walk_own_statements(f.body):
+        if isinstance(s, A.FunctionDef):
+            continue
+        for b in _BLOCKS:
+            block = getattr(s, b, None)
+            if isinstance(block, list) and block and isinstance(block[0], A.stmt):
+                out.append(block)
+    return out
+
+
+def _own_statement(f, stmt) -> bool:
+    return any(s is stmt for s in walk_own_statements(f.body))
+
+
+def _replace(f, stmt, new: list) -> None:
+    for block in _lists(f):
+        for i, s in enumerate(block):
+            if s is stmt:
+                block[i : i + 1] = new
+                return
+    raise AssertionError("statement not found")
+
+
+def _remove(f, which) -> None:
+    for block in _lists(f):
+        block[:] = [s for s in block if not which(s)] or [A.Pass()]
+
+
+def _parents(root) -> dict:
+    out = {}
+    for node in A.walk(root):
+        for child in A.iter_child_nodes(node):
+            out[id(child)] = node
+    return out
+
+
+def _rename_in(node, mapping: dict) -> None:
+    """Rename, in ``node`` (a statement of the inlined function), the inlined function's own
+    names -- in the functions nested in it too, where they do not bind the name themselves."""
+    from .scoping import rename_free
+
+    rename_free(node, mapping)
+
+
+def _at_tail(body: list, ret) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if last is ret:
+        return True
+    if isinstance(last, A.If):
+        return _at_tail(last.body, ret) or _at_tail(last.orelse, ret)
+    return False
+
+
+def _with_tails(body: list, stmt) -> list:
+    """``body``'s tail ``return``s as ``stmt`` (``t = call``, ``call``, ``return call``) does
+    with the value; a body that can fall off its end returns None."""
+    if not body:
+        body = [A.Return(value=None)]
+    last = body[-1]
+    if isinstance(last, A.Return):
+        value = last.value if last.value is not None else A.const(None)
+        if isinstance(stmt, A.Assign):
+            new = [A.copy_location(A.assign(A.deepcopy(stmt.targets[0]), value), last)]
+        elif isinstance(stmt, A.Expr):
+            new = [] if isinstance(value, (A.Name, A.Constant)) else [A.expr_stmt(value)]
+        else:
+            new = [A.copy_location(A.return_(value), last)]
+        return body[:-1] + new
+    if isinstance(last, A.If):
+        last.body = _with_tails(last.body, stmt) or [A.Pass()]
+        last.orelse = _with_tails(last.orelse, stmt) or [A.Pass()]
+        return body
+    return _with_tails(body + [A.Return(value=None)], stmt)
