@@ -167,14 +167,14 @@ def _module_globals(unit) -> dict:
     """The modules and functions the staged code names from ``fn``'s world (frozen by Numba as
     it freezes globals; the data are parameters)."""
     out = {}
-    for name in compiler_free_names(unit):
+    for name in _free_names(unit):
         found, obj = unit.lookup(name)
         if found:
             out[name] = obj
     return out
 
 
-def compiler_free_names(unit) -> set:
+def _free_names(unit) -> set:
     from cpsad.transforms import astlib as A
 
     return {n.id for n in A.walk(unit.tree) if isinstance(n, A.Name)}

@@ -48,7 +48,7 @@ import types
 from . import astlib as A
 from .errors import TransformError
 from .naming import Namer
-from .scoping import local_names, walk_own
+from .scoping import local_names, rename_free, walk_own
 from .unit import Unit
 
 
@@ -155,7 +155,7 @@ class Flatten:
                 mapping[p] = given[p] = a.id
         body = d.body
         for s in body:
-            _rename_in(s, mapping)
+            rename_free(s, mapping)  # (in its nested functions too, where they do not bind it)
         bindings = [
             A.copy_location(A.assign(A.store(mapping[p]), a), call)
             for p, a in zip(params, call.args)
@@ -183,6 +183,9 @@ class Flatten:
                 f"a local function called from {len(mentions)} places ({d.name})", mentions[-1]
             )
         where = mentions[0] if mentions else d
+        calls = [c for c in A.walk(f) if isinstance(c, A.Call) and A.is_name(c.func)]
+        if any(c.func.id == self.unit.bp_name and where in c.args for c in calls):
+            return self.unstageable(f"recursion ({self.unit.fn.__name__} calls itself)", where)
         return self.unstageable(f"a local function used as a value ({d.name})", where)
 
     # ------------------------------------------------------------------ the seed
@@ -303,14 +306,6 @@ def _parents(root) -> dict:
         for child in A.iter_child_nodes(node):
             out[id(child)] = node
     return out
-
-
-def _rename_in(node, mapping: dict) -> None:
-    """Rename, in ``node`` (a statement of the inlined function), the inlined function's own
-    names -- in the functions nested in it too, where they do not bind the name themselves."""
-    from .scoping import rename_free
-
-    rename_free(node, mapping)
 
 
 def _at_tail(body: list, ret) -> bool:
