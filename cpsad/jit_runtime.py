@@ -31,10 +31,6 @@ def _array(t) -> bool:
     return isinstance(t, types.Array)
 
 
-def register() -> None:
-    """(Importing this module registers them; this names the act.)"""
-
-
 @overload(runtime.acc)
 @overload(runtime.acc_into)
 def _acc(a, b):

@@ -141,7 +141,8 @@ def _make(fn, active, kinds):
     numba = _numba()
     if numba is None:
         return "Numba is not installed (pip install numba)"
-    _register(numba)
+    from cpsad import jit_runtime  # noqa: F401  (importing it registers Numba's helpers)
+
     stem = f"{fn.__module__}.{own_qualname(fn)}".replace("<", "_").replace(">", "_")
     path = diskcache.store(f"{stem}.{'_'.join(active) or 'none'}.jit", unit.text, touch=False)
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
@@ -229,18 +230,6 @@ def _numba():
     except ImportError:
         return None
     return numba
-
-
-_REGISTERED = []
-
-
-def _register(numba) -> None:
-    """Numba's versions of the runtime helpers the staged code calls (once per process)."""
-    if not _REGISTERED:
-        from cpsad import jit_runtime
-
-        jit_runtime.register()
-        _REGISTERED.append(True)
 
 
 def seed_matches(returned, seed) -> bool:
