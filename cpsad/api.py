@@ -50,9 +50,7 @@ def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True):
     kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
     spec = specialize(fn, active, kinds)
     out = (
-        _staged(fn, active, kinds, call_args, kwargs, k if check else None, seed)
-        if staged
-        else None
+        _staged(fn, spec, kinds, call_args, kwargs, k if check else None, seed) if staged else None
     )
     if out is None:
         with deep_recursion(), compiler.located_warnings():
@@ -73,12 +71,13 @@ def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True):
     return owned(grads, (args, kwargs, given))
 
 
-def _staged(fn, active, kinds, args, kwargs, k, seed):
+def _staged(fn, spec, kinds, args, kwargs, k, seed):
     """``(adjoints,)`` from ``fn``'s backpropagator compiled by Numba, or None: not staged (it
     warned why), or the continuation's seed for the result is not the one it ran with."""
-    if any(p in fn.__code__.co_varnames[fn.__code__.co_argcount :] for p in active):
+    code = fn.__code__
+    if any(p in code.co_varnames[code.co_argcount :] for p in spec.active):
         return None  # (an item of *args)
-    ran = staging.run(fn, active, kinds, args, kwargs, seed)
+    ran = staging.run(fn, spec, kinds, args, kwargs, seed)
     if ran is None:
         return None
     value, adjoints = ran

@@ -64,6 +64,7 @@ def bound(f, args: tuple, nums: tuple, kwargs: dict):
     method its object (``model.loss``: ``type(model).loss`` with ``model`` first, data); a
     function with a derivative rule (``np.sin``, ``math.tanh``) is called by a Python function
     of as many parameters (``primitive_caller``)."""
+    f = _unstaged(f)
     while isinstance(f, functools.partial) or _python_method(f):
         extra = (f.__self__,) if _python_method(f) else f.args
         n, given = len(extra), len(args)
@@ -74,9 +75,20 @@ def bound(f, args: tuple, nums: tuple, kwargs: dict):
             f = f.func
         else:
             f = f.__func__
+        f = _unstaged(f)
     if not inspect.isfunction(f) and _has_rule(f):
         f = primitive_caller(f, len(args), kwargs)
     return f, args, nums, kwargs
+
+
+def _unstaged(f):
+    """``f`` without ``cpsad.jit``'s mark, or the Python function behind a Numba dispatcher (the
+    API decides to stage from the callable it was given: ``staging.is_staged``)."""
+    from cpsad import staging
+
+    while isinstance(f, staging.Staged) or staging.is_numba_function(f):
+        f = f.fn if isinstance(f, staging.Staged) else f.py_func
+    return f
 
 
 def _python_method(f) -> bool:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import os
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -54,7 +56,7 @@ def jit(f: Callable) -> Staged:
     """``f`` marked so that ``cpsad.grad``, ``value_and_grad`` and ``vjp`` of it run a
     backpropagator compiled by Numba (see the module's docstring). A ``numba.njit`` function needs
     no marking: its derivatives are compiled."""
-    return f if isinstance(f, Staged) else Staged(python_function(f))
+    return f if isinstance(f, Staged) else Staged(f)
 
 
 def is_staged(f) -> bool:
@@ -66,21 +68,22 @@ def is_numba_function(f) -> bool:
     return type(f).__module__.startswith("numba.") and hasattr(f, "py_func")
 
 
-def python_function(f):
-    return f.py_func if is_numba_function(f) else f
-
-
 # ---------------------------------------------------------------------- compiling
 
 
 class _Compiled:
-    __slots__ = ("dispatcher", "params", "text", "path")
+    __slots__ = ("dispatcher", "params", "text", "path", "made_from", "frozen_cells", "spec")
 
     def __init__(self, dispatcher, params, text, path):
         self.dispatcher = dispatcher
         self.params = params  # the data it reads: (name, "cell" index or "global")
         self.text = text
         self.path = path
+        # what it is valid for (``_still_valid``): the transformations of the call graph it was
+        # made with, and the objects Numba froze from the closure's cells (index, reference)
+        self.made_from: tuple = ()
+        self.frozen_cells: tuple = ()
+        self.spec = None  # (a weak reference to the spec last checked: the fast check)
 
 
 _LOCK = threading.RLock()
@@ -88,12 +91,13 @@ _MADE: dict = {}  # (code, active, kinds) -> _Compiled, or the reason it falls b
 _WARNED: set = set()
 
 
-def run(fn, active, kinds, args: list, kwargs: dict, seed):
+def run(fn, spec, kinds, args: list, kwargs: dict, seed):
     """``(value, adjoints)`` of ``fn``'s staged backpropagator at ``args`` for the adjoint
-    ``seed`` of the result -- or None where it is not staged (warned once: why)."""
-    if kwargs:
-        return _fall_back(fn, "keyword arguments (pass them by position)")
-    c = compiled(fn, active, kinds)
+    ``seed`` of the result -- or None where it is not staged (warned once: why). ``spec`` is the
+    Python backpropagator, valid now (``compiler.specialize``): the staged one must have been
+    made from what it was made from."""
+    active = spec.active
+    c = compiled(fn, active, kinds, spec)
     if isinstance(c, str):
         return _fall_back(fn, c)
     extra = []
@@ -102,10 +106,9 @@ def run(fn, active, kinds, args: list, kwargs: dict, seed):
             extra.append(fn.__globals__[name])
         else:
             extra.append(fn.__closure__[where].cell_contents)
-    defaults = fn.__defaults__ or ()
-    n = fn.__code__.co_argcount
-    if len(args) < n:
-        args = list(args) + list(defaults[len(defaults) - (n - len(args)) :])
+    args = _positional(fn, args, kwargs)
+    if args is None:
+        return None  # (a wrong call: the Python backpropagator says so, as ``fn`` would)
     try:
         return c.dispatcher(seed, *args, *extra)
     except Exception as exc:  # Numba's typing of these argument types
@@ -116,15 +119,83 @@ def run(fn, active, kinds, args: list, kwargs: dict, seed):
         return _fall_back(fn, reason)
 
 
-def compiled(fn, active, kinds) -> _Compiled | str:
-    """The staged backpropagator of ``fn`` (made once per code, parameters and kinds), or why
-    there is none."""
+def _positional(fn, args: list, kwargs: dict) -> list | None:
+    """The arguments of ``fn(*args, **kwargs)`` by position only, as the staged function takes
+    them (Flatten's ``_positional``): the positional parameters', the keyword-only ones', the
+    tuple of ``*args``; defaults filled in. None: not a call ``fn`` accepts."""
+    code = fn.__code__
+    n = code.co_argcount
+    varargs = code.co_flags & inspect.CO_VARARGS
+    if len(args) > n and not varargs:
+        return None
+    names = code.co_varnames[: n + code.co_kwonlyargcount]
+    given = dict(zip(names[:n], args))
+    for name, value in kwargs.items():
+        if (
+            name not in names
+            or name in given
+            or name in code.co_varnames[: code.co_posonlyargcount]
+        ):
+            return None
+        given[name] = value
+    defaults = dict(zip(names[n - len(fn.__defaults__ or ()) : n], fn.__defaults__ or ()))
+    defaults.update(fn.__kwdefaults__ or {})
+    if any(name not in given and name not in defaults for name in names):
+        return None
+    out = [given[name] if name in given else defaults[name] for name in names]
+    if varargs:
+        out.append(tuple(args[n:]))
+    return out
+
+
+def compiled(fn, active, kinds, spec=None) -> _Compiled | str:
+    """The staged backpropagator of ``fn`` (made once per code, parameters and kinds, and again
+    when what it was made from changed: see ``_still_valid``), or why there is none."""
     key = (fn.__code__, active, kinds)
+    if spec is None:
+        spec = compiler.specialize(fn, active, kinds)
+    made = _MADE.get(key)
+    if isinstance(made, _Compiled) and _still_valid(made, fn, spec):
+        return made
     with _LOCK:
         made = _MADE.get(key)
-        if made is None:
+        if made is None or (isinstance(made, _Compiled) and not _still_valid(made, fn, spec)):
             made = _MADE[key] = _make(fn, active, kinds)
+            if isinstance(made, _Compiled):
+                made.made_from = _made_from(spec)
+                made.spec = weakref.ref(spec)
     return made
+
+
+def _still_valid(c: _Compiled, fn, spec) -> bool:
+    """Was ``c`` made from what ``spec`` (valid now) was made from? Numba froze the functions and
+    modules the staged code names, as the transformations resolved them: a helper rebound, a
+    module reloaded -- a new transformation somewhere in the call graph -- or another function
+    in a closure's cell makes it stale. (The same spec as last time: nothing to compare.)"""
+    cells = fn.__closure__
+    for i, ref in c.frozen_cells:
+        if cells[i].cell_contents is not ref():
+            return False
+    if c.spec is not None and c.spec() is spec:
+        return True
+    if _made_from(spec) != c.made_from:
+        return False
+    c.spec = weakref.ref(spec)
+    return True
+
+
+def _made_from(spec) -> tuple:
+    """The transformations of ``spec``'s call graph (by identity: references to them compare
+    equal while they live)."""
+    out, todo, seen = [], [spec], set()
+    while todo:
+        s = todo.pop()
+        if id(s) in seen:
+            continue
+        seen.add(id(s))
+        out.append(weakref.ref(s.t))
+        todo.extend(s.callee_specs.values())
+    return tuple(out)
 
 
 def staged_source(fn, active, kinds=()) -> str:
@@ -148,7 +219,8 @@ def _make(fn, active, kinds):
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
     namespace.update(unit.injected)
-    for name, obj in _module_globals(unit).items():
+    frozen = _module_globals(unit)
+    for name, obj in frozen.items():
         namespace.setdefault(name, obj)
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)
@@ -161,7 +233,22 @@ def _make(fn, active, kinds):
         for name in unit.staged_params
     ]
     dispatcher = numba.njit(cache=True)(py)
-    return _Compiled(dispatcher, params, unit.text, path)
+    made = _Compiled(dispatcher, params, unit.text, path)
+    made.frozen_cells = tuple(
+        (freevars.index(name), _reference(obj))
+        for name, obj in frozen.items()
+        if name in freevars and name not in unit.injected
+    )
+    return made
+
+
+def _reference(obj):
+    """A weak reference to ``obj`` where it takes one (a function in a closure's cell: nothing
+    cpsad keeps may keep it alive), else a strong one."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def _module_globals(unit) -> dict:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import gc
 import importlib
+import importlib.util
 import sys
 import textwrap
+import warnings
 import weakref
 
 import numpy as np
@@ -28,11 +30,22 @@ def fd(f, x, h=1e-6):
 
 
 def check(f, x=0.7):
-    """cpsad's value and gradient of ``f`` at ``x`` against plain Python and differences."""
+    """cpsad's value and gradient of ``f`` at ``x`` against plain Python and differences -- and,
+    where Numba is installed, those of ``cpsad.jit(f)``, whose compiled code froze the functions
+    it calls: it must be made again when they change."""
     value, g = cpsad.value_and_grad(f)(x)
     assert value == pytest.approx(f(x), rel=1e-12)
     assert g == pytest.approx(fd(f, x), rel=1e-6, abs=1e-8)
+    if NUMBA:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cpsad.JitWarning)  # (where it falls back)
+            staged_value, staged = cpsad.value_and_grad(cpsad.jit(f))(x)
+        assert staged_value == pytest.approx(value, rel=1e-12)
+        assert staged == pytest.approx(g, rel=1e-10, abs=1e-12)
     return g
+
+
+NUMBA = importlib.util.find_spec("numba") is not None
 
 
 @pytest.fixture
@@ -75,11 +88,14 @@ def test_a_reloaded_helper_module_is_used(module):
         """,
     )
     grad_f = cpsad.grad(user.f)
+    staged_grad_f = cpsad.grad(cpsad.jit(user.f))
     assert grad_f(0.7) == pytest.approx(2 * 0.7 + 1)
+    assert staged_grad_f(0.7) == pytest.approx(2 * 0.7 + 1)
     rewrite(path, "def helper(x):\n    return x * x * x\n")
     importlib.reload(helpers)  # what %autoreload does: the same module object, new functions
     assert check(user.f) == pytest.approx(3 * 0.7**2 + 1)
     assert grad_f(0.7) == pytest.approx(3 * 0.7**2 + 1)  # the grad made before, too
+    assert staged_grad_f(0.7) == pytest.approx(3 * 0.7**2 + 1)
 
 
 def test_a_helper_rebound_through_its_module(module):
