@@ -35,6 +35,23 @@ MUST_COMPILE = {
     "loop_range",
     "loop_while",
     "math_in_loop",
+    # an ``if``'s join inlined once, after it (Flatten's ``_inline_join``)
+    "branch",
+    "branch_nested",
+    "branch_one_sided",
+    "branch_return_early",
+    "branch_inactive_test",
+    "condexpr",
+    "boolops",
+    "call_chain",
+    "np_elementwise",
+    "branch_arrays",
+    # Numba's versions of the rules' helpers (cpsad/jit_runtime.py)
+    "broadcasting",
+    "loop_rows",
+    "loop_tuple",
+    "matmul",
+    "transpose",
 }
 
 
@@ -236,3 +253,104 @@ def test_compiled_code_is_kept_across_processes(tmp_path):
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "0"
     assert second.stdout.strip() == "1", second.stderr
+
+
+_V = np.array([1.0, 2.0])
+
+
+def _star(x, *rest):
+    return np.sum(_V * x) * len(rest) + x * rest[0]
+
+
+def _keyword_only(x, *, c=3.0):
+    return c * x * x
+
+
+def test_parameters_of_every_kind_are_passed_by_position():
+    """Data appended after ``*rest`` took its first item (a wrong gradient: 2.0 for 6.0+1.0);
+    a keyword-only parameter was not passed at all."""
+    for f, args in ((_star, (2.0, 1.0, 1.0)), (_keyword_only, (2.0,))):
+        want = cpsad.value_and_grad(f)(*args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", cpsad.JitWarning)
+            got = cpsad.value_and_grad(cpsad.jit(f))(*args)
+        assert got == pytest.approx(want, rel=1e-12)
+    assert cpsad.grad(cpsad.jit(_star))(2.0, 5.0) == pytest.approx(3.0 + 5.0)
+    with pytest.raises(TypeError):
+        cpsad.grad(cpsad.jit(_keyword_only))(2.0, 1.0)  # too many: as the function says
+
+
+class _Model:
+    def __init__(self, c):
+        self.c = c
+
+    def loss(self, x):
+        return self.c * math.sin(x)
+
+
+def test_a_bound_method_and_a_partial():
+    import functools
+
+    m = _Model(2.0)
+    assert cpsad.grad(cpsad.jit(m.loss))(0.3) == pytest.approx(2.0 * math.cos(0.3))
+    p = functools.partial(_keyword_only, c=5.0)
+    assert cpsad.grad(cpsad.jit(p))(2.0) == pytest.approx(20.0)
+
+
+def test_a_rebound_helper_is_compiled_again(tmp_path, monkeypatch):
+    """Numba froze the helper the staged code calls: it is made again when it is rebound (it
+    went on returning the old helper's gradient)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "jit_rebound.py").write_text(
+        "def helper(x):\n    return x * x\n\n\ndef cube(x):\n    return x * x * x\n\n\n"
+        "def f(x):\n    return helper(x) + 1.0\n"
+    )
+    import jit_rebound as m
+
+    g = cpsad.value_and_grad(cpsad.jit(m.f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        assert g(2.0) == pytest.approx((5.0, 4.0))
+        m.helper = m.cube
+        assert g(2.0) == pytest.approx((9.0, 12.0))
+    sys.modules.pop("jit_rebound", None)
+
+
+def _joins(x, y, n):
+    """Joins of every shape: an elif chain, a path that returns, a one-sided if, an if in a
+    loop's body after the loop, an if whose test reads what the branches changed."""
+    if x > 1.0:
+        z = x * y
+    elif x > 0.0:
+        z = math.sin(x) * y
+    else:
+        z = -x
+    if z > 0.5:
+        z = z * z
+    w = z
+    for _ in range(n):
+        w = w * 0.9 + math.tanh(y)
+    if w > z:
+        if y > 0.0:
+            return w * x
+        w = w + y
+    else:
+        w = w - x * y
+    return w * z
+
+
+@pytest.mark.parametrize("x", [1.7, 0.6, 0.2, -0.4, -1.3])
+@pytest.mark.parametrize("y", [0.8, -0.3])
+def test_joins_against_finite_differences(x, y):
+    g = cpsad.value_and_grad(cpsad.jit(_joins), (0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gy) = g(x, y, 3)
+    assert value == pytest.approx(_joins(x, y, 3), rel=1e-12)
+    eps = 1e-6
+    fx = (_joins(x + eps, y, 3) - _joins(x - eps, y, 3)) / (2 * eps)
+    fy = (_joins(x, y + eps, 3) - _joins(x, y - eps, 3)) / (2 * eps)
+    assert gx == pytest.approx(fx, rel=1e-5, abs=1e-7)
+    assert gy == pytest.approx(fy, rel=1e-5, abs=1e-7)
+    want = cpsad.value_and_grad(_joins, (0, 1))(x, y, 3)
+    assert (gx, gy) == pytest.approx(want[1], rel=1e-12)

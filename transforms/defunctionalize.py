@@ -126,7 +126,12 @@ class Defunctionalize:
         frames = self.unit.namer.fresh("frames")
         stand_ins = self.shape_only(backward, saved, result)
         like = self.unit.inject(self.unit.ctx.runtime("like"), "like") if stand_ins else None
-        push, restore = _push_and_pop(frames, saved, stand_ins, like)
+        if self.unit.staged:
+            stacks = _slot_stacks(self.unit.namer, frames, saved)
+            push, restore = _push_and_pop_slots(stacks, saved, stand_ins, like)
+        else:
+            stacks = {frames: None}
+            push, restore = _push_and_pop(frames, saved, stand_ins, like)
         forward_loop = A.While(test=head, body=loop_body + push + step, orelse=[])
         target = call_stmt.targets[0] if isinstance(call_stmt, A.Assign) else None
         back = []
@@ -151,11 +156,22 @@ class Defunctionalize:
         else:
             back = restore
         body = back + backward
-        before, after = self.local_accumulators(f, body, frames)
-        backward_loop = A.While(test=A.name(frames), body=body, orelse=[])
-        init = A.assign(A.store(frames), A.List(elts=[], ctx=A.Load()))
+        before, after = self.local_accumulators(f, body, set(stacks))
+        first = next(iter(stacks))
+        counted = self.unit.staged and not saved
+        # (Numba: ``while frames`` converts the list to a bool at every turn -- a fifth of the
+        # scalar loop's time; ``len`` is a field)
+        test = A.call(A.name("len"), [A.name(first)]) if self.unit.staged else A.name(first)
+        test = (
+            A.Compare(left=A.name(first), ops=[A.Gt()], comparators=[A.const(0)])
+            if counted
+            else test
+        )
+        backward_loop = A.While(test=test, body=body, orelse=[])
+        empty = A.const(0) if counted else A.List(elts=[], ctx=A.Load())
+        inits = [A.assign(A.store(s), A.deepcopy(empty)) for s in stacks]
         return [
-            _at(init, at),
+            *[_at(init, at) for init in inits],
             _at(forward_loop, at),
             *orelse,
             *[_at(s, at) for s in before],
@@ -194,13 +210,13 @@ class Defunctionalize:
             elsewhere |= A.names_in(result)
         return {n for n in saved if n not in elsewhere}
 
-    def local_accumulators(self, f, body, frames):
+    def local_accumulators(self, f, body, frames: set):
         """Adjoints of enclosing functions the backward loop adds to (``nonlocal w_bar``) live in
         locals while it runs -- a cell costs more on every access -- when nothing called in it
         can see them (it calls only helpers and module functions)."""
         declared = {n for s in f.body if isinstance(s, A.Nonlocal) for n in s.names}
         written = _stores(body) & declared
-        helpers = (set(self.unit.injected) - set(self.unit.callees)) | {frames}
+        helpers = (set(self.unit.injected) - set(self.unit.callees)) | frames
         for n in (x for s in body for x in A.walk(s)):
             if isinstance(n, A.Call):
                 func = n.func
@@ -417,6 +433,32 @@ def _push_and_pop(frames: str, saved: list, stand_ins=(), like=None) -> tuple[li
         return push, [A.assign(_pack(saved, "store"), method("pop", []))]
     push = [A.expr_stmt(method("append", [value(n)])) for n in saved]
     pop = [A.assign(A.store(n), method("pop", [])) for n in reversed(saved)]
+    return push, pop
+
+
+def _slot_stacks(namer, frames: str, saved: list) -> dict:
+    """Staged code's stacks: one list per saved value (``frames_1_x``), each of one type for
+    Numba -- an iteration's floats and arrays in one list cannot be typed, and a list of floats
+    is a typed buffer -- or, where nothing is saved, a count of the iterations (``frames_1``).
+    Name -> the value it holds (None: the count)."""
+    if not saved:
+        return {frames: None}
+    return {namer.fresh(f"{frames}_{n}"): n for n in saved}
+
+
+def _push_and_pop_slots(stacks: dict, saved: list, stand_ins=(), like=None) -> tuple[list, list]:
+    """Staged code's push and pop: each saved value on its own stack (the count, where none)."""
+    if not saved:
+        (count,) = stacks
+        step = A.BinOp(left=A.name(count), op=A.Add(), right=A.const(1))
+        back = A.BinOp(left=A.name(count), op=A.Sub(), right=A.const(1))
+        return [A.assign(A.store(count), step)], [A.assign(A.store(count), back)]
+
+    def value(n):
+        return A.call(A.name(like), [A.name(n)]) if n in stand_ins else A.name(n)
+
+    push = [A.expr_stmt(A.call(A.attr(A.name(s), "append"), [value(n)])) for s, n in stacks.items()]
+    pop = [A.assign(A.store(n), A.call(A.attr(A.name(s), "pop"), [])) for s, n in stacks.items()]
     return push, pop
 
 

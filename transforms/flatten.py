@@ -87,23 +87,48 @@ class Flatten:
                 raise self.unstageable(f"a `{what}` statement", node)
         _remove(f, lambda s: isinstance(s, A.Nonlocal))
         self._seed(f)
+        self._positional(f)
         unit.staged_params = self._data_names(f)
         f.args.args.extend(A.params(unit.staged_params).args)
         unit.notes[self.name] = [
             "inlined " + (", ".join(inlined) or "nothing") + "; the seed is a parameter"
         ]
 
+    def _positional(self, f) -> None:
+        """Every parameter positional, in the order the caller passes them: the seed, the
+        positional ones (their defaults filled in by the caller), the keyword-only ones, the
+        tuple of ``*args`` -- then the data, appended after them (a data parameter after
+        ``*rest`` would take an item of it)."""
+        a = f.args
+        if a.kwarg is not None:
+            raise self.unstageable("a `**` parameter", f)
+        rest = [a.vararg] if a.vararg is not None else []
+        f.args = A.arguments(
+            posonlyargs=[],
+            args=[*a.posonlyargs, *a.args, *a.kwonlyargs, *rest],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+
     # ------------------------------------------------------------------ inlining
 
     def _inline(self, f, d) -> bool:
         """Inline ``d`` at its one call, if that is all that mentions it; False if not yet."""
         mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
-        if len(mentions) != 1 or any(isinstance(n, A.Name) and n.id == d.name for n in A.walk(d)):
+        if not mentions or any(isinstance(n, A.Name) and n.id == d.name for n in A.walk(d)):
             return False
-        (ref,) = mentions
         parents = _parents(f)
+        ref = mentions[0]
         parent = parents[id(ref)]
-        if isinstance(parent, A.Assign) and parent.value is ref and _own_statement(f, parent):
+        if (
+            len(mentions) == 1
+            and isinstance(parent, A.Assign)
+            and parent.value is ref
+            and _own_statement(f, parent)
+        ):
             # ``k_1 = after_L3``: the alias becomes the function's name where it is called
             (target,) = parent.targets if len(parent.targets) == 1 else (None,)
             if not isinstance(target, A.Name):
@@ -115,31 +140,37 @@ class Flatten:
             loads[0].id = d.name
             _remove(f, lambda s: s is parent)
             return True
-        if not (isinstance(parent, A.Call) and parent.func is ref):
+        calls = _standalone_calls(f, mentions, parents)
+        if calls is None:
             return False
-        stmt = parents.get(id(parent))
-        alone = (
-            isinstance(stmt, A.Assign)
-            and len(stmt.targets) == 1
-            or isinstance(stmt, (A.Expr, A.Return))
-        ) and stmt.value is parent
-        if not alone or not _own_statement(f, stmt):
-            return False
-        call = parent
+        if len(calls) == 1:
+            ((call, stmt),) = calls
+            mapping, bindings = self._bind(f, d, calls)
+            body = self._tails(d.body, stmt, d)
+            _replace(f, stmt, bindings[0] + body)
+            _remove(f, lambda s: s is d)
+            return True
+        return self._inline_join(f, d, calls)
+
+    def _bind(self, f, d, calls) -> tuple[dict, list]:
+        """Rename ``d``'s own names apart (in place); the assignments of its parameters at each
+        of ``calls``. A parameter every call gives the same local function (a continuation),
+        and never assigned, is that function's name in the body instead."""
         args = d.args
         params = A.arg_names(args)
-        if (
-            call.keywords
-            or any(isinstance(a, A.Starred) for a in call.args)
-            or args.vararg
-            or args.kwarg
-            or args.kwonlyargs
-            or args.defaults
-            or len(call.args) != len(params)
-        ):
-            raise self.unstageable(
-                "a call of a local function with other than its parameters", call
-            )
+        for call, _ in calls:
+            if (
+                call.keywords
+                or any(isinstance(a, A.Starred) for a in call.args)
+                or args.vararg
+                or args.kwarg
+                or args.kwonlyargs
+                or args.defaults
+                or len(call.args) != len(params)
+            ):
+                raise self.unstageable(
+                    "a call of a local function with other than its parameters", call
+                )
         # A parameter given a function -- a continuation: a local function or the entry's own
         # -- and never assigned in the body is that function's name in the body, not a variable
         # (so the call of it is seen, and inlined or made the seed, in turn).
@@ -150,19 +181,80 @@ class Flatten:
         # (in sorted order: the same text in every process, which Numba's cache keys on)
         mapping = {n: self.namer.fresh(n) for n in sorted(local_names(d) | set(params))}
         given = {}
-        for p, a in zip(params, call.args):
-            if isinstance(a, A.Name) and a.id in functions and p not in stored:
-                mapping[p] = given[p] = a.id
-        body = d.body
-        for s in body:
+        for i, p in enumerate(params):
+            names = {a.id if isinstance(a, A.Name) else None for a in (c.args[i] for c, _ in calls)}
+            (name,) = names if len(names) == 1 else (None,)
+            if name in functions and p not in stored:
+                mapping[p] = given[p] = name
+        for s in d.body:
             rename_free(s, mapping)  # (in its nested functions too, where they do not bind it)
         bindings = [
-            A.copy_location(A.assign(A.store(mapping[p]), a), call)
-            for p, a in zip(params, call.args)
-            if p not in given
+            [
+                A.copy_location(A.assign(A.store(mapping[p]), a), call)
+                for p, a in zip(params, call.args)
+                if p not in given
+            ]
+            for call, _ in calls
         ]
-        body = self._tails(body, stmt, d)
-        _replace(f, stmt, bindings + body)
+        return mapping, bindings
+
+    def _inline_join(self, f, d, calls) -> bool:
+        """Inline a join -- the continuation of an ``if`` both of whose branches call it -- once,
+        after the ``if``: each branch's part before its call stays in the ``if`` (with the
+        arguments assigned to the join's parameters), the part after it goes to a second
+        ``if`` on the same, saved, condition, after the join::
+
+            if c:                            branch = c
+                z = x * y                    if branch:
+                z_bar = after_if(z)              z = x * y
+                x_bar = z_bar * y                z_1 = z
+            else:                  ->        else:
+                z = sin(x)                       z = sin(x)
+                z_bar = after_if(z)              z_1 = z
+                x_bar = z_bar * cos(x)       ...after_if's body; joined = its result...
+                                             if branch:
+                                                 z_bar = joined
+                                                 x_bar = z_bar * y
+                                             else:
+                                                 z_bar = joined
+                                                 x_bar = z_bar * cos(x)
+
+        Only where every path through the ``if`` calls the join exactly once, at the top of
+        a branch (not in a loop); False where not (yet)."""
+        stmts = [stmt for _, stmt in calls]
+        found = _enclosing(f, stmts)
+        if found is None:
+            return False
+        block, i = found
+        joined = self.namer.fresh("joined")
+        parts = {}
+        _, bindings = self._bind(f, d, calls)
+        joining = self.namer.fresh("joining")
+        marks = []  # ``joining = True`` at each call: kept if a path skips the join
+        for (_call, stmt), binding in zip(calls, bindings):
+            marks.append(A.copy_location(A.assign(A.store(joining), A.const(True)), stmt))
+            binding.append(marks[-1])
+            if isinstance(stmt, A.Assign):
+                after = [A.copy_location(A.assign(stmt.targets[0], A.name(joined)), stmt)]
+            elif isinstance(stmt, A.Return):
+                after = [A.copy_location(A.return_(A.name(joined)), stmt)]
+            else:
+                after = []
+            parts[id(stmt)] = (binding, after)
+        skipped: list = []
+        split = _split([block[i]], parts, self.namer, skipped)
+        if split is None:
+            return False
+        before, after = split
+        target = A.assign(A.store(joined), A.const(None))
+        body = self._tails(d.body, target, d)
+        if skipped:  # (a path that calls the seed, not the join: the join runs only after one)
+            before = [A.copy_location(A.assign(A.store(joining), A.const(False)), block[i])]
+            before += split[0]
+            body = [A.copy_location(A.If(test=A.name(joining), body=body, orelse=[]), block[i])]
+        block[i : i + 1] = before + body + after
+        if not skipped:
+            _remove(f, lambda s: any(s is m for m in marks))
         _remove(f, lambda s: s is d)
         return True
 
@@ -248,6 +340,106 @@ class Flatten:
         )
         out.what = what
         return out
+
+
+# ---------------------------------------------------------------------- joins
+
+
+def _standalone_calls(f, mentions, parents) -> list | None:
+    """``(call, statement)`` of each mention of a local function, if each is a call standing
+    alone as a statement of ``f``'s own scope (``t = g(...)``, ``g(...)``, ``return g(...)``)."""
+    out = []
+    for ref in mentions:
+        call = parents[id(ref)]
+        if not (isinstance(call, A.Call) and call.func is ref):
+            return None
+        stmt = parents.get(id(call))
+        alone = (
+            isinstance(stmt, A.Assign)
+            and len(stmt.targets) == 1
+            or isinstance(stmt, (A.Expr, A.Return))
+        ) and stmt.value is call
+        if not alone or not _own_statement(f, stmt):
+            return None
+        out.append((call, stmt))
+    return out
+
+
+def _contains(s, targets: set) -> bool:
+    return any(id(n) in targets for n in walk_own_statements([s]))
+
+
+def _enclosing(f, stmts) -> tuple[list, int] | None:
+    """The statement list and index of the innermost statement of ``f``'s own scope that holds
+    every one of ``stmts`` (None: a function nested in ``f`` holds one)."""
+    targets = {id(s) for s in stmts}
+    block, found = f.body, None
+    while True:
+        holding = [i for i, s in enumerate(block) if _contains(s, targets)]
+        if len(holding) != 1:
+            return found if len(holding) > 1 or found is None else found
+        i = holding[0]
+        s = block[i]
+        if isinstance(s, A.FunctionDef):
+            return None
+        found = (block, i)
+        if id(s) in targets:
+            return found
+        inner = [getattr(s, b) for b in _BLOCKS if isinstance(getattr(s, b, None), list)]
+        holders = [b for b in inner if any(_contains(x, targets) for x in b)]
+        if len(holders) != 1:
+            return found
+        block = holders[0]
+
+
+def _split(block: list, parts: dict, namer, skipped: list) -> tuple[list, list] | None:
+    """``block`` as (what runs before the join, what runs after it), where every path through
+    it reaches at most one of the calls ``parts`` maps (statement id -> its bindings, and what
+    replaces it after the join); None where a path reaches two, or one inside a loop, or may
+    leave the block before it. A path that reaches none is all before the join; if it does not
+    return, it is added to ``skipped`` (the join must be skipped after it)."""
+    holding = [j for j, s in enumerate(block) if _contains(s, set(parts))]
+    if not holding:  # a path without the join: all of it before the join, which it skips
+        if not _returns(block):
+            skipped.append(block)
+        return block, []
+    if len(holding) != 1:
+        return None
+    j = holding[0]
+    s = block[j]
+    leaves = (A.Return, A.Break, A.Continue, A.Raise)
+    if any(isinstance(n, leaves) for x in block[:j] for n in walk_own_statements([x])):
+        return None
+    if id(s) in parts:
+        before, after = parts[id(s)]
+    elif isinstance(s, A.If):
+        yes, no = _split(s.body, parts, namer, skipped), _split(s.orelse, parts, namer, skipped)
+        if yes is None or no is None:
+            return None
+        branch = namer.fresh("branch")
+        test = A.copy_location(A.assign(A.store(branch), s.test), s)
+        before = [
+            test,
+            A.copy_location(
+                A.If(test=A.name(branch), body=yes[0] or [A.Pass()], orelse=no[0] or [A.Pass()]), s
+            ),
+        ]
+        after = [
+            A.copy_location(A.If(test=A.name(branch), body=yes[1] or [A.Pass()], orelse=no[1]), s)
+        ]
+    else:
+        return None
+    return block[:j] + before, after + block[j + 1 :]
+
+
+def _returns(block: list) -> bool:
+    """Does every path through ``block`` end in a ``return``?"""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, A.Return):
+        return True
+    return isinstance(last, A.If) and _returns(last.body) and _returns(last.orelse)
 
 
 # ---------------------------------------------------------------------- statement lists
