@@ -5,7 +5,7 @@ so the staged code calls the same names as the emitted code, and Numba, typing a
 compiles the version here for the argument types. Each covers what the helper does for floats,
 integers and float arrays -- the scope of ``cpsad.jit``; for anything else it returns no
 implementation, Numba's typing fails, and ``cpsad.jit`` falls back to the Python
-backpropagator, which has the helpers' full behaviour. ``tests/test_jit.py`` runs each against
+backpropagator, which has the helpers' full behaviour. ``tests/test_jit_runtime.py`` runs each against
 the Python helper.
 """
 
@@ -16,7 +16,7 @@ from numba import types
 from numba.extending import overload
 
 from cpsad import runtime
-from cpsad.rules import operators, reductions
+from cpsad.rules import linalg, operators, reductions, shape
 
 
 def _is_none(t) -> bool:
@@ -190,4 +190,80 @@ def _getitem_adjoint(g, x, index):
             return out
 
         return getitem_adjoint_row
+    return None
+
+
+@overload(runtime.as_sequence)
+def _as_sequence(x):
+    if isinstance(x, (types.RangeType, types.Array, types.BaseTuple)):
+        return lambda x: x
+    return None
+
+
+def _matrix_or_vector(*ts) -> bool:
+    return all(_array(t) and t.ndim in (1, 2) and isinstance(t.dtype, types.Float) for t in ts)
+
+
+@overload(operators.matmul_x)
+@overload(linalg.dot_a)
+def _matmul_x(g, ans, x, y):
+    """The adjoint of ``x`` in ``x @ y`` (``np.dot(x, y)``), for vectors and matrices."""
+    if not _matrix_or_vector(x, y):
+        return None
+    if x.ndim == 2 and y.ndim == 2:
+        return lambda g, ans, x, y: g @ y.T
+    if x.ndim == 2:
+        return lambda g, ans, x, y: np.outer(g, y)
+    if y.ndim == 2:
+        return lambda g, ans, x, y: y @ g
+    return lambda g, ans, x, y: g * y
+
+
+@overload(operators.matmul_y)
+@overload(linalg.dot_b)
+def _matmul_y(g, ans, x, y):
+    """The adjoint of ``y`` in ``x @ y`` (``np.dot(x, y)``), for vectors and matrices."""
+    if not _matrix_or_vector(x, y):
+        return None
+    if x.ndim == 2 and y.ndim == 2:
+        return lambda g, ans, x, y: x.T @ g
+    if x.ndim == 2:
+        return lambda g, ans, x, y: g @ x
+    if y.ndim == 2:
+        return lambda g, ans, x, y: np.outer(x, g)
+    return lambda g, ans, x, y: g * x
+
+
+@overload(reductions.count)
+def _count(x, axis=None):
+    if _array(x) and _is_none(axis):
+        return lambda x, axis=None: x.size
+    if _array(x) and isinstance(axis, types.Integer):
+        return lambda x, axis=None: x.shape[axis]
+    return None
+
+
+@overload(shape.untranspose)
+def _untranspose(g, axes=None):
+    if _array(g) and (_is_none(axes) or (isinstance(axes, types.BaseTuple) and not len(axes))):
+        return lambda g, axes=None: np.transpose(g)
+    return None
+
+
+@overload(linalg.trace_vjp)
+def _trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
+    if (
+        _number(g)
+        and _array(a)
+        and a.ndim == 2
+        and all(isinstance(t, (int, types.Integer, types.Omitted)) for t in (offset, axis1, axis2))
+    ):
+
+        def trace_vjp_matrix(g, ans, a, offset=0, axis1=0, axis2=1):
+            if axis1 % 2 == axis2 % 2:
+                raise ValueError("axis1 and axis2 cannot be the same")
+            eye = np.eye(a.shape[axis1 % 2], a.shape[axis2 % 2], offset) * g
+            return eye if axis1 % 2 == 0 else eye.T
+
+        return trace_vjp_matrix
     return None

@@ -1,0 +1,107 @@
+"""Numba's versions of the runtime helpers (``cpsad/jit_runtime.py``) against the Python helpers.
+
+Each helper the staged code calls is called here both ways -- by a function Numba compiles, and
+directly -- on floats and float arrays of the shapes the staged code passes, and the results must
+be equal (to rounding). A case Numba's version does not cover must fail to compile (so that
+``cpsad.jit`` falls back), never compute something else.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+from cpsad import jit_runtime, runtime  # noqa: E402,F401  (importing jit_runtime registers them)
+from cpsad.rules import linalg, operators, reductions, shape  # noqa: E402
+
+rng = np.random.default_rng(7)
+A = rng.normal(size=(3, 4))
+B = rng.normal(size=(4, 2))
+U = rng.normal(size=3)
+V = rng.normal(size=4)
+S = rng.normal(size=(4, 4))
+
+
+def _compiled(helper, n: int):
+    """A function Numba compiles that calls ``helper`` with ``n`` positional arguments."""
+    names = ", ".join(f"a{i}" for i in range(n))
+    scope = {"helper": helper}
+    exec(f"def call({names}):\n    return helper({names})\n", scope)
+    return numba.njit(scope["call"])
+
+
+def _dense(x):
+    return np.asarray(x.dense() if hasattr(x, "dense") else x, dtype=float)
+
+
+CASES = [
+    (operators.matmul_x, (rng.normal(size=(3, 2)), None, A, B)),
+    (operators.matmul_x, (rng.normal(size=3), None, A, V)),
+    (operators.matmul_x, (rng.normal(size=4), None, U, A)),
+    (operators.matmul_x, (0.7, None, V, V)),
+    (operators.matmul_y, (rng.normal(size=(3, 2)), None, A, B)),
+    (operators.matmul_y, (rng.normal(size=3), None, A, V)),
+    (operators.matmul_y, (rng.normal(size=4), None, U, A)),
+    (operators.matmul_y, (0.7, None, V, V)),
+    (linalg.dot_a, (rng.normal(size=(3, 2)), None, A, B)),
+    (linalg.dot_b, (rng.normal(size=3), None, A, V)),
+    (reductions.count, (A,)),
+    (reductions.count, (A, 1)),
+    (shape.untranspose, (A,)),
+    (linalg.trace_vjp, (0.3, None, S)),
+    (linalg.trace_vjp, (0.3, None, A, 1)),
+    (linalg.trace_vjp, (0.3, None, A, -1, 1, 0)),
+    (runtime.unbroadcast, (A, A)),
+    (runtime.unbroadcast, (A, A[0])),
+    (runtime.unbroadcast, (A, A[:1])),
+    (runtime.unbroadcast, (A, A[:, :1])),
+    (runtime.unbroadcast, (A, 1.0)),
+    (runtime.unbroadcast, (0.5, A)),
+    (runtime.zeros_like, (A,)),
+    (runtime.zeros_like, (2.0,)),
+    (reductions.expand, (0.5, A)),
+    (operators.power_slope, (A, 3.0)),
+    (operators.power_slope, (A, 0.0)),
+    (operators.power_slope, (1.5, 2.0)),
+    (runtime.getitem_adjoint, (V, A, 1)),
+    (runtime.getitem_adjoint, (0.5, V, 2)),
+]
+
+
+@pytest.mark.parametrize(
+    "helper, args", CASES, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(CASES)]
+)
+def test_numba_version_is_the_helper(helper, args):
+    want = helper(*args)
+    got = _compiled(helper, len(args))(*args)
+    np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
+
+
+def test_as_sequence_is_what_a_loop_indexes():
+    as_sequence = runtime.as_sequence
+
+    @numba.njit
+    def total(n, v):
+        s = 0.0
+        for i in as_sequence(range(2, n)):
+            s += i
+        for x in as_sequence(v):
+            s += x
+        return s
+
+    assert total(5, V) == pytest.approx(2 + 3 + 4 + V.sum(), rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    "helper, args",
+    [
+        (operators.matmul_x, (np.ones((2, 3, 2)), None, np.ones((2, 3, 4)), np.ones((4, 2)))),
+        (shape.untranspose, (A, (1, 0))),
+    ],
+)
+def test_what_it_does_not_cover_is_not_compiled(helper, args):
+    """(A stacked product, a permutation: Numba's typing fails, so cpsad.jit falls back.)"""
+    with pytest.raises(numba.core.errors.TypingError):
+        _compiled(helper, len(args))(*args)
