@@ -7,6 +7,7 @@ python -m tests.fuzz --show 19                              # one seed: its prog
 python -m tests.fuzz --exclude apply_1line,decorator ...    # only programs without those features
 python -m tests.fuzz --perturb grad --n 200                 # self-check: everything must fail
 python -m tests.fuzz --order 2 --n 400 -j 2 --features      # second derivatives (fuzz/higher.py)
+python -m tests.fuzz --jit --n 400 -j 2                     # cpsad.jit against the Python one
 python -m tests.fuzz --ci-known                             # the KNOWN table of tests/test_fuzz.py
 """
 
@@ -123,6 +124,11 @@ def report(results, features=False, out=sys.stdout):
         p(f"  {c:12s} {jc.get(c, 0):6d}")
     ag = collections.Counter(r.autograd for r in judged)
     p(f"autograd beside finite differences: {dict(ag)}")
+    jit = collections.Counter(r.jit for r in judged if r.jit)
+    if jit:
+        p("cpsad.jit (the same numbers as the Python backpropagator; a mismatch is wrong-*):")
+        for why, n in jit.most_common(12):
+            p(f"  {n:6d}  {why}")
     by_msg = collections.defaultdict(list)
     for r in judged:
         if r.cls in ("refused", "bad-refusal", "crash"):
@@ -196,11 +202,19 @@ def main(argv=None):
     ap.add_argument(
         "--order", type=int, default=1, choices=[1, 2, 3], help="derivatives judged (higher.py)"
     )
+    ap.add_argument(
+        "--jit", action="store_true", help="judge cpsad.jit(f) against the Python backpropagator"
+    )
     ap.add_argument("--show", type=int, help="print one seed's program and its verdict")
     ap.add_argument(
         "--ci-known", action="store_true", help="print the KNOWN table for test_fuzz.py"
     )
     a = ap.parse_args(argv)
+    if a.jit:  # (read by the oracle, in this process and the workers it forks)
+        os.environ["CPSAD_FUZZ_JIT"] = "1"
+        import tests.fuzz.oracle as oracle
+
+        oracle.JIT = True
     exclude = tuple(x for x in a.exclude.split(",") if x)
 
     if a.show is not None:

@@ -82,6 +82,7 @@ class Result:
     features: list = field(default_factory=list)
     jvp_cls: str = ""
     jvp_detail: str = ""
+    jit: str = ""  # with JIT: "compiled", "fallback: why", or "-" (see ``_check_jit``)
     autograd: str = "n/a"  # "agrees" / "disagrees" with the finite differences, "n/a"
     source: str = ""
     discarded: int = 0  # generated programs of this seed that plain Python rejected
@@ -475,6 +476,10 @@ def _check(f, path, program, res, perturb, use_autograd, forward):
         res.cls, res.message, res.detail = "wrong-grad", "gradient shape", bad
         _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward)
         return res
+    if JIT:
+        _check_jit(f, path, program, res, got, grads)
+        if res.failed:
+            return res
     ag = autograd_slopes(program.source, program, dirs) if use_autograd else None
     judged = False
     notes = []
@@ -497,6 +502,46 @@ def _check(f, path, program, res, perturb, use_autograd, forward):
     res.detail = "\n".join(notes)
     _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward)
     return res
+
+
+JIT = bool(os.environ.get("CPSAD_FUZZ_JIT"))  # --jit: judge cpsad.jit(f) too
+
+
+def _check_jit(f, path, program, res, got, grads) -> None:
+    """``cpsad.jit(f)`` against the Python backpropagator's value and gradient (``got``,
+    ``grads``): compiled by Numba or not (a fallback warns and must give exactly the Python
+    numbers), they must agree to rounding -- a differential test of Flatten and of the Numba
+    versions of the runtime's helpers."""
+    import cpsad
+
+    nums = program.float_argnums
+    try:
+        with time_limit(CPSAD_SECONDS * 4), np.errstate(all="ignore"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", cpsad.JitWarning)
+                val, jgrads = cpsad.value_and_grad(cpsad.jit(f), argnums=nums)(*program.args())
+    except (Exception, Timeout) as exc:
+        res.cls, res.message, res.detail = classify_exception(exc, path)
+        res.message = "jit: " + res.message
+        return
+    why = [str(w.message) for w in caught if issubclass(w.category, cpsad.JitWarning)]
+    res.jit = "fallback: " + why[0].split(": ", 2)[-1][:80] if why else "compiled"
+    v, w = np.float64(np.asarray(val, dtype=np.float64)), np.float64(
+        np.asarray(got, dtype=np.float64)
+    )
+    if not (abs(v - w) <= 1e-9 * abs(w) + 1e-12 or v == w or (np.isnan(v) and np.isnan(w))):
+        res.cls, res.message = "wrong-value", "jit"
+        res.detail = f"cpsad.jit value {val!r}, Python backpropagator {got!r}"
+        return
+    for i, (a, b) in enumerate(zip(jgrads, grads)):
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+        if a.shape != b.shape or not np.allclose(
+            a, b, rtol=1e-7, atol=1e-9 * scale, equal_nan=True
+        ):
+            res.cls, res.message = "wrong-grad", "jit"
+            res.detail = f"argument {nums[i]}: cpsad.jit {a!r}, Python backpropagator {b!r}"
+            return
 
 
 def _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward=True):
