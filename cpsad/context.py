@@ -96,6 +96,10 @@ class Context:
         return attr in core.NONDIFF_ATTRIBUTES
 
     def runtime(self, name: str):
+        if name not in self.helpers and not hasattr(runtime, name):
+            # the dispatch's helpers (call_bp, ...) register themselves when it is imported,
+            # which a pass may be the first to need (tests/test_passes.py run alone)
+            import cpsad.dispatch  # noqa: F401
         if name in self.helpers:
             return self.helpers[name]
         return getattr(runtime, name)

@@ -46,6 +46,9 @@ MUST_COMPILE = {
     "call_chain",
     "np_elementwise",
     "branch_arrays",
+    # loops whose body branches, continues or breaks (Joins, then Defunctionalize's staged forms)
+    "loop_break_continue",
+    "loop_while_true",
     # Numba's versions of the rules' helpers (cpsad/jit_runtime.py)
     "broadcasting",
     "loop_rows",
@@ -354,3 +357,66 @@ def test_joins_against_finite_differences(x, y):
     assert gy == pytest.approx(fy, rel=1e-5, abs=1e-7)
     want = cpsad.value_and_grad(_joins, (0, 1))(x, y, 3)
     assert (gx, gy) == pytest.approx(want[1], rel=1e-12)
+
+
+def _loop_if(x, w, n):
+    """An if in the body: values of one branch saved in that branch."""
+    s = 0.0
+    for i in range(n):
+        if i % 3 == 0:
+            t = math.sin(x * i)
+            s = s + t * w
+        elif i % 3 == 1:
+            s = s * x
+        else:
+            s = s + np.sum(w * x)
+    return s
+
+
+def _loop_continue_break(x, w, n):
+    s = 1.0
+    i = 0
+    while True:
+        i = i + 1
+        if i > n:
+            break
+        if i % 2 == 0:
+            s = s + x
+            continue
+        s = s * w + math.tanh(s)
+        if s > 4.0:
+            break
+    return s * x
+
+
+def _loop_arrays(x, v, n):
+    """Floats and arrays saved in one frame; an early exit."""
+    acc = np.zeros(3)
+    for i in range(n):
+        u = np.tanh(v * x + i)
+        if np.sum(u) > 2.5:
+            acc = acc + u * x
+            break
+        acc = acc * 0.5 + u
+    return np.sum(acc * v)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 9])
+@pytest.mark.parametrize("f", [_loop_if, _loop_continue_break, _loop_arrays])
+def test_loops_that_branch_are_compiled(f, n):
+    rng = np.random.default_rng(n)
+    x = float(rng.uniform(0.2, 0.9))
+    w = rng.uniform(0.5, 1.2, size=3) if f is _loop_arrays else float(rng.uniform(0.5, 1.2))
+    if f is _loop_if:
+        w = float(w) if np.ndim(w) == 0 else w
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(x, w, n)
+    want_value, (wx, ww) = cpsad.value_and_grad(f, (0, 1))(x, w, n)
+    assert _compiled(f, (x, w, n), (0, 1))  # (a fallback warns once only)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
+    assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)

@@ -32,12 +32,26 @@ self-call. Anything else -- a loop whose body calls a user function, an ``if`` w
 continuation -- keeps its recursion, which is correct, only slower. A self-call in tail position
 (``return loop(...)``: nothing to do on the way back, as in forward mode) needs no frames at all:
 the loop rebinds its parameters and goes round again.
+
+Staged code (``cpsad.jit``; Joins ran before, inlining the joins of the loop body's ifs)
+goes further, since Numba compiles no recursion:
+
+* each saved value has its own stack (``frames_x``), typed by Numba from its values;
+* a value assigned in one branch of an ``if`` whose condition Joins saved (``branch = c``) is
+  pushed at the end of that branch and popped at the start of the same branch of the backward
+  part's ``if branch:``;
+* a loop that calls itself from several branches (``continue``) or leaves from several
+  (``break``) is first made to call itself once (``joins.one_self_call``); what follows the
+  ``if`` runs after either branch -- for the last level on the way out (``joins.leaving``),
+  and in the backward loop for the levels that went on (``joins.reaching``);
+* what the backward part needs saved is what it may read before assigning it (``_exposed``).
 """
 
 from __future__ import annotations
 
 from . import astlib as A
 from . import templates
+from .joins import leaving, one_self_call, reaching, walk_own_statements
 from .unit import Unit
 
 
@@ -56,11 +70,35 @@ class Defunctionalize:
     # ------------------------------------------------------------------ matching
 
     def rewrite(self, f) -> bool:
-        shape = _shape(f)
+        staged = self.unit.staged
+        if staged:  # (a loop with ``continue`` or ``break``: one self-call, after its branches)
+            params = A.arg_names(f.args)
+            calls = [s for s in walk_own_statements(f.body) if _self_call(s, f.name, len(params))]
+            direct = [
+                c
+                for s in f.body
+                if isinstance(s, A.If)
+                for c in calls
+                if any(c is x for x in s.body + s.orelse)
+            ]
+            if calls and len(direct) < len(calls) or len(calls) > 1:
+                if _mentions(f.body, f.name) == len(calls):
+                    one_self_call(f, calls, self.unit.namer.fresh)
+        shape = _shape(f, post=staged)
         if shape is None:
             return False
         decls, pre, branch, tail = shape
+        # (staged: what follows the if before the return -- a `break`'s loop: the backward part
+        # of the statements before the test -- runs after either branch: on the way out, and
+        # after each iteration's backward part)
+        post, tail = tail[:-1], tail[-1:]
         params = A.arg_names(f.args)
+        if staged and not any(_self_call(s, f.name, len(params)) for s in branch.body):
+            # the loop goes on in the else branch (``if done: ... else: loop(...)``)
+            test = A.UnaryOp(op=A.Not(), operand=branch.test)
+            branch = A.copy_location(
+                A.If(test=test, body=branch.orelse, orelse=branch.body), branch
+            )
         body, orelse = branch.body, branch.orelse
         calls = [i for i, s in enumerate(body) if _self_call(s, f.name, len(params))]
         if len(calls) != 1 or _mentions(f.body, f.name) != 1:
@@ -68,8 +106,13 @@ class Defunctionalize:
         at = calls[0]
         call_stmt = body[at]
         forward, backward = body[:at], body[at + 1 :]
-        if _has_return([*pre, *forward, *backward]):
+        if _has_return([*pre, *forward, *backward, *post]):
             return False
+        if post:
+            if isinstance(call_stmt, A.Return) or _has_return(orelse):
+                return False
+            # (the levels that went on took the paths to the self-call: ``reaching``)
+            orelse, backward = [*orelse, *leaving(post)], [*backward, *reaching(post)]
         # parameters every level passes on unchanged (the continuation k): never saved
         assigned = _stores(f.body)
         invariant = {
@@ -86,19 +129,33 @@ class Defunctionalize:
             result = tail[0].value if tail[0].value is not None else A.const(None)
         declared = {n for d in decls for n in d.names}
         definite = set(params) | _top_level_stores(pre) | _top_level_stores(forward)
+        if staged:  # (and what every path to the self-call assigns: ``_reached_stores``)
+            definite |= _reached_stores(pre) | _reached_stores(forward)
         maybe = _stores([*pre, *forward])
-        needed = _loads([*backward, result] if result is not None else backward)
+        if staged:  # (what the backward part reads before it assigns it, on some path)
+            needed = _exposed(
+                [*backward, A.Expr(value=result)] if result is not None else backward
+            )[0]
+        else:
+            needed = _loads([*backward, result] if result is not None else backward)
         saved = sorted((needed & (maybe | set(params))) - declared - invariant)
+        branches = []
+        if self.unit.staged:  # (a join inlined by Joins: values of one branch, saved there)
+            wanted = {v for v in saved if v not in definite}
+            branches = _branch_saves(_reached_view([*pre, *forward]), backward, wanted)
+            saved = [v for v in saved if not any(v in names for _, _, names in branches)]
         if any(v not in definite for v in saved):
             return False  # a value the backward part reads may not exist at the self-call
         f.body = decls + self.loops(
-            f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result
+            f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result, branches
         )
         return True
 
     # ------------------------------------------------------------------ rewriting
 
-    def loops(self, f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result):
+    def loops(
+        self, f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result, branches
+    ):
         at = branch
         call = call_stmt.value
         params = A.arg_names(f.args)
@@ -116,7 +173,11 @@ class Defunctionalize:
             ]
         if pre:  # statements before the test run once more when the loop ends
             head = A.const(True)
-            stop = A.if_(A.UnaryOp(op=A.Not(), operand=branch.test), [A.Break()])
+            test = branch.test
+            if isinstance(test, A.UnaryOp) and isinstance(test.op, A.Not):
+                stop = A.if_(test.operand, [A.Break()])  # (not a ``not not``)
+            else:
+                stop = A.if_(A.UnaryOp(op=A.Not(), operand=test), [A.Break()])
             loop_body = [*pre, stop, *forward]
         else:
             head, loop_body = branch.test, list(forward)
@@ -124,11 +185,20 @@ class Defunctionalize:
             loop = A.While(test=head, body=loop_body + step, orelse=[])
             return [_at(loop, at), *orelse, *tail]
         frames = self.unit.namer.fresh("frames")
-        stand_ins = self.shape_only(backward, saved, result)
+        branch_stacks: dict = {}  # a branch's own stacks (``_branch_saves``)
+        stand_ins = self.shape_only(
+            backward, saved + [n for _, _, names in branches for n in names], result
+        )
         like = self.unit.inject(self.unit.ctx.runtime("like"), "like") if stand_ins else None
         if self.unit.staged:
             stacks = _slot_stacks(self.unit.namer, frames, saved)
             push, restore = _push_and_pop_slots(stacks, saved, stand_ins, like)
+            for forward_block, backward_block, names in branches:
+                own = _slot_stacks(self.unit.namer, frames, sorted(names))
+                pushed, popped = _push_and_pop_slots(own, sorted(names), stand_ins, like)
+                forward_block.extend(pushed)
+                backward_block[:0] = popped
+                branch_stacks.update(own)
         else:
             stacks = {frames: None}
             push, restore = _push_and_pop(frames, saved, stand_ins, like)
@@ -156,7 +226,7 @@ class Defunctionalize:
         else:
             back = restore
         body = back + backward
-        before, after = self.local_accumulators(f, body, set(stacks))
+        before, after = self.local_accumulators(f, body, set(stacks) | set(branch_stacks))
         first = next(iter(stacks))
         counted = self.unit.staged and not saved
         # (Numba: ``while frames`` converts the list to a bool at every turn -- a fifth of the
@@ -170,6 +240,7 @@ class Defunctionalize:
         backward_loop = A.While(test=test, body=body, orelse=[])
         empty = A.const(0) if counted else A.List(elts=[], ctx=A.Load())
         inits = [A.assign(A.store(s), A.deepcopy(empty)) for s in stacks]
+        inits += [A.assign(A.store(s), A.List(elts=[], ctx=A.Load())) for s in branch_stacks]
         return [
             *[_at(init, at) for init in inits],
             _at(forward_loop, at),
@@ -289,8 +360,9 @@ class Defunctionalize:
 # ---------------------------------------------------------------------- helpers
 
 
-def _shape(f):
-    """``(declarations, statements before the test, the if, what follows it)`` or None."""
+def _shape(f, post=False):
+    """``(declarations, statements before the test, the if, what follows it)`` or None. What
+    follows is a ``return``, or with ``post`` statements before it."""
     a = f.args
     if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults or not a.args:
         return None
@@ -305,11 +377,15 @@ def _shape(f):
     while body and isinstance(body[0], (A.Nonlocal, A.Global)):
         decls.append(body.pop(0))
     ifs = [i for i, s in enumerate(body) if isinstance(s, A.If)]
+    if post:  # (the one holding the self-call: One_self_call puts branches before it)
+        ifs = [i for i in ifs if _mentions([body[i]], f.name)] or ifs
     if not ifs:
         return None
     i = ifs[0]
     pre, branch, tail = body[:i], body[i], body[i + 1 :]
-    if any(not isinstance(s, A.Return) for s in tail) or len(tail) > 1:
+    if tail and not isinstance(tail[-1], A.Return):
+        return None
+    if len(tail) > 1 and not (post and not _has_return(tail[:-1])):
         return None
     return decls, pre, branch, tail
 
@@ -375,6 +451,106 @@ def _mentions(stmts, name) -> int:
 
 def _has_return(stmts) -> bool:
     return any(isinstance(n, A.Return) for s in stmts for n in A.walk(s))
+
+
+def _branch_saves(forward: list, backward: list, wanted: set) -> list:
+    """Where the values ``wanted`` -- read by the backward part, assigned only in a branch of the
+    forward part -- can be saved: ``(forward block, backward block, names)`` for each branch of
+    an ``if`` of the forward part whose condition, saved in a name, an ``if`` of the backward part
+    tests again (Joins makes them: ``branch = c``), where the names are assigned on every run
+    of the forward block and read only in the backward block. Pushed at the end of the one,
+    popped at the start of the other: the backward loop meets the iterations in reverse, each
+    taking the branch it took forward, so each branch's stack is popped in the order pushed."""
+    ifs = {s.test.id: s for s in forward if isinstance(s, A.If) and isinstance(s.test, A.Name)}
+    out = []
+    for b in backward:
+        if not (isinstance(b, A.If) and isinstance(b.test, A.Name) and b.test.id in ifs):
+            continue
+        if b.test.id in _stores(forward[forward.index(ifs[b.test.id]) + 1 :]) | _stores(backward):
+            continue  # (the condition changed after the forward if)
+        fwd = ifs[b.test.id]
+        for fb, bb in ((fwd.body, b.body), (fwd.orelse, b.orelse)):
+            here = wanted & _loads(bb)
+            elsewhere = _loads([x for x in backward if x is not b])
+            elsewhere |= _loads(b.orelse if bb is b.body else b.body)
+            names = {v for v in here & _reached_stores(fb) if v not in elsewhere}
+            at = _push_point(fb, names) if names else None
+            if at is not None:
+                out.append((at, bb, names))
+                wanted = wanted - names
+            out += _branch_saves(_reached_view(fb), bb, wanted & here)
+            wanted = wanted - {v for _, _, ns in out for v in ns}
+    return out
+
+
+def _push_point(block: list, names: set) -> list | None:
+    """The statement list at whose end to push ``names``, assigned in ``block``: its end -- or,
+    where it ends in an ``if`` one branch of which leaves the loop (``skips_join``), the end of
+    the other branch, so that only the levels that go on push. None where a path that leaves
+    does so elsewhere in it, or a name is not assigned by then."""
+    skipping = [
+        s
+        for s in walk_own_statements(block)
+        if isinstance(s, A.If) and getattr(s, "skips_join", None)
+    ]
+    if not skipping:
+        return block if names <= _top_level_stores(block) else None
+    last = block[-1]
+    if not (isinstance(last, A.If) and getattr(last, "skips_join", None)):
+        return None
+    if any(
+        isinstance(s, A.If) and getattr(s, "skips_join", None)
+        for s in walk_own_statements(block[:-1])
+    ):
+        return None
+    arm = last.orelse if last.skips_join == "body" else last.body
+    return _push_point(arm, names - _top_level_stores(block[:-1]))
+
+
+def _reached_view(stmts: list) -> list:
+    """The statements of ``stmts`` on the paths that reach the join: an ``if`` one of whose
+    branches skips it is the other branch's statements (the same objects)."""
+    out = []
+    for s in stmts:
+        skips = getattr(s, "skips_join", None) if isinstance(s, A.If) else None
+        if skips == "body":
+            out += _reached_view(s.orelse)
+        elif skips == "orelse":
+            out += _reached_view(s.body)
+        else:
+            out.append(s)
+    return out
+
+
+def _reached_stores(stmts: list) -> set:
+    """Names every path through ``stmts`` that reaches the join assigns: an ``if`` one of whose
+    branches skips it (marked ``skips_join`` by ``joins._split``) counts the other branch."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, A.If):
+            skips = getattr(s, "skips_join", None)
+            yes, no = _reached_stores(s.body), _reached_stores(s.orelse)
+            out |= no if skips == "body" else yes if skips == "orelse" else yes & no
+        else:
+            out |= _top_level_stores([s])
+    return out
+
+
+def _exposed(stmts: list, assigned=frozenset()) -> tuple[set, set]:
+    """(names ``stmts`` may read before assigning them, names every path assigns), for
+    statements without loops; ``assigned``: what is assigned before them."""
+    exposed, assigned = set(), set(assigned)
+    for s in stmts:
+        if isinstance(s, A.If):
+            exposed |= _loads([A.Expr(value=s.test)]) - assigned
+            e1, a1 = _exposed(s.body, assigned)
+            e2, a2 = _exposed(s.orelse, assigned)
+            exposed |= e1 | e2
+            assigned |= a1 & a2
+        else:
+            exposed |= _loads([s]) - assigned
+            assigned |= _stores([s])
+    return exposed, assigned
 
 
 def _stores(stmts) -> set[str]:

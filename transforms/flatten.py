@@ -29,12 +29,15 @@ that call, its own names renamed apart, until none is left::
   and so does the inlined body, at the same place; its own variables are renamed, so it neither
   sees nor changes the caller's. ``nonlocal`` declarations name the caller's variables, which
   are now the inlined code's own: they go.
+* A join -- a local function the branches of an ``if`` each call once -- is inlined once, after
+  the ``if`` (``joins.inline_join``: the Joins stage did so for the joins there were before
+  Defunctionalize; inlining makes more).
 * The entry's continuation becomes its result: ``t = k(v)`` is ``value = v; t = seed``, and the
   function returns ``(value, adjoints)``.
 
-Anything else -- a local function called from two places (a loop kept recursive, a helper's
-backpropagator, recursion), a lambda, a ``return`` inside a loop of an inlined function -- is not
-flattened: ``Unstageable`` says which construct, at the user's line, and the caller falls back
+Anything else -- a local function called from two places not in branches (a loop kept recursive,
+a helper's backpropagator, recursion), a lambda, a ``return`` inside a loop of an inlined
+function -- is not flattened: ``Unstageable`` says which construct, at the user's line, and the caller falls back
 to the Python backpropagator (``cpsad.jit`` warns once, and computes the same numbers).
 
 The pass also lists the free names of the result that hold data (a closure's cell, a global
@@ -46,7 +49,18 @@ from __future__ import annotations
 import types
 
 from . import astlib as A
+from . import joins
 from .errors import TransformError
+from .joins import (
+    at_tail,
+    own_statement,
+    parents_of,
+    remove,
+    replace,
+    standalone_calls,
+    walk_own_statements,
+    with_tails,
+)
 from .naming import Namer
 from .scoping import local_names, rename_free, walk_own
 from .unit import Unit
@@ -85,7 +99,7 @@ class Flatten:
             if isinstance(node, (A.Global, A.Try, A.With, A.Raise)):
                 what = type(node).__name__.lower()
                 raise self.unstageable(f"a `{what}` statement", node)
-        _remove(f, lambda s: isinstance(s, A.Nonlocal))
+        remove(f, lambda s: isinstance(s, A.Nonlocal))
         self._seed(f)
         self._positional(f)
         unit.staged_params = self._data_names(f)
@@ -120,14 +134,14 @@ class Flatten:
         mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
         if not mentions or any(isinstance(n, A.Name) and n.id == d.name for n in A.walk(d)):
             return False
-        parents = _parents(f)
+        parents = parents_of(f)
         ref = mentions[0]
         parent = parents[id(ref)]
         if (
             len(mentions) == 1
             and isinstance(parent, A.Assign)
             and parent.value is ref
-            and _own_statement(f, parent)
+            and own_statement(f, parent)
         ):
             # ``k_1 = after_L3``: the alias becomes the function's name where it is called
             (target,) = parent.targets if len(parent.targets) == 1 else (None,)
@@ -138,17 +152,17 @@ class Flatten:
             if len(loads) != 1 or any(not isinstance(n.ctx, A.Load) for n in loads):
                 return False
             loads[0].id = d.name
-            _remove(f, lambda s: s is parent)
+            remove(f, lambda s: s is parent)
             return True
-        calls = _standalone_calls(f, mentions, parents)
+        calls = standalone_calls(f, mentions, parents)
         if calls is None:
             return False
         if len(calls) == 1:
             ((call, stmt),) = calls
             mapping, bindings = self._bind(f, d, calls)
             body = self._tails(d.body, stmt, d)
-            _replace(f, stmt, bindings[0] + body)
-            _remove(f, lambda s: s is d)
+            replace(f, stmt, bindings[0] + body)
+            remove(f, lambda s: s is d)
             return True
         return self._inline_join(f, d, calls)
 
@@ -199,72 +213,22 @@ class Flatten:
         return mapping, bindings
 
     def _inline_join(self, f, d, calls) -> bool:
-        """Inline a join -- the continuation of an ``if`` both of whose branches call it -- once,
-        after the ``if``: each branch's part before its call stays in the ``if`` (with the
-        arguments assigned to the join's parameters), the part after it goes to a second
-        ``if`` on the same, saved, condition, after the join::
-
-            if c:                            branch = c
-                z = x * y                    if branch:
-                z_bar = after_if(z)              z = x * y
-                x_bar = z_bar * y                z_1 = z
-            else:                  ->        else:
-                z = sin(x)                       z = sin(x)
-                z_bar = after_if(z)              z_1 = z
-                x_bar = z_bar * cos(x)       ...after_if's body; joined = its result...
-                                             if branch:
-                                                 z_bar = joined
-                                                 x_bar = z_bar * y
-                                             else:
-                                                 z_bar = joined
-                                                 x_bar = z_bar * cos(x)
-
-        Only where every path through the ``if`` calls the join exactly once, at the top of
-        a branch (not in a loop); False where not (yet)."""
+        """Inline the join ``d`` -- a continuation the branches of an ``if`` call -- once, after
+        the ``if`` (``joins.inline_join``); False where not (yet)."""
         stmts = [stmt for _, stmt in calls]
-        found = _enclosing(f, stmts)
-        if found is None:
+        if joins.plan(f, stmts) is None:
             return False
-        block, i = found
-        joined = self.namer.fresh("joined")
-        parts = {}
         _, bindings = self._bind(f, d, calls)
-        joining = self.namer.fresh("joining")
-        marks = []  # ``joining = True`` at each call: kept if a path skips the join
-        for (_call, stmt), binding in zip(calls, bindings):
-            marks.append(A.copy_location(A.assign(A.store(joining), A.const(True)), stmt))
-            binding.append(marks[-1])
-            if isinstance(stmt, A.Assign):
-                after = [A.copy_location(A.assign(stmt.targets[0], A.name(joined)), stmt)]
-            elif isinstance(stmt, A.Return):
-                after = [A.copy_location(A.return_(A.name(joined)), stmt)]
-            else:
-                after = []
-            parts[id(stmt)] = (binding, after)
-        skipped: list = []
-        split = _split([block[i]], parts, self.namer, skipped)
-        if split is None:
-            return False
-        before, after = split
-        target = A.assign(A.store(joined), A.const(None))
-        body = self._tails(d.body, target, d)
-        if skipped:  # (a path that calls the seed, not the join: the join runs only after one)
-            before = [A.copy_location(A.assign(A.store(joining), A.const(False)), block[i])]
-            before += split[0]
-            body = [A.copy_location(A.If(test=A.name(joining), body=body, orelse=[]), block[i])]
-        block[i : i + 1] = before + body + after
-        if not skipped:
-            _remove(f, lambda s: any(s is m for m in marks))
-        _remove(f, lambda s: s is d)
-        return True
+        self._tails(d.body, None, d)  # (refuses a ``return`` before the end)
+        return joins.inline_join(f, d, calls, bindings, self.namer.fresh)
 
     def _tails(self, body: list, stmt, d) -> list:
         """``body`` with its ``return``s -- at its end, or at the ends of a final ``if`` -- as
         what the call's statement does with the value."""
         for node in (n for s in body for n in walk_own(s)):
-            if isinstance(node, A.Return) and not _at_tail(body, node):
+            if isinstance(node, A.Return) and not at_tail(body, node):
                 raise self.unstageable("a `return` before the end of a local function", node)
-        return _with_tails(body, stmt)
+        return body if stmt is None else with_tails(body, stmt)
 
     def _why_not(self, f, d) -> Unstageable:
         mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
@@ -290,7 +254,7 @@ class Flatten:
             raise self.unstageable("a backpropagator without its continuation", f)
         seed, value = self.namer.fresh("seed"), self.namer.fresh("value")
         f.args.args[0].id = seed
-        parents = _parents(f)
+        parents = parents_of(f)
         for n in [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == k]:
             call = parents.get(id(n))
             stmt = parents.get(id(call))
@@ -305,7 +269,7 @@ class Flatten:
                 raise self.unstageable("the continuation used other than called once", n)
             first = A.copy_location(A.assign(A.store(value), call.args[0]), stmt)
             stmt.value = A.name(seed)
-            _replace(f, stmt, [first] if isinstance(stmt, A.Expr) else [first, stmt])
+            replace(f, stmt, [first] if isinstance(stmt, A.Expr) else [first, stmt])
         for node in list(walk_own_statements(f.body)):
             if isinstance(node, A.Return):
                 node.value = A.tuple_([A.name(value), node.value or A.const(None)])
@@ -340,194 +304,3 @@ class Flatten:
         )
         out.what = what
         return out
-
-
-# ---------------------------------------------------------------------- joins
-
-
-def _standalone_calls(f, mentions, parents) -> list | None:
-    """``(call, statement)`` of each mention of a local function, if each is a call standing
-    alone as a statement of ``f``'s own scope (``t = g(...)``, ``g(...)``, ``return g(...)``)."""
-    out = []
-    for ref in mentions:
-        call = parents[id(ref)]
-        if not (isinstance(call, A.Call) and call.func is ref):
-            return None
-        stmt = parents.get(id(call))
-        alone = (
-            isinstance(stmt, A.Assign)
-            and len(stmt.targets) == 1
-            or isinstance(stmt, (A.Expr, A.Return))
-        ) and stmt.value is call
-        if not alone or not _own_statement(f, stmt):
-            return None
-        out.append((call, stmt))
-    return out
-
-
-def _contains(s, targets: set) -> bool:
-    return any(id(n) in targets for n in walk_own_statements([s]))
-
-
-def _enclosing(f, stmts) -> tuple[list, int] | None:
-    """The statement list and index of the innermost statement of ``f``'s own scope that holds
-    every one of ``stmts`` (None: a function nested in ``f`` holds one)."""
-    targets = {id(s) for s in stmts}
-    block, found = f.body, None
-    while True:
-        holding = [i for i, s in enumerate(block) if _contains(s, targets)]
-        if len(holding) != 1:
-            return found if len(holding) > 1 or found is None else found
-        i = holding[0]
-        s = block[i]
-        if isinstance(s, A.FunctionDef):
-            return None
-        found = (block, i)
-        if id(s) in targets:
-            return found
-        inner = [getattr(s, b) for b in _BLOCKS if isinstance(getattr(s, b, None), list)]
-        holders = [b for b in inner if any(_contains(x, targets) for x in b)]
-        if len(holders) != 1:
-            return found
-        block = holders[0]
-
-
-def _split(block: list, parts: dict, namer, skipped: list) -> tuple[list, list] | None:
-    """``block`` as (what runs before the join, what runs after it), where every path through
-    it reaches at most one of the calls ``parts`` maps (statement id -> its bindings, and what
-    replaces it after the join); None where a path reaches two, or one inside a loop, or may
-    leave the block before it. A path that reaches none is all before the join; if it does not
-    return, it is added to ``skipped`` (the join must be skipped after it)."""
-    holding = [j for j, s in enumerate(block) if _contains(s, set(parts))]
-    if not holding:  # a path without the join: all of it before the join, which it skips
-        if not _returns(block):
-            skipped.append(block)
-        return block, []
-    if len(holding) != 1:
-        return None
-    j = holding[0]
-    s = block[j]
-    leaves = (A.Return, A.Break, A.Continue, A.Raise)
-    if any(isinstance(n, leaves) for x in block[:j] for n in walk_own_statements([x])):
-        return None
-    if id(s) in parts:
-        before, after = parts[id(s)]
-    elif isinstance(s, A.If):
-        yes, no = _split(s.body, parts, namer, skipped), _split(s.orelse, parts, namer, skipped)
-        if yes is None or no is None:
-            return None
-        branch = namer.fresh("branch")
-        test = A.copy_location(A.assign(A.store(branch), s.test), s)
-        before = [
-            test,
-            A.copy_location(
-                A.If(test=A.name(branch), body=yes[0] or [A.Pass()], orelse=no[0] or [A.Pass()]), s
-            ),
-        ]
-        after = [
-            A.copy_location(A.If(test=A.name(branch), body=yes[1] or [A.Pass()], orelse=no[1]), s)
-        ]
-    else:
-        return None
-    return block[:j] + before, after + block[j + 1 :]
-
-
-def _returns(block: list) -> bool:
-    """Does every path through ``block`` end in a ``return``?"""
-    if not block:
-        return False
-    last = block[-1]
-    if isinstance(last, A.Return):
-        return True
-    return isinstance(last, A.If) and _returns(last.body) and _returns(last.orelse)
-
-
-# ---------------------------------------------------------------------- statement lists
-
-_BLOCKS = ("body", "orelse", "finalbody")
-
-
-def walk_own_statements(body: list):
-    """Statements of a function's own scope, nested blocks included, not nested functions'."""
-    stack = list(reversed(body))
-    while stack:
-        s = stack.pop()
-        yield s
-        if isinstance(s, A.FunctionDef):
-            continue
-        for b in _BLOCKS:
-            block = getattr(s, b, None)
-            if isinstance(block, list):
-                stack.extend(reversed(block))
-
-
-def _lists(f):
-    """Every statement list of ``f``'s own scope."""
-    out = [f.body]
-    for s in walk_own_statements(f.body):
-        if isinstance(s, A.FunctionDef):
-            continue
-        for b in _BLOCKS:
-            block = getattr(s, b, None)
-            if isinstance(block, list) and block and isinstance(block[0], A.stmt):
-                out.append(block)
-    return out
-
-
-def _own_statement(f, stmt) -> bool:
-    return any(s is stmt for s in walk_own_statements(f.body))
-
-
-def _replace(f, stmt, new: list) -> None:
-    for block in _lists(f):
-        for i, s in enumerate(block):
-            if s is stmt:
-                block[i : i + 1] = new
-                return
-    raise AssertionError("statement not found")
-
-
-def _remove(f, which) -> None:
-    for block in _lists(f):
-        block[:] = [s for s in block if not which(s)] or [A.Pass()]
-
-
-def _parents(root) -> dict:
-    out = {}
-    for node in A.walk(root):
-        for child in A.iter_child_nodes(node):
-            out[id(child)] = node
-    return out
-
-
-def _at_tail(body: list, ret) -> bool:
-    if not body:
-        return False
-    last = body[-1]
-    if last is ret:
-        return True
-    if isinstance(last, A.If):
-        return _at_tail(last.body, ret) or _at_tail(last.orelse, ret)
-    return False
-
-
-def _with_tails(body: list, stmt) -> list:
-    """``body``'s tail ``return``s as ``stmt`` (``t = call``, ``call``, ``return call``) does
-    with the value; a body that can fall off its end returns None."""
-    if not body:
-        body = [A.Return(value=None)]
-    last = body[-1]
-    if isinstance(last, A.Return):
-        value = last.value if last.value is not None else A.const(None)
-        if isinstance(stmt, A.Assign):
-            new = [A.copy_location(A.assign(A.deepcopy(stmt.targets[0]), value), last)]
-        elif isinstance(stmt, A.Expr):
-            new = [] if isinstance(value, (A.Name, A.Constant)) else [A.expr_stmt(value)]
-        else:
-            new = [A.copy_location(A.return_(value), last)]
-        return body[:-1] + new
-    if isinstance(last, A.If):
-        last.body = _with_tails(last.body, stmt) or [A.Pass()]
-        last.orelse = _with_tails(last.orelse, stmt) or [A.Pass()]
-        return body
-    return _with_tails(body + [A.Return(value=None)], stmt)

@@ -21,6 +21,7 @@ from .errors import InternalError, TransformError
 from .fence import Fence
 from .flatten import Flatten
 from .inline import Inline
+from .joins import Joins
 from .kinds import Kinds
 from .nested import Nested
 from .normalize import Normalize
@@ -60,8 +61,12 @@ FORWARD = [
 
 # Staged for Numba (``cpsad.jit``): the reverse pipeline without Release (Numba compiles no
 # ``del``, and frees what it made itself), flattened into one function before it is emitted.
+_BEFORE_LOOPS = [c for c, _ in PIPELINE].index(Defunctionalize)
+
 STAGED = [
-    *[(c, w) for c, w in PIPELINE if c not in (Release, Emit)],
+    *PIPELINE[:_BEFORE_LOOPS],
+    (Joins, "an if's join, called from its branches, is inlined once after it"),
+    *[(c, w) for c, w in PIPELINE[_BEFORE_LOOPS:] if c not in (Release, Emit)],
     (Flatten, "one flat function for Numba: continuations inlined, the seed a parameter"),
     PIPELINE[-1],
 ]
