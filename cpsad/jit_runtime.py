@@ -12,8 +12,8 @@ the Python helper.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import overload
+from numba import literal_unroll, types
+from numba.extending import overload, register_jitable
 
 from cpsad import runtime
 from cpsad.rules import linalg, operators, reductions, shape
@@ -267,3 +267,70 @@ def _trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
 
         return trace_vjp_matrix
     return None
+
+
+class Refused(Exception):
+    """Raised by compiled code where the Python helper might refuse (``check_in_place``):
+    ``staging.run`` then runs the Python backpropagator, which decides and says why."""
+
+
+@overload(runtime.check_in_place_compiled, prefer_literal=True)
+def _check_in_place_compiled(x, op, held, values, within=None):
+    """Numbers have no in-place operators, and an array stored into an array is copied: nothing
+    to check (as ``check_in_place``). For an array ``x``: where a value read later may share its
+    memory, or an unnamed holder may, raise ``Refused`` -- conservatively: overlapping bounds."""
+    if not isinstance(op, types.StringLiteral) or op.literal_value not in runtime._IN_PLACE:
+        return None  # (a mutation: `.append`, `[]=` -- not in staged code's scope)
+    if _number(x) or _array(within):
+        return lambda x, op, held, values, within=None: None
+    if not (_array(x) and isinstance(values, types.BaseTuple)):
+        return None
+    if not all(_array(v) or _number(v) for v in values.types):
+        return None
+    if not values.types and _is_none(held):
+        return lambda x, op, held, values, within=None: None
+    if not _is_none(held):
+
+        def refuse(x, op, held, values, within=None):
+            raise Refused()
+
+        return refuse
+
+    def check_array(x, op, held, values, within=None):
+        lo, hi = _bounds(x)
+        for v in literal_unroll(values):
+            if _overlaps(v, lo, hi):
+                raise Refused()
+
+    return check_array
+
+
+@register_jitable
+def _bounds(a):
+    lo = hi = a.ctypes.data
+    for n, s in zip(a.shape, a.strides):
+        if n == 0:
+            return 0, 0
+        reach = (n - 1) * s
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    return lo, hi + a.itemsize
+
+
+def _overlaps(v, lo, hi):
+    """Whether ``v``'s memory may overlap the bounds ``[lo, hi)`` (compiled code only)."""
+    raise NotImplementedError("called by compiled code only")
+
+
+@overload(_overlaps)
+def _overlaps_impl(v, lo, hi):
+    if _array(v):
+
+        def overlaps_array(v, lo, hi):
+            a, b = _bounds(v)
+            return a < hi and lo < b and a != b
+
+        return overlaps_array
+    return lambda v, lo, hi: False

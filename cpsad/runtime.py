@@ -1061,6 +1061,15 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     )
 
 
+def check_in_place_compiled(x, op, held, values, within=None):
+    """What staged code (``cpsad.jit``; Flatten rewrites the call) runs where the emitted code
+    runs ``check_in_place(x, op, statement, line, held, names, *values, within=within)``: the
+    same check, conservatively, with the values as one tuple (Numba's version, in
+    ``cpsad.jit_runtime``, raises where ``check_in_place`` might refuse; the Python
+    backpropagator then runs, and says why). Never called from Python."""
+    raise NotImplementedError("check_in_place_compiled runs in code Numba compiled")
+
+
 _TooHard = getattr(np, "exceptions", np).TooHardError
 
 

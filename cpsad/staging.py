@@ -109,8 +109,12 @@ def run(fn, spec, kinds, args: list, kwargs: dict, seed):
     args = _positional(fn, args, kwargs)
     if args is None:
         return None  # (a wrong call: the Python backpropagator says so, as ``fn`` would)
+    from cpsad.jit_runtime import Refused
+
     try:
         return c.dispatcher(seed, *args, *extra)
+    except Refused:  # (the Python backpropagator decides, and says why where it refuses)
+        return None
     except Exception as exc:  # Numba's typing of these argument types
         if not _numba_error(exc):
             raise

@@ -420,3 +420,21 @@ def test_loops_that_branch_are_compiled(f, n):
     eps = 1e-6
     fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
     assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
+
+
+def _aliased_update(x, w, c):
+    y = w * x
+    z = y if c > 0 else w * 2.0
+    y += w
+    return np.sum(y * z)
+
+
+def test_an_in_place_update_is_checked_in_compiled_code():
+    """Where the update may change an array another name reads, the compiled check gives way
+    to the Python backpropagator, whose refusal says why; where not, compiled numbers."""
+    w = np.arange(3.0)
+    g = cpsad.grad(cpsad.jit(_aliased_update))
+    np.testing.assert_allclose(g(0.5, w, -1.0), cpsad.grad(_aliased_update)(0.5, w, -1.0))
+    assert _compiled(_aliased_update, (0.5, w, -1.0), 0)
+    with pytest.raises(TypeError, match="would change in place an array that another name"):
+        g(0.5, w, 1.0)

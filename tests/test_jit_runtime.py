@@ -105,3 +105,34 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
     """(A stacked product, a permutation: Numba's typing fails, so cpsad.jit falls back.)"""
     with pytest.raises(numba.core.errors.TypingError):
         _compiled(helper, len(args))(*args)
+
+
+def test_check_in_place_compiled_refuses_where_memory_may_be_shared():
+    """Numba's check of ``y += v``: ``Refused`` where a value read later may share y's array
+    (then the Python backpropagator runs, and its check says why), nothing where none does."""
+    check = runtime.check_in_place_compiled
+
+    @numba.njit
+    def guarded(y, a, b):
+        check(y, "+=", None, (a, b))
+        return 1
+
+    @numba.njit
+    def unnamed(y):
+        check(y, "+=", "a caller", ())
+        return 1
+
+    @numba.njit
+    def number(y, a):
+        check(y, "+=", None, (a,))
+        return 1
+
+    y = np.arange(6.0)
+    assert guarded(y, np.ones(3), 2.0) == 1
+    assert guarded(y[:3], y[3:], 2.0) == 1  # (halves of one array: disjoint)
+    for shared in (y, y[2:4], y[::-1], y.reshape(2, 3)[:, 0]):
+        with pytest.raises(jit_runtime.Refused):
+            guarded(y, np.ones(3), shared)
+    with pytest.raises(jit_runtime.Refused):
+        unnamed(y)
+    assert number(1.5, y) == 1

@@ -100,6 +100,7 @@ class Flatten:
                 what = type(node).__name__.lower()
                 raise self.unstageable(f"a `{what}` statement", node)
         remove(f, lambda s: isinstance(s, A.Nonlocal))
+        self._compiled_checks(f)
         self._seed(f)
         self._positional(f)
         unit.staged_params = self._data_names(f)
@@ -273,6 +274,29 @@ class Flatten:
         for node in list(walk_own_statements(f.body)):
             if isinstance(node, A.Return):
                 node.value = A.tuple_([A.name(value), node.value or A.const(None)])
+
+    def _compiled_checks(self, f) -> None:
+        """``check_in_place(x, op, statement, line, held, names, *values, within=c)`` ->
+        ``check_in_place_compiled(x, op, held, (*values,), within=c)``: Numba's version takes
+        the values as one tuple, and the statement and names only the Python one's message
+        needs (where it may refuse, the Python backpropagator runs, and says why)."""
+        ctx = self.unit.ctx
+        check = ctx.runtime("check_in_place")
+        names = [n for n, obj in self.unit.injected.items() if obj is check]
+        if not names:
+            return
+        compiled = self.unit.inject(
+            ctx.runtime("check_in_place_compiled"), "check_in_place_compiled"
+        )
+        for node in A.walk(f):
+            if isinstance(node, A.Call) and isinstance(node.func, A.Name) and node.func.id in names:
+                if len(node.args) < 6 or any(isinstance(a, A.Starred) for a in node.args):
+                    raise self.unstageable("an in-place update's check of another form", node)
+                x, op, _statement, _line, held, _names, *values = node.args
+                node.func = A.name(compiled)
+                node.args = [x, op, held, A.tuple_(values)]
+        for n in names:  # (not imported where nothing calls it)
+            self.unit.injected.pop(n, None)
 
     def _data_names(self, f) -> list[str]:
         """Free names of ``f`` that hold data (not a module or a function): parameters."""
