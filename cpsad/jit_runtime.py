@@ -113,10 +113,24 @@ def _unbroadcast(g, x):
         def unbroadcast_optional(g, x):
             if g is None:
                 return runtime.zeros_like(x)
-            return runtime.unbroadcast(g, x)
+            return _unbroadcast_present(g, x)
 
         return unbroadcast_optional
     return None
+
+
+def _unbroadcast_present(g, x):
+    """``unbroadcast`` of an adjoint known not to be None (compiled code only)."""
+    raise NotImplementedError("called by compiled code only")
+
+
+@overload(_unbroadcast_present)
+def _unbroadcast_present_impl(g, x):
+    # (an Optional converts to its type here, with a check: calling ``unbroadcast`` again on
+    # the Optional made Numba's typing recurse until the stack ran out)
+    if isinstance(g, types.Optional):
+        return None
+    return lambda g, x: runtime.unbroadcast(g, x)
 
 
 @overload(runtime.add_left)

@@ -111,12 +111,14 @@ def run(fn, spec, kinds, args: list, kwargs: dict, seed):
         return None  # (a wrong call: the Python backpropagator says so, as ``fn`` would)
     from cpsad.jit_runtime import Refused
 
+    compiled_before = len(c.dispatcher.signatures)
     try:
         return c.dispatcher(seed, *args, *extra)
     except Refused:  # (the Python backpropagator decides, and says why where it refuses)
         return None
     except Exception as exc:  # Numba's typing of these argument types
-        if not _numba_error(exc):
+        # (what the compiled code raised, it raised after its compile, which added a signature)
+        if not _numba_error(exc) or len(c.dispatcher.signatures) > compiled_before:
             raise
         with _LOCK:
             _MADE[(fn.__code__, active, kinds)] = reason = _numba_reason(exc)
@@ -225,7 +227,9 @@ def _make(fn, active, kinds):
     namespace.update(unit.injected)
     frozen = _module_globals(unit)
     for name, obj in frozen.items():
-        namespace.setdefault(name, obj)
+        # (a user's function the staged code calls as it is -- its result is not
+        # differentiated -- is compiled too, or Numba cannot call it)
+        namespace.setdefault(name, numba.njit(obj) if _plain_function(obj) else obj)
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)
     tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -244,6 +248,11 @@ def _make(fn, active, kinds):
         if name in freevars and name not in unit.injected
     )
     return made
+
+
+def _plain_function(obj) -> bool:
+    """A Python function of the user's (not cpsad's helpers, which have Numba versions)."""
+    return inspect.isfunction(obj) and not (obj.__module__ or "").startswith("cpsad")
 
 
 def _reference(obj):
@@ -295,11 +304,25 @@ def _user_level() -> int:
 
 
 def _numba_error(exc) -> bool:
-    return type(exc).__module__.startswith("numba")
+    """Did Numba fail, rather than the compiled code raise? Its own errors, or any raised inside
+    it (a RecursionError of its analyses, an assertion: the last frame is Numba's). (A first
+    call's compiled code raising has Numba's frame last too: the caller tells them apart.)"""
+    if type(exc).__module__.startswith("numba"):
+        return True
+    numba = _numba()
+    if numba is None:
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    here = os.path.dirname(os.path.abspath(numba.__file__))
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here)
 
 
 def _numba_reason(exc) -> str:
     """The line of Numba's message that says what it could not type, and where."""
+    if not type(exc).__module__.startswith("numba"):
+        return f"Numba's compiler failed: {type(exc).__name__}: {str(exc)[:200]}"
     lines = [ln.strip() for ln in _plain(str(exc)).splitlines() if ln.strip()]
     what = next(
         (ln for ln in lines if not ln.startswith(("Failed in", "File ", "During:", "def "))), ""

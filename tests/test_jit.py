@@ -438,3 +438,65 @@ def test_an_in_place_update_is_checked_in_compiled_code():
     assert _compiled(_aliased_update, (0.5, w, -1.0), 0)
     with pytest.raises(TypeError, match="would change in place an array that another name"):
         g(0.5, w, 1.0)
+
+
+# ----------------------------------------------------------------------------- found by the fuzzer
+# (python -m tests.fuzz --jit, with the Numba-friendly features: each reduced to what failed)
+
+
+def _adjoint_in_one_branch(v, w):
+    """Seed 7198: w's adjoint None on one path, an array on the other -- an Optional array,
+    whose ``unbroadcast`` made Numba's typing recurse until the stack ran out (a crash)."""
+    s1 = np.mean(np.sin(w))
+    mat2 = (s1 * (np.arange(9.0).reshape(3, 3) * 0.1 + w)) ** 2
+    if np.trace(mat2) <= 0.46:
+        return (mat2 + mat2).mean()
+    return -0.69 * s1 + 0.55 * np.trace(mat2) - 0.8 * np.sum(w)
+
+
+def _constant(a):
+    return np.sin(np.ones((3, 3)) * 1.4) - a
+
+
+def _loop_result_not_a_name(A, x):
+    """Seed 7257: a loop whose level returns an expression, not a name (Defunctionalize
+    crashed), and a call of a user function whose result is not differentiated (Numba could not
+    call it: it is compiled too)."""
+    for i in range(1):
+        if i * -1.0 + x >= 0.22:
+            break
+        x = -x / (1.5 + np.sin(x))
+        A = A - A
+    mat = _constant(0.25)
+    return 1.1 * np.sum(A) + 0.49 * x - 1.1 * mat[1, 2]
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (_adjoint_in_one_branch, (np.full(3, 0.3), np.full(3, 0.2))),
+        (_adjoint_in_one_branch, (np.full(3, 0.3), np.full(3, 2.0))),
+        (_loop_result_not_a_name, (np.full((3, 3), 0.3), 0.1)),
+        (_loop_result_not_a_name, (np.full((3, 3), 0.3), 0.5)),
+    ],
+)
+def test_found_by_the_fuzzer(f, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, grads = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(*args)
+    want_value, want = cpsad.value_and_grad(f, (0, 1))(*args)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    for a, b in zip(_flat(grads), _flat(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert _compiled(f, args, (0, 1))
+
+
+def test_what_compiled_code_raises_is_raised():
+    """A first call's compiled code raising (Numba's frame is last) is not a failure to compile."""
+
+    def f(x, y):
+        return x / y
+
+    for g in (cpsad.grad(cpsad.jit(f)), cpsad.grad(f)):
+        with pytest.raises(ZeroDivisionError):
+            g(1.0, 0.0)

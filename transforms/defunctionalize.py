@@ -212,16 +212,16 @@ class Defunctionalize:
                 back.append(A.assign(target, A.name(value)))
             else:
                 pairs = _pairs(target, result)
-                kept = [(t, r) for t, r in pairs if not _rename_if_safe(backward, t, r)]
                 back = list(restore)
-                if kept:
+                if pairs is None:  # not names: the whole value, as it was
+                    back.append(A.assign(target, A.deepcopy(result)))
+                else:
+                    kept = [(t, r) for t, r in pairs if not _rename_if_safe(backward, t, r)]
                     targets = [A.store(t) for t, _ in kept]
                     values = [A.name(r) for _, r in kept]
-                    if pairs is None:  # not names: the whole value, as it was
-                        back.append(A.assign(target, A.deepcopy(result)))
-                    elif len(kept) == 1:
+                    if len(kept) == 1:
                         back.append(A.assign(targets[0], values[0]))
-                    else:
+                    elif kept:
                         back.append(A.assign(A.tuple_(targets, "store"), A.tuple_(values)))
         else:
             back = restore
