@@ -1296,7 +1296,33 @@ def names_in(node) -> set[str]:
         for n in node:
             out |= names_in(n)
         return out
-    return {n.id for n in walk(node) if isinstance(n, Name)}
+    # (a walk of ``CHILDREN``, not ``walk``: contexts and operators, a third of a tree's nodes,
+    # hold no names; a name's own children -- a parameter's annotation -- are gone into too)
+    out = set()
+    stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is Name:
+            out.add(n.id)
+        fields = CHILDREN.get(cls)
+        if fields is None:
+            fields = children_of(cls)
+        for f, holds in fields:
+            v = getattr(n, f, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
+                    if isinstance(x, AST):
+                        push(x)
+    return out
 
 
 def replace(root, old, new) -> None:

@@ -81,13 +81,33 @@ def names(node, load_only: bool = False) -> set[str]:
     included): ``A.names_in``, quicker."""
     out = set()
     stack = [node]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    Name, Load, AST, NODES, NODE, CHILDREN = A.Name, A.Load, A.AST, A.NODES, A.NODE, A.CHILDREN
     while stack:
-        n = stack.pop()
-        if n.__class__ is A.Name:
-            if not load_only or n.ctx.__class__ is A.Load:
+        n = pop()
+        cls = n.__class__
+        if cls is Name:
+            if not load_only or n.ctx.__class__ is Load:
                 out.add(n.id)
             continue
-        push_children(n, stack)
+        # (``push_children``, written out as in ``_count``: the passes ask this of every
+        # statement, some of the whole tree)
+        fields = CHILDREN.get(cls)
+        if fields is None:
+            fields = A.children_of(cls)
+        for name, holds in fields:
+            v = getattr(n, name, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
+                    if isinstance(x, AST):
+                        push(x)
     return out
 
 
@@ -490,16 +510,38 @@ def walk_own(node):
     """``node`` and what is below it in the same scope, in pre-order: function bodies are not
     entered, and the leaves that hold no names (``ctx``, ``op``, ...) are not visited."""
     stack = [node]
+    pop = stack.pop
     children: list = []
+    push, extend = children.append, children.extend
+    AST, NODES, NODE, CHILDREN = A.AST, A.NODES, A.NODE, A.CHILDREN
+    scopes = (A.FunctionDef, A.Lambda)
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
-        if isinstance(n, (A.FunctionDef, A.Lambda)):
+        cls = n.__class__
+        if issubclass(cls, scopes):
             continue  # its name belongs to the enclosing scope; its body does not
-        push_children(n, children)
-        children.reverse()
-        stack += children
-        children.clear()
+        # (``push_children``, written out as in ``_count``: every pass walks scopes this way)
+        fields = CHILDREN.get(cls)
+        if fields is None:
+            fields = A.children_of(cls)
+        for name, holds in fields:
+            v = getattr(n, name, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
+                    if isinstance(x, AST):
+                        push(x)
+        if children:
+            children.reverse()
+            stack += children
+            children.clear()
 
 
 def facts(fdef) -> Facts:
