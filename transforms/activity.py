@@ -153,7 +153,8 @@ class Versions:
     reads or writes, nor a function's name, nor a container changed in place (``x[i] = v``,
     ``xs.append(v)``, a change aliasing finds others share) -- those stay one variable."""
 
-    def __init__(self, scopes, key, fdef):
+    def __init__(self, scopes, key, fdef, nodes):
+        """``nodes``: ``own_nodes(fdef)``, as a list (the pass reads them again)."""
         self.scopes, self.key = scopes, key
         targets = set()
         unversioned = set()
@@ -171,7 +172,7 @@ class Versions:
             found = anno.getanno(s, anno.SHARED_MUTATION)
             if found is not None:
                 unversioned |= set(found.names)
-        for n in own_nodes(fdef):
+        for n in nodes:
             if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load) and id(n) not in targets:
                 unversioned.add(n.id)  # bound some other way: a single variable
         self.versioned = scopes.locals[key] - unversioned
@@ -314,7 +315,8 @@ class Activity:
         reads: list = []  # (order, function key, names, variables assigned)
 
         for key, fdef in scopes.functions():
-            versions = Versions(scopes, key, fdef)
+            own = list(own_nodes(fdef))  # (one walk of its scope for the two loops over it)
+            versions = Versions(scopes, key, fdef, own)
 
             def walk(block, env, key=key, versions=versions):
                 """The edges of ``block``'s statements, in order; ``env``: the versions each name
@@ -376,7 +378,7 @@ class Activity:
             walk(fdef.body, {})
             # functions used as values escape: anything may flow in, their results anywhere
             calls = set()  # the names of local functions called (a call comes before its name)
-            for n in own_nodes(fdef):
+            for n in own:
                 if n.__class__ is A.Call:
                     if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
                         calls.add(id(n.func))

@@ -75,9 +75,8 @@ class Release:
         if out is None:
             out = self.mentions[id(fn)] = set()
             inner: list = []
-            for n in _scope_nodes(fn, inner, top=True):
-                if isinstance(n, A.Name):
-                    out.add(n.id)
+            for n in _scope_names(fn, inner, top=True):
+                out.add(n.id)
             for g in inner:
                 out |= self.mentioned(g)
                 if not isinstance(g, A.Lambda):
@@ -114,11 +113,10 @@ class Release:
                     if isinstance(n, A.Name) and isinstance(n.ctx, A.Store):
                         first.setdefault(n.id, i)
             inner: list = []
-            for n in _scope_nodes(s, inner):
-                if isinstance(n, A.Name):
-                    last[n.id] = i
-                    if id(n) not in own and not isinstance(n.ctx, A.Load):
-                        below.add(n.id)
+            for n in _scope_names(s, inner):
+                last[n.id] = i
+                if id(n) not in own and not isinstance(n.ctx, A.Load):
+                    below.add(n.id)
             for g in inner:  # a closure reads what it mentions whenever it runs
                 kept |= self.mentioned(g)
                 self.functions += [x for x in _defs(g) if isinstance(x, A.FunctionDef)]
@@ -177,22 +175,26 @@ class Release:
                 return
 
 
-def _scope_nodes(node, inner: list, top: bool = False):
-    """The nodes of ``node``'s scope (``scoping.walk_own``; with ``top``, ``node`` is a function,
-    lambda or class and its body is walked): the functions, lambdas and classes defined there go
-    to ``inner``, not into the result."""
+def _scope_names(node, inner: list, top: bool = False) -> list:
+    """The ``Name`` nodes of ``node``'s scope (``scoping.walk_own``; with ``top``, ``node`` is a
+    function, lambda or class and its body is walked): the functions, lambdas and classes defined
+    there go to ``inner``, in the order met. (A list, not a generator of every node: the pass
+    looks at each name of every top-level statement.)"""
     if not top:
         roots = [node]
     elif isinstance(node, A.Lambda):
         roots = [node.body]
     else:
         roots = node.body
+    out = []
+    Name, defs = A.Name, (A.FunctionDef, A.Lambda, A.ClassDef)
     for root in roots:
         for n in walk_own(root):
-            if isinstance(n, (A.FunctionDef, A.Lambda, A.ClassDef)):
+            if n.__class__ is Name:
+                out.append(n)
+            elif isinstance(n, defs):
                 inner.append(n)
-            else:
-                yield n
+    return out
 
 
 def _defs(g) -> list:
@@ -200,8 +202,7 @@ def _defs(g) -> list:
     if isinstance(g, A.FunctionDef):
         return [g]
     inner: list = []
-    for _ in _scope_nodes(g, inner, top=True):
-        pass
+    _scope_names(g, inner, top=True)
     return [d for x in inner for d in _defs(x)]
 
 
