@@ -37,6 +37,7 @@ its own (named in its module's docstring).
 
 from __future__ import annotations
 
+from .. import astlib as A
 from .. import scoping as S
 from ..unit import Unit
 from ._common import (
@@ -197,7 +198,11 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
         """Take the names of ``node``, removed from ``f``'s own scope (``whole``), or only the
         targets of an assignment whose value stays, out of the counts ``_recount`` brings the
         facts up to date by."""
-        counts = S.counts(node)
+        if node.__class__ is A.Name:  # (most removals are one name: counted as ``S.counts`` would)
+            one = {node.id: 1}
+            counts = ({}, one) if node.ctx.__class__ is A.Load else (one, {})
+        else:
+            counts = S.counts(node)
         if counts is None:  # a function defined in it
             self.uncounted = True
             return
