@@ -49,6 +49,12 @@ MUST_COMPILE = {
     # loops whose body branches, continues or breaks (Joins, then Defunctionalize's staged forms)
     "loop_break_continue",
     "loop_while_true",
+    "loop_for_else",
+    # local functions called from several places: a copy per call (Flatten's ``_copy_one``)
+    "closure",
+    "lambdas",
+    "rebound_capture",
+    "aug",
     # Numba's versions of the rules' helpers (cpsad/jit_runtime.py)
     "broadcasting",
     "loop_rows",

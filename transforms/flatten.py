@@ -58,12 +58,15 @@ from .joins import (
     remove,
     replace,
     standalone_calls,
+    statement_lists,
     walk_own_statements,
     with_tails,
 )
 from .naming import Namer
 from .scoping import local_names, rename_free, walk_own
 from .unit import Unit
+
+COPIED = 20_000  # nodes: the most a function may grow by copies of local functions (_copy_one)
 
 
 class Unstageable(TransformError):
@@ -91,8 +94,8 @@ class Flatten:
                     inlined.append(d.name)
                     break
             else:
-                d = nested[0]
-                raise self._why_not(f, d)
+                if not self._copy_one(f, nested):
+                    raise self._why_not(f, nested[0])
         for node in A.walk(f):
             if isinstance(node, A.Lambda):
                 raise self.unstageable("a lambda", node)
@@ -173,19 +176,23 @@ class Flatten:
         and never assigned, is that function's name in the body instead."""
         args = d.args
         params = A.arg_names(args)
+        defaults = args.defaults
         for call, _ in calls:
+            missing = len(params) - len(call.args)
             if (
                 call.keywords
                 or any(isinstance(a, A.Starred) for a in call.args)
                 or args.vararg
                 or args.kwarg
                 or args.kwonlyargs
-                or args.defaults
-                or len(call.args) != len(params)
+                or not 0 <= missing <= len(defaults)
+                or not all(isinstance(v, A.Constant) for v in defaults)
             ):
                 raise self.unstageable(
                     "a call of a local function with other than its parameters", call
                 )
+            # (a constant default: the same value at the call as where it was defined)
+            call.args = [*call.args, *(A.deepcopy(v) for v in defaults[len(defaults) - missing :])]
         # A parameter given a function -- a continuation: a local function or the entry's own
         # -- and never assigned in the body is that function's name in the body, not a variable
         # (so the call of it is seen, and inlined or made the seed, in turn).
@@ -222,6 +229,35 @@ class Flatten:
         _, bindings = self._bind(f, d, calls)
         self._tails(d.body, None, d)  # (refuses a ``return`` before the end)
         return joins.inline_join(f, d, calls, bindings, self.namer.fresh)
+
+    def _copy_one(self, f, nested) -> bool:
+        """Where no local function can be inlined as it is: one called from several places, none
+        in branches that join (a helper's backpropagator called twice), is copied, a copy per
+        call, each defined where it is (so each reads what it did), for Inline to inline in
+        turn -- if the copies stay small (``COPIED`` nodes in all). False where none is."""
+        size = sum(1 for _ in A.walk(f))
+        for d in nested:
+            mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
+            if len(mentions) < 2 or any(A.is_name(n, d.name) for n in A.walk(d)):
+                continue
+            parents = parents_of(f)
+            if any(
+                not (isinstance(parents[id(n)], A.Call) and parents[id(n)].func is n)
+                for n in mentions
+            ):
+                continue
+            if size + (len(mentions) - 1) * sum(1 for _ in A.walk(d)) > COPIED:
+                continue
+            block = next(b for b in statement_lists(f) if any(s is d for s in b))
+            at = next(i for i, s in enumerate(block) if s is d)
+            copies = []
+            for ref in mentions[1:]:
+                copy = A.deepcopy(d)
+                copy.name = ref.id = self.namer.fresh(d.name)
+                copies.append(copy)
+            block[at + 1 : at + 1] = copies
+            return True
+        return False
 
     def _tails(self, body: list, stmt, d) -> list:
         """``body`` with its ``return``s -- at its end, or at the ends of a final ``if`` -- as
