@@ -348,3 +348,53 @@ def _overlaps_impl(v, lo, hi):
 
         return overlaps_array
     return lambda v, lo, hi: False
+
+
+@overload(runtime.split_ties)
+def _split_ties(picked, g, x, y):
+    """The adjoint of the operand of maximum/minimum that is the result, halved at ties."""
+    if _number(x) and _number(y):
+        return lambda picked, g, x, y: 0.5 * g if x == y else picked
+    if _array(x) and _array(y) and x.ndim == y.ndim and _array(picked) and _array(g):
+
+        def split_ties_arrays(picked, g, x, y):
+            tie = x == y
+            if not tie.any():
+                return picked
+            return np.where(tie, 0.5 * g, picked)
+
+        return split_ties_arrays
+    return None
+
+
+def _basic(key) -> bool:
+    """An integer or a slice, or a tuple of them: ``x[key] = v`` writes each element once."""
+    if isinstance(key, types.BaseTuple):
+        return all(_basic(k) for k in key.types)
+    return isinstance(key, (types.Integer, types.SliceType))
+
+
+@overload(runtime.stored)
+def _stored(x, key, v):
+    """``x`` with ``x[key] = v``, a new array."""
+    if _array(x) and isinstance(x.dtype, types.Float) and _basic(key) and (_array(v) or _number(v)):
+
+        def stored_basic(x, key, v):
+            out = x.copy()
+            out[key] = v
+            return out
+
+        return stored_basic
+    return None
+
+
+@overload(runtime.stored_part)
+def _stored_part(c, out, key, value):
+    """The adjoint of ``value`` in ``out = stored(x, key, value)``: ``c`` where it went."""
+    if not (_array(out) and isinstance(out.dtype, types.Float) and _basic(key)):
+        return None
+    if _is_none(c):
+        return lambda c, out, key, value: runtime.zeros_like(value)
+    if _array(c):
+        return lambda c, out, key, value: runtime.unbroadcast(c[key], value)
+    return None

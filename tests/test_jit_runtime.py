@@ -136,3 +136,30 @@ def test_check_in_place_compiled_refuses_where_memory_may_be_shared():
     with pytest.raises(jit_runtime.Refused):
         unnamed(y)
     assert number(1.5, y) == 1
+
+
+M = rng.normal(size=(3, 4))
+TIES = np.where(rng.random(size=(3, 4)) < 0.5, M, M + 1.0)
+
+STORES = [
+    (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), M, TIES)),
+    (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), M, M + 1.0)),
+    (runtime.split_ties, (1.0, 2.0, 0.5, 0.5)),
+    (runtime.split_ties, (1.0, 2.0, 0.5, 0.7)),
+    (runtime.stored, (M, 1, V)),
+    (runtime.stored, (M, (1, 2), 0.5)),
+    (runtime.stored, (M, slice(1, 3), 0.5)),
+    (runtime.stored_part, (M, M, 1, V)),
+    (runtime.stored_part, (M, M, (1, 2), 0.5)),
+    (runtime.stored_part, (M, M, slice(1, 3), V)),
+    (runtime.stored_part, (M, M, slice(0, 2), 0.5)),
+]
+
+
+@pytest.mark.parametrize(
+    "helper, args", STORES, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(STORES)]
+)
+def test_numba_version_of_ties_and_stores(helper, args):
+    want = helper(*args)
+    got = _compiled(helper, len(args))(*args)
+    np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
