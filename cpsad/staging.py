@@ -116,6 +116,11 @@ def run(fn, spec, kinds, args: list, kwargs: dict, seed):
         return c.dispatcher(seed, *args, *extra)
     except Refused:  # (the Python backpropagator decides, and says why where it refuses)
         return None
+    except NotImplementedError as exc:  # (what Numba compiled but cannot do: a reshape of a
+        # transposed array -- numpy copies, Numba raises; the Python one runs, as it would)
+        with _LOCK:
+            _MADE[(fn.__code__, active, kinds)] = reason = f"Numba cannot run it: {exc}"
+        return _fall_back(fn, reason)
     except Exception as exc:  # Numba's typing of these argument types
         # (what the compiled code raised, it raised after its compile, which added a signature)
         if not _numba_error(exc) or len(c.dispatcher.signatures) > compiled_before:

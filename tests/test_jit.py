@@ -506,3 +506,17 @@ def test_what_compiled_code_raises_is_raised():
     for g in (cpsad.grad(cpsad.jit(f)), cpsad.grad(f)):
         with pytest.raises(ZeroDivisionError):
             g(1.0, 0.0)
+
+
+def _reshape_transposed(v):
+    """Seeds 11190, 11399: Numba cannot reshape a transposed array (numpy copies it): its
+    compiled code raised NotImplementedError at the call; the Python backpropagator runs."""
+    m = np.reshape(np.outer(v, v).T, 9)
+    return np.sum(m * m)
+
+
+def test_what_numba_cannot_run_falls_back():
+    v = np.array([0.5, -1.0, 2.0])
+    with pytest.warns(cpsad.JitWarning, match="Numba cannot run it"):
+        got = cpsad.grad(cpsad.jit(_reshape_transposed))(v)
+    np.testing.assert_array_equal(got, cpsad.grad(_reshape_transposed)(v))

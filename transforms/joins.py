@@ -147,8 +147,51 @@ def one_self_call(f, calls: list, fresh) -> bool:
     )
     join = A.copy_location(A.If(test=A.name(joining), body=[call], orelse=[]), first)
     unset = A.copy_location(A.assign(A.store(joining), A.const(False)), first)
+    before = _leave_once(before, params[0], join, fresh)
     f.body[start:] = [unset, *before, join, *after]
     return True
+
+
+def _leave_once(before: list, k: str, join, fresh) -> list:
+    """The paths of ``before`` that leave the loop -- each calls the continuation ``k`` -- as
+    one call of it in the ``else`` of ``join`` (``if joining: ...``): each path assigns the
+    value and ``leaving = True``, and its part after the call goes there too. Defunctionalize
+    then runs the call once, after the forward loop, not inside it -- where a loop nested in
+    another calls the rest of the outer body. (``before`` as it was where a path calls ``k``
+    twice, or other than as ``t = k(v)``.)"""
+    calls = [
+        s
+        for s in walk_own_statements(before)
+        if isinstance(s, A.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.value, A.Call)
+        and A.is_name(s.value.func, k)
+        and len(s.value.args) == 1
+        and not s.value.keywords
+    ]
+    mentions = sum(1 for s in before for n in A.walk(s) if A.is_name(n, k))
+    if not calls or mentions != len(calls):
+        return before
+    if _split(before, {id(s): ([], []) for s in calls}, lambda stem: stem, []) is None:
+        return before
+    value, leaving, left = fresh("leaving_with"), fresh("leaving"), fresh("left")
+    parts = {}
+    for s in calls:
+        binding = [
+            A.copy_location(A.assign(A.store(value), s.value.args[0]), s),
+            A.copy_location(A.assign(A.store(leaving), A.const(True)), s),
+        ]
+        parts[id(s)] = (binding, [A.copy_location(A.assign(s.targets[0], A.name(left)), s)])
+    first = calls[0]
+    out, after = _split(before, parts, fresh, [])
+    call = A.assign(A.store(left), A.call(A.name(k), [A.name(value)]))
+    join.orelse = [
+        A.copy_location(
+            A.If(test=A.name(leaving), body=[A.copy_location(call, first)], orelse=[]), first
+        ),
+        *after,
+    ]
+    return [A.copy_location(A.assign(A.store(leaving), A.const(False)), first), *out]
 
 
 def plan(f, stmts) -> tuple[list, int] | None:
@@ -266,8 +309,7 @@ def _split(block: list, parts: dict, fresh, skipped: list) -> tuple[list, list] 
         return None
     j = holding[0]
     s = block[j]
-    leaves = (A.Return, A.Break, A.Continue, A.Raise)
-    if any(isinstance(n, leaves) for x in block[:j] for n in walk_own_statements([x])):
+    if any(_leaves(x) for x in block[:j]):
         return None
     if id(s) in parts:
         before, after = parts[id(s)]
@@ -275,20 +317,47 @@ def _split(block: list, parts: dict, fresh, skipped: list) -> tuple[list, list] 
         yes, no = _split(s.body, parts, fresh, skipped), _split(s.orelse, parts, fresh, skipped)
         if yes is None or no is None:
             return None
-        branch = fresh("branch")
-        test = A.copy_location(A.assign(A.store(branch), s.test), s)
+        if hasattr(s, "skips_join") and isinstance(s.test, A.Name):
+            # (a fork of an earlier split, split again: its condition is saved already, in a
+            # name assigned once -- a user's name could change before the second if)
+            branch, test = s.test.id, []
+        else:
+            branch = fresh("branch")
+            test = [A.copy_location(A.assign(A.store(branch), s.test), s)]
         fork = A.copy_location(
             A.If(test=A.name(branch), body=yes[0] or [A.Pass()], orelse=no[0] or [A.Pass()]), s
         )
-        # (which branch, if one, skips the join: Defunctionalize's ``_reached_stores``)
-        fork.skips_join = "body" if _skips(yes[1]) else "orelse" if _skips(no[1]) else None
-        before = [test, fork]
+        # (which branch, if one, skips the join: Defunctionalize's ``_reached_stores``; an if
+        # split again, for another join, keeps what it said of the first)
+        if hasattr(s, "skips_join"):
+            fork.skips_join = s.skips_join
+        else:
+            fork.skips_join = "body" if _skips(yes[1]) else "orelse" if _skips(no[1]) else None
+        before = [*test, fork]
         after = [
             A.copy_location(A.If(test=A.name(branch), body=yes[1] or [A.Pass()], orelse=no[1]), s)
         ]
     else:
         return None
     return block[:j] + before, after + block[j + 1 :]
+
+
+def _leaves(s, in_loop=False) -> bool:
+    """May ``s`` leave the statement list it is in: a ``return`` or ``raise``, or a ``break``
+    or ``continue`` not of a loop inside it?"""
+    if isinstance(s, (A.Return, A.Raise)):
+        return True
+    if isinstance(s, (A.Break, A.Continue)):
+        return not in_loop
+    if isinstance(s, A.FunctionDef):
+        return False
+    inner = in_loop or isinstance(s, (A.While, A.For))
+    return any(
+        _leaves(x, inner)
+        for b in _BLOCKS
+        if isinstance(getattr(s, b, None), list)
+        for x in getattr(s, b)
+    )
 
 
 def _skip_mark():
