@@ -266,7 +266,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
     """``(f(*primals), tangent_out)``: forward mode. ``tangent_out`` is the derivative of ``f``
     at ``primals`` along ``tangents`` (one per primal, of the same structure; None for a primal
     that is not differentiated, an integer count say), computed in one pass alongside the value
-    by ``f``'s tangent function ``f_jvp(*tangents, *primals)``."""
+    by ``f``'s tangent function ``f_jvp(*tangents, *primals)`` -- for ``cpsad.jit(f)``, compiled
+    by Numba."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(
@@ -289,13 +290,20 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
             by_param[p] = t
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
-    spec = specialize(fn, active, compiler.kinds_of(fn.__code__, args, kwargs), "forward")
-    with deep_recursion(), compiler.located_warnings():
-        try:
-            value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
-        except Exception as exc:
-            _locate(exc)
-            raise
+    kinds = compiler.kinds_of(fn.__code__, args, kwargs)
+    spec = specialize(fn, active, kinds, "forward")
+    ran = None
+    if staging.is_staged(f) and all(idx is None for _, idx in where):
+        ran = staging.run_forward(fn, spec, kinds, args, kwargs, [by_param[p] for p in active])
+    if ran is not None:
+        value, tangent = ran
+    else:
+        with deep_recursion(), compiler.located_warnings():
+            try:
+                value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
+            except Exception as exc:
+                _locate(exc)
+                raise
     if hasattr(f, "__cpsad_derivative__"):  # the gradient of a gradient: shaped like its argument
         _through_complex(value)
         raw = value  # the adjoints the backpropagator returned: the tangent has their structure

@@ -106,8 +106,9 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--jit",
         action="store_true",
-        help="show the backpropagator flattened for Numba, as cpsad.jit compiles it (for "
-        "arguments of unknown kinds: a call specializes it to its arguments' kinds)",
+        help="show the backpropagator (with --forward: the tangent function) flattened for Numba, "
+        "as cpsad.jit compiles it (for arguments of unknown kinds: a call specializes it to its "
+        "arguments' kinds)",
     )
     show.add_argument(
         "--out", metavar="DIR", help="also write each emitted module to DIR as a .py file"
@@ -350,13 +351,15 @@ def render(fn, argnums, args, shown: set, written: Written | None = None) -> lis
         argnums = nums[0]
     t = api.transform(target, argnums, "forward" if args.forward else "reverse")
     if getattr(args, "jit", False):
-        if args.forward or args.order > 1 or args.stages or args.stage:
+        if args.order > 1 or args.stages or args.stage:
             raise ValueError(
-                "--jit shows the first-order backpropagator: no --forward, --order, --stage"
+                "--jit shows the first-order backpropagator (or, with --forward, the tangent "
+                "function): no --order, --stage"
             )
         from cpsad import staging
 
-        return [api.format_source(staging.staged_source(t.fn, t.active))]
+        mode = compiler.STAGED_FORWARD if args.forward else compiler.STAGED
+        return [api.format_source(staging.staged_source(t.fn, t.active, mode=mode))]
     if args.stages or args.stage:
         _, stages = compiler.run_pipeline(t.fn, t.active, record=True, mode=t.mode)
         if args.stage and args.stage not in [s.name for s in stages]:

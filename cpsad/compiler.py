@@ -403,8 +403,8 @@ def run_pipeline(
 ):
     """A fresh transformation of ``fn`` (nothing cached): the unit and the recorded stages."""
     cpsad._load()  # the whole package, if only a submodule was imported: the dispatch, the rules
-    staged = mode == STAGED
-    mode, nested = _mode("reverse" if staged else mode)
+    staged = mode in (STAGED, STAGED_FORWARD)
+    mode, nested = _mode("forward" if mode == STAGED_FORWARD else "reverse" if staged else mode)
     if nested:  # Defunctionalize's while loops pop a list: keep loops recursive to transform
         # again; and a `del` would be refused (and frees nothing worth it in code transformed again)
         skip = tuple(skip) + ("defunctionalize", "release")
@@ -445,6 +445,7 @@ def variant(fn, active, skip=(), check=True, kinds=(), mode="reverse") -> Spec:
 
 NESTED = "/nested"
 STAGED = "reverse/staged"  # flattened for Numba (cpsad.jit): run_pipeline's mode, never cached here
+STAGED_FORWARD = "forward/staged"  # the tangent function, flattened for Numba
 
 
 def _mode(mode: str) -> tuple[str, bool]:

@@ -398,3 +398,59 @@ def _stored_part(c, out, key, value):
     if _array(c):
         return lambda c, out, key, value: runtime.unbroadcast(c[key], value)
     return None
+
+
+# ---------------------------------------------------------------------- forward mode (jvp)
+
+
+@overload(runtime.tangent_zeros)
+def _tangent_zeros(x):
+    if _array(x) and isinstance(x.dtype, types.Float):
+        return lambda x: np.zeros(x.shape)
+    if isinstance(x, (types.Float, types.Integer)):
+        return lambda x: 0.0
+    return None
+
+
+@overload(runtime.tangent_add)
+def _tangent_add(a, b):
+    """The sum of two tangents of one value, None as zero (numbers and arrays)."""
+    if _is_none(a):
+        return lambda a, b: b
+    if _is_none(b):
+        return lambda a, b: a
+    if isinstance(a, types.Optional) or isinstance(b, types.Optional):
+        return None
+    if (_number(a) or _array(a)) and (_number(b) or _array(b)):
+        return lambda a, b: a + b
+    return None
+
+
+@overload(runtime.broadcast_like)
+def _broadcast_like(t, ans):
+    """The tangent ``t`` of what went into ``ans`` unchanged, with ``ans``'s shape."""
+    if _is_none(t):
+        return lambda t, ans: runtime.tangent_zeros(ans)
+    if _number(t) and _number(ans):
+        return lambda t, ans: float(t)
+    if _number(t) and _array(ans):
+        return lambda t, ans: np.full(ans.shape, float(t))
+    if _array(t) and _array(ans) and t.ndim == ans.ndim:
+
+        def broadcast_same_rank(t, ans):
+            if t.shape == ans.shape:
+                return t
+            return np.broadcast_to(t, ans.shape).copy()
+
+        return broadcast_same_rank
+    if _array(t) and _array(ans) and t.ndim < ans.ndim:
+        return lambda t, ans: np.broadcast_to(t, ans.shape).copy()
+    return None
+
+
+@overload(runtime.add_tangent)
+def _add_tangent(v, out, x, y, right):
+    """``out = x + y`` of numbers or arrays: ``v`` broadcast like ``out``."""
+    if isinstance(x, types.BaseTuple) or isinstance(y, types.BaseTuple):
+        return None
+    return lambda v, out, x, y, right: runtime.broadcast_like(v, out)

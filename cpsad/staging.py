@@ -96,8 +96,19 @@ def run(fn, spec, kinds, args: list, kwargs: dict, seed):
     ``seed`` of the result -- or None where it is not staged (warned once: why). ``spec`` is the
     Python backpropagator, valid now (``compiler.specialize``): the staged one must have been
     made from what it was made from."""
+    return _call(fn, spec, kinds, args, kwargs, (seed,), compiler.STAGED)
+
+
+def run_forward(fn, spec, kinds, args: list, kwargs: dict, tangents: list):
+    """``(value, tangent)`` of ``fn``'s staged tangent function at ``args`` along ``tangents``
+    (of the active parameters, in order) -- or None where it is not staged (warned once: why).
+    ``spec``: the Python tangent function, valid now."""
+    return _call(fn, spec, kinds, args, kwargs, tuple(tangents), compiler.STAGED_FORWARD)
+
+
+def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
     active = spec.active
-    c = compiled(fn, active, kinds, spec)
+    c = compiled(fn, active, kinds, spec, mode)
     if isinstance(c, str):
         return _fall_back(fn, c)
     extra = []
@@ -108,25 +119,26 @@ def run(fn, spec, kinds, args: list, kwargs: dict, seed):
             extra.append(fn.__closure__[where].cell_contents)
     args = _positional(fn, args, kwargs)
     if args is None:
-        return None  # (a wrong call: the Python backpropagator says so, as ``fn`` would)
+        return None  # (a wrong call: the Python one says so, as ``fn`` would)
     from cpsad.jit_runtime import Refused
 
+    key = (fn.__code__, active, kinds, mode)
     compiled_before = len(c.dispatcher.signatures)
     try:
-        return c.dispatcher(seed, *args, *extra)
+        return c.dispatcher(*first, *args, *extra)
     except Refused:  # (the Python backpropagator decides, and says why where it refuses)
         return None
     except NotImplementedError as exc:  # (what Numba compiled but cannot do: a reshape of a
         # transposed array -- numpy copies, Numba raises; the Python one runs, as it would)
         with _LOCK:
-            _MADE[(fn.__code__, active, kinds)] = reason = f"Numba cannot run it: {exc}"
+            _MADE[key] = reason = f"Numba cannot run it: {exc}"
         return _fall_back(fn, reason)
     except Exception as exc:  # Numba's typing of these argument types
         # (what the compiled code raised, it raised after its compile, which added a signature)
         if not _numba_error(exc) or len(c.dispatcher.signatures) > compiled_before:
             raise
         with _LOCK:
-            _MADE[(fn.__code__, active, kinds)] = reason = _numba_reason(exc)
+            _MADE[key] = reason = _numba_reason(exc)
         return _fall_back(fn, reason)
 
 
@@ -159,19 +171,22 @@ def _positional(fn, args: list, kwargs: dict) -> list | None:
     return out
 
 
-def compiled(fn, active, kinds, spec=None) -> _Compiled | str:
-    """The staged backpropagator of ``fn`` (made once per code, parameters and kinds, and again
-    when what it was made from changed: see ``_still_valid``), or why there is none."""
-    key = (fn.__code__, active, kinds)
+def compiled(fn, active, kinds, spec=None, mode=compiler.STAGED) -> _Compiled | str:
+    """The staged backpropagator of ``fn`` (``mode`` STAGED_FORWARD: its tangent function),
+    made once per code, parameters and kinds, and again when what it was made from changed
+    (``_still_valid``) -- or why there is none."""
+    key = (fn.__code__, active, kinds, mode)
     if spec is None:
-        spec = compiler.specialize(fn, active, kinds)
+        spec = compiler.specialize(
+            fn, active, kinds, "forward" if mode == compiler.STAGED_FORWARD else "reverse"
+        )
     made = _MADE.get(key)
     if isinstance(made, _Compiled) and _still_valid(made, fn, spec):
         return made
     with _LOCK:
         made = _MADE.get(key)
         if made is None or (isinstance(made, _Compiled) and not _still_valid(made, fn, spec)):
-            made = _MADE[key] = _make(fn, active, kinds)
+            made = _MADE[key] = _make(fn, active, kinds, mode)
             if isinstance(made, _Compiled):
                 made.made_from = _made_from(spec)
                 made.spec = weakref.ref(spec)
@@ -209,15 +224,16 @@ def _made_from(spec) -> tuple:
     return tuple(out)
 
 
-def staged_source(fn, active, kinds=()) -> str:
-    """The text Numba compiles for ``fn`` (``cpsad show --jit``); a TransformError if none."""
-    unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=compiler.STAGED)
+def staged_source(fn, active, kinds=(), mode=compiler.STAGED) -> str:
+    """The text Numba compiles for ``fn`` (``cpsad show --jit``; ``mode`` STAGED_FORWARD: the
+    tangent function, ``--jit --forward``); a TransformError if none."""
+    unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
     return unit.text
 
 
-def _make(fn, active, kinds):
+def _make(fn, active, kinds, mode):
     try:
-        unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=compiler.STAGED)
+        unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
     except Unstageable as exc:
         return f"{exc.what} ({exc.filename}:{exc.lineno})"
     numba = _numba()
@@ -226,7 +242,8 @@ def _make(fn, active, kinds):
     from cpsad import jit_runtime  # noqa: F401  (importing it registers Numba's helpers)
 
     stem = f"{fn.__module__}.{own_qualname(fn)}".replace("<", "_").replace(">", "_")
-    path = diskcache.store(f"{stem}.{'_'.join(active) or 'none'}.jit", unit.text, touch=False)
+    suffix = "jvp.jit" if mode == compiler.STAGED_FORWARD else "jit"
+    path = diskcache.store(f"{stem}.{'_'.join(active) or 'none'}.{suffix}", unit.text, touch=False)
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
     namespace.update(unit.injected)
@@ -246,6 +263,8 @@ def _make(fn, active, kinds):
         for name in unit.staged_params
     ]
     dispatcher = numba.njit(cache=True)(py)
+    # (a call of itself -- a tangent function's recursion -- calls the compiled function)
+    namespace[unit.bp_name] = dispatcher
     made = _Compiled(dispatcher, params, unit.text, path)
     made.frozen_cells = tuple(
         (freevars.index(name), _reference(obj))

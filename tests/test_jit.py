@@ -114,6 +114,67 @@ def test_same_numbers_as_python(f, args, argnums):
         assert compiled, f"{f.__name__} is no longer compiled"
 
 
+def _tangents(args, nums, rng):
+    return [
+        (rng.normal(size=np.shape(a)) if np.ndim(a) else float(rng.normal())) if i in nums else None
+        for i, a in enumerate(args)
+    ]
+
+
+def _compiled_forward(f, args, nums) -> bool:
+    code = f.__code__
+    active = tuple(code.co_varnames[i] for i in nums)
+    kinds = compiler.kinds_of(code, list(args), {})
+    return not isinstance(staging.compiled(f, active, kinds, mode=compiler.STAGED_FORWARD), str)
+
+
+MUST_COMPILE_JVP = {
+    "square",
+    "poly",
+    "loop_range",
+    "loop_while",
+    "loop_break_continue",
+    "math_in_loop",
+    "branch",
+    "branch_return_early",
+    # recursion: Numba compiles a tangent function that calls itself
+    "power",
+    "fib_like",
+}
+
+
+def test_recursive_jvp_against_finite_differences():
+    from tests.corpus_control import fib_like
+
+    eps = 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        for x in (0.3, 0.7, 1.1):
+            value, tangent = cpsad.jvp(cpsad.jit(fib_like), (x, 7), (1.0, None))
+            assert value == pytest.approx(fib_like(x, 7), rel=1e-12)
+            fd = (fib_like(x + eps, 7) - fib_like(x - eps, 7)) / (2 * eps)
+            assert tangent == pytest.approx(fd, rel=1e-6)
+
+
+@pytest.mark.parametrize("f, args, argnums", CASES)
+def test_jvp_same_numbers_as_python(f, args, argnums):
+    """Forward mode: ``cpsad.jvp(cpsad.jit(f), ...)`` -- the tangent function compiled."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    tangents = _tangents(args, nums, np.random.default_rng(len(args)))
+    want_value, want = cpsad.jvp(f, args, tangents)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)
+        value, got = cpsad.jvp(cpsad.jit(f), args, tangents)
+    if _compiled_forward(f, args, nums):
+        np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    else:
+        assert value == want_value
+        np.testing.assert_array_equal(got, want)
+    if f.__name__ in MUST_COMPILE_JVP:
+        assert _compiled_forward(f, args, nums), f"{f.__name__}'s jvp is no longer compiled"
+
+
 def test_scalar_loop_against_hand_written_pass():
     from benchmarks.workloads.scalar_loop import handwritten, loss
 
@@ -244,6 +305,14 @@ def test_show_jit_prints_what_numba_compiles(tmp_path):
     assert "flattened for Numba" in out
     assert "def f_bp(seed, x, n):" in out
     assert "nonlocal" not in out and "def loop" not in out
+    forward = subprocess.run(
+        [sys.executable, "-m", "cpsad", "show", f"{src}::f", "--wrt", "x", "--jit", "--forward"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "the tangent function of `f`" in forward and "def f_jvp(x_dot, x, n):" in forward
+    assert "def loop" not in forward and "while " in forward
 
 
 def test_compiled_code_is_kept_across_processes(tmp_path):

@@ -163,3 +163,29 @@ def test_numba_version_of_ties_and_stores(helper, args):
     want = helper(*args)
     got = _compiled(helper, len(args))(*args)
     np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
+
+
+FORWARD = [
+    (runtime.tangent_zeros, (M,)),
+    (runtime.tangent_zeros, (1.5,)),
+    (runtime.tangent_add, (M, M * 2.0)),
+    (runtime.tangent_add, (0.5, M)),
+    (runtime.tangent_add, (0.5, 0.25)),
+    (runtime.broadcast_like, (0.5, M)),
+    (runtime.broadcast_like, (0.5, 1.5)),
+    (runtime.broadcast_like, (M, M)),
+    (runtime.broadcast_like, (M[:1], M)),
+    (runtime.broadcast_like, (V, M)),
+    (runtime.add_tangent, (V, M, V, M, False)),
+    (runtime.add_tangent, (0.5, M, 1.0, M, False)),
+]
+
+
+@pytest.mark.parametrize(
+    "helper, args", FORWARD, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(FORWARD)]
+)
+def test_numba_version_of_forward_helpers(helper, args):
+    want = helper(*args)
+    got = _compiled(helper, len(args))(*args)
+    np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
+    assert np.shape(got) == np.shape(want)

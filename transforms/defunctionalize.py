@@ -63,7 +63,9 @@ class Defunctionalize:
         self.unit = unit
         rewritten = []
         for f in A.function_defs(unit.tree):
-            if f is not unit.tree and self.rewrite(f):
+            if f is not unit.tree and (
+                self.rewrite(f) or unit.staged and _tail_loop(f, unit.namer)
+            ):
                 rewritten.append(f.name)
         unit.notes[self.name] = [", ".join(rewritten) or "nothing to rewrite"]
 
@@ -108,8 +110,12 @@ class Defunctionalize:
         forward, backward = body[:at], body[at + 1 :]
         if _has_return([*pre, *forward, *backward, *post]):
             return False
+        if post and isinstance(call_stmt, A.Return):  # (a tail call: post is the exit's alone)
+            if _has_return(orelse):
+                return False
+            orelse, post = [*orelse, *post], []
         if post:
-            if isinstance(call_stmt, A.Return) or _has_return(orelse):
+            if _has_return(orelse):
                 return False
             # (the levels that went on took the paths to the self-call: ``reaching``)
             orelse, backward = [*orelse, *leaving(post)], [*backward, *reaching(post)]
@@ -358,6 +364,62 @@ class Defunctionalize:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _tail_loop(f, namer) -> bool:
+    """Staged code: a function whose every call of itself is a tail call (``return f(...)``,
+    forward mode's loops, from several branches: ``continue``, ``break``) becomes a ``while
+    True`` loop -- each such ``return`` assigns the parameters and goes round again."""
+    params = A.arg_names(f.args)
+    a = f.args
+    if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults or not params:
+        return False
+    tails = [
+        s
+        for s in walk_own_statements(f.body)
+        if isinstance(s, A.Return) and _self_call(s, f.name, len(params))
+    ]
+    if not tails or _mentions(f.body, f.name) != len(tails):
+        return False
+    if any(
+        isinstance(n, (A.FunctionDef, A.Lambda, A.While, A.For, A.Try, A.Yield, A.YieldFrom))
+        for s in f.body
+        for n in A.walk(s)
+    ):
+        return False
+    decls = [s for s in f.body if isinstance(s, (A.Nonlocal, A.Global))]
+    body = [s for s in f.body if not isinstance(s, (A.Nonlocal, A.Global))]
+    for s in tails:
+        targets = A.tuple_([A.store(p) for p in params], "store")
+        step = A.copy_location(A.assign(targets, A.tuple_(list(s.value.args))), s)
+        remove_and_insert(body, s, [step, A.copy_location(A.Continue(), s)])
+    # the other returns leave the loop with the result, returned after it (one return, at
+    # the end: what Flatten inlines)
+    result = namer.fresh("result")
+    for s in [x for x in walk_own_statements(body) if isinstance(x, A.Return)]:
+        value = s.value if s.value is not None else A.const(None)
+        leave = [
+            A.copy_location(A.assign(A.store(result), value), s),
+            A.copy_location(A.Break(), s),
+        ]
+        remove_and_insert(body, s, leave)
+    loop = A.copy_location(A.While(test=A.const(True), body=body, orelse=[]), f)
+    f.body = decls + [loop, A.copy_location(A.return_(A.name(result)), f)]
+    return True
+
+
+def remove_and_insert(body: list, old, new: list) -> None:
+    """``old`` (a statement somewhere in ``body``'s blocks) replaced by ``new``."""
+    for s in [None, *walk_own_statements(body)]:
+        blocks = (
+            [body] if s is None else [getattr(s, b) for b in ("body", "orelse") if hasattr(s, b)]
+        )
+        for block in blocks:
+            for i, x in enumerate(block):
+                if x is old:
+                    block[i : i + 1] = new
+                    return
+    raise AssertionError("statement not found")
 
 
 def _shape(f, post=False):

@@ -104,10 +104,25 @@ class Flatten:
                 raise self.unstageable(f"a `{what}` statement", node)
         remove(f, lambda s: isinstance(s, A.Nonlocal))
         self._compiled_checks(f)
-        self._seed(f)
+        for node in A.walk(f):  # (Numba's np.sum takes no keepdims: False is its default)
+            if isinstance(node, A.Call):
+                node.keywords = [
+                    k
+                    for k in node.keywords
+                    if not (
+                        k.arg == "keepdims"
+                        and isinstance(k.value, A.Constant)
+                        and k.value.value is False
+                    )
+                ]
+        if unit.mode != "forward":  # (a tangent function has no continuation)
+            self._seed(f)
         self._positional(f)
         unit.staged_params = self._data_names(f)
         f.args.args.extend(A.params(unit.staged_params).args)
+        for node in A.walk(f):  # (a call of itself passes its data on)
+            if isinstance(node, A.Call) and A.is_name(node.func, unit.bp_name):
+                node.args.extend(A.name(p) for p in unit.staged_params)
         unit.notes[self.name] = [
             "inlined " + (", ".join(inlined) or "nothing") + "; the seed is a parameter"
         ]

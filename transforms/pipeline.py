@@ -71,6 +71,12 @@ STAGED = [
     PIPELINE[-1],
 ]
 
+STAGED_FORWARD = [
+    *[(c, w) for c, w in FORWARD if c is not Emit],
+    (Flatten, "one flat function for Numba: local functions inlined"),
+    PIPELINE[-1],
+]
+
 STAGES = [cls.name for cls, _ in PIPELINE]
 FORWARD_STAGES = [cls.name for cls, _ in FORWARD]
 
@@ -99,7 +105,10 @@ def run(
     """
     stages: list[Stage] = []
     timings: dict[str, float] = {}
-    passes = FORWARD if unit.mode == "forward" else STAGED if unit.staged else PIPELINE
+    if unit.mode == "forward":
+        passes = STAGED_FORWARD if unit.staged else FORWARD
+    else:
+        passes = STAGED if unit.staged else PIPELINE
     names = [cls.name for cls, _ in passes]
     if upto is not None and upto not in names:
         raise ValueError(f"no stage {upto!r}; the stages are {', '.join(names)}")
