@@ -542,6 +542,43 @@ def _check_jit(f, path, program, res, got, grads) -> None:
             res.cls, res.message = "wrong-grad", "jit"
             res.detail = f"argument {nums[i]}: cpsad.jit {a!r}, Python backpropagator {b!r}"
             return
+    _check_jit_jvp(f, path, program, res)
+
+
+def _check_jit_jvp(f, path, program, res) -> None:
+    """``cpsad.jvp(cpsad.jit(f))`` against ``cpsad.jvp(f)`` along one random direction (the
+    tangent function compiled, or not: the same numbers). A mismatch or a crash is the
+    program's verdict (message ``jit jvp``); forward mode itself is judged by _check_jvp."""
+    import cpsad
+
+    args = program.args()
+    tangents = [None] * len(args)
+    for i, d in zip(program.float_argnums, directions(program, args)[0]):
+        tangents[i] = d if np.ndim(args[i]) else float(d)
+    try:
+        with time_limit(CPSAD_SECONDS * 4), np.errstate(all="ignore"):
+            want = cpsad.jvp(f, program.args(), tangents)
+    except (Exception, Timeout):
+        return  # (forward mode refused or failed: judged by _check_jvp)
+    try:
+        with time_limit(CPSAD_SECONDS * 4), np.errstate(all="ignore"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cpsad.JitWarning)
+                got = cpsad.jvp(cpsad.jit(f), program.args(), tangents)
+    except (Exception, Timeout) as exc:
+        res.cls, res.message, res.detail = classify_exception(exc, path)
+        res.message = "jit jvp: " + res.message
+        return
+    for name, a, b in (("value", got[0], want[0]), ("tangent", got[1], want[1])):
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+        if a.shape != b.shape or not np.allclose(
+            a, b, rtol=1e-7, atol=1e-9 * scale, equal_nan=True
+        ):
+            res.cls = "wrong-value" if name == "value" else "wrong-grad"
+            res.message = "jit jvp"
+            res.detail = f"cpsad.jvp(cpsad.jit(f)) {name} {a!r}, cpsad.jvp(f) {b!r}"
+            return
 
 
 def _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward=True):
