@@ -133,13 +133,15 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
         with _LOCK:
             _MADE[key] = reason = f"Numba cannot run it: {exc}"
         return _fall_back(fn, reason)
-    except Exception as exc:  # Numba's typing of these argument types
+    except Exception as exc:
         # (what the compiled code raised, it raised after its compile, which added a signature)
-        if not _numba_error(exc) or len(c.dispatcher.signatures) > compiled_before:
-            raise
-        with _LOCK:
-            _MADE[key] = reason = _numba_reason(exc)
-        return _fall_back(fn, reason)
+        if _numba_error(exc) and len(c.dispatcher.signatures) == compiled_before:
+            with _LOCK:  # Numba's typing of these argument types
+                _MADE[key] = reason = _numba_reason(exc)
+            return _fall_back(fn, reason)
+        # the compiled code raised: the Python one runs -- and raises as the function does, or
+        # (where Numba's code alone fails: an Optional it could not unbox) gives the numbers
+        return _fall_back(fn, f"its compiled code raised {type(exc).__name__}: {exc}")
 
 
 def _positional(fn, args: list, kwargs: dict) -> list | None:

@@ -567,14 +567,47 @@ def test_found_by_the_fuzzer(f, args):
 
 
 def test_what_compiled_code_raises_is_raised():
-    """A first call's compiled code raising (Numba's frame is last) is not a failure to compile."""
+    """Where the compiled code raises, the Python backpropagator runs: it raises as the function
+    does, and the compiled code is used again at the next call."""
 
     def f(x, y):
         return x / y
 
-    for g in (cpsad.grad(cpsad.jit(f)), cpsad.grad(f)):
+    g = cpsad.grad(cpsad.jit(f))
+    for h in (g, cpsad.grad(f)):
         with pytest.raises(ZeroDivisionError):
-            g(1.0, 0.0)
+            h(1.0, 0.0)
+    assert g(1.0, 2.0) == 0.5
+    assert _compiled(f, (1.0, 2.0), 0)
+
+
+def _optional_unboxed(x, n, y):
+    """Seed 13185: an adjoint None on the path taken, which Numba's code unboxed as a float
+    (TypeError: expected float64, got None, where the Python backpropagator runs fine)."""
+    s2 = -(y + 0.8) if np.arctan(y) <= 0.61 else n * 1.25
+    s3 = np.cos(np.sin(x))
+    acc = np.zeros(3)
+    if s2 >= 0.37 and np.sin(x) < 1.8:
+        s3 = s2
+    elif x < 0.64:
+        y *= np.tanh(x)
+        for i in range(4):
+            if np.cos(y) >= -0.19:
+                continue
+            if y >= -0.61 and s3 + y < 0.7:
+                return np.minimum(n * 1.6, s3) - s2
+            acc -= x + -s2
+    return 1.13 * x + 0.45 * y + 0.83 * s2 + 1.01 * s3 + 0.32 * acc[0]
+
+
+def test_numbas_own_failures_run_the_python_backpropagator():
+    args = (0.2381065370426385, 2, -1.0300672039472099)
+    want = cpsad.value_and_grad(_optional_unboxed, (0, 2))(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)
+        got = cpsad.value_and_grad(cpsad.jit(_optional_unboxed), (0, 2))(*args)
+    assert got[0] == pytest.approx(want[0], rel=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
 
 
 def _reshape_transposed(v):
