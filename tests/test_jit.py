@@ -591,7 +591,7 @@ def _optional_unboxed(x, n, y):
         s3 = s2
     elif x < 0.64:
         y *= np.tanh(x)
-        for i in range(4):
+        for _ in range(4):
             if np.cos(y) >= -0.19:
                 continue
             if y >= -0.61 and s3 + y < 0.7:
