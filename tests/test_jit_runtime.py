@@ -70,15 +70,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "helper, args", CASES, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(CASES)]
-)
-def test_numba_version_is_the_helper(helper, args):
-    want = helper(*args)
-    got = _compiled(helper, len(args))(*args)
-    np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
-
-
 def test_as_sequence_is_what_a_loop_indexes():
     as_sequence = runtime.as_sequence
 
@@ -156,15 +147,6 @@ STORES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "helper, args", STORES, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(STORES)]
-)
-def test_numba_version_of_ties_and_stores(helper, args):
-    want = helper(*args)
-    got = _compiled(helper, len(args))(*args)
-    np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
-
-
 FORWARD = [
     (runtime.tangent_zeros, (M,)),
     (runtime.tangent_zeros, (1.5,)),
@@ -181,10 +163,13 @@ FORWARD = [
 ]
 
 
+ALL = CASES + STORES + FORWARD  # (the reverse helpers; maximum's ties and stores; forward mode's)
+
+
 @pytest.mark.parametrize(
-    "helper, args", FORWARD, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(FORWARD)]
+    "helper, args", ALL, ids=[f"{h.__name__}-{i}" for i, (h, _) in enumerate(ALL)]
 )
-def test_numba_version_of_forward_helpers(helper, args):
+def test_numba_version_is_the_helper(helper, args):
     want = helper(*args)
     got = _compiled(helper, len(args))(*args)
     np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)

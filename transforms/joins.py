@@ -392,49 +392,47 @@ def unmarked(stmts: list) -> list:
 def reaching(stmts: list) -> list:
     """A copy of ``stmts`` (after a join) for the paths that reached it: an ``if`` on a saved
     condition with a branch that skips the join is the other branch."""
-    out = []
-    for s in stmts:
-        if _is_mark(s):
-            continue
-        if isinstance(s, A.If) and isinstance(s.test, A.Name):
-            if len(s.body) == 1 and _is_mark(s.body[0]):
-                out += reaching(s.orelse)
-                continue
-            if len(s.orelse) == 1 and _is_mark(s.orelse[0]):
-                out += reaching(s.body)
-                continue
-        if isinstance(s, A.If):
-            s = A.copy_location(
-                A.If(
-                    test=A.deepcopy(s.test),
-                    body=reaching(s.body) or [A.Pass()],
-                    orelse=reaching(s.orelse),
-                ),
-                s,
-            )
-        else:
-            s = A.deepcopy(s)
-        out.append(s)
-    return out
+
+    def taken(s):
+        if not isinstance(s.test, A.Name):
+            return None
+        if len(s.body) == 1 and _is_mark(s.body[0]):
+            return s.orelse
+        if len(s.orelse) == 1 and _is_mark(s.orelse[0]):
+            return s.body
+        return None
+
+    return _pruned(stmts, taken)
 
 
 def leaving(stmts: list) -> list:
     """A copy of ``stmts`` (after a join) for the paths that skipped it: a branch with no path
     that skips it (it reads the join's result) is not taken."""
+
+    def taken(s):
+        yes, no = _has_mark(s.body), _has_mark(s.orelse)
+        return None if yes == no else s.body if yes else s.orelse
+
+    return _pruned(stmts, taken)
+
+
+def _pruned(stmts: list, taken) -> list:
+    """A copy of ``stmts`` without the marks, each ``if`` that ``taken`` says only one branch of
+    is taken (the branch, or None) replaced by that branch."""
     out = []
     for s in stmts:
         if _is_mark(s):
             continue
         if isinstance(s, A.If):
-            yes, no = _has_mark(s.body), _has_mark(s.orelse)
-            if yes != no:
-                out += leaving(s.body if yes else s.orelse)
+            branch = taken(s)
+            if branch is not None:
+                out += _pruned(branch, taken)
                 continue
             s = A.copy_location(
                 A.If(
                     test=A.deepcopy(s.test),
-                    body=leaving(s.body) or [A.Pass()],
-                    orelse=leaving(s.orelse),
+                    body=_pruned(s.body, taken) or [A.Pass()],
+                    orelse=_pruned(s.orelse, taken),
                 ),
                 s,
             )
