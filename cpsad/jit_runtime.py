@@ -405,11 +405,11 @@ def _stored_part(c, out, key, value):
 
 @overload(runtime.tangent_zeros)
 def _tangent_zeros(x):
-    if _array(x) and isinstance(x.dtype, types.Float):
-        return lambda x: np.zeros(x.shape)
-    if isinstance(x, (types.Float, types.Integer)):
-        return lambda x: 0.0
-    return None
+    """``zeros_like``'s, where they agree (a bool has no tangent; an array of integers is left
+    to the Python one)."""
+    if isinstance(x, types.Boolean) or (_array(x) and not isinstance(x.dtype, types.Float)):
+        return None
+    return _zeros_like(x)
 
 
 @overload(runtime.tangent_add)
