@@ -506,6 +506,7 @@ NOT_FUNCTIONS_OF_VALUES = {
     "store_item",
     "backpropagator_of",
     "MISSING",  # a value, not a function: a default's placeholder
+    "check_in_place_compiled",  # only in code Numba compiles (cpsad.jit), never transformed again
 }
 
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.

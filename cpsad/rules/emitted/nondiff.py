@@ -16,7 +16,6 @@ from cpsad.rules import reductions as rd
 from cpsad.rules.core import defnondiff
 from cpsad.runtime import (
     check_in_place,
-    check_in_place_compiled,
     check_unchanged,
     index_step,
     kept_copy,
@@ -30,7 +29,6 @@ from cpsad.runtime import (
 # `like`'s stand-ins, read only for their shapes; a check that returns nothing.
 defnondiff(
     check_in_place,
-    check_in_place_compiled,  # (staged code's: a check that returns nothing, as check_in_place)
     check_unchanged,
     kept_copy,
     zeros_like,
