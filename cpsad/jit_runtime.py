@@ -65,6 +65,14 @@ def _zeros_like(x):
     return None
 
 
+@register_jitable
+def _total(g):
+    """``g`` summed to the one element of an operand of shape (1,)."""
+    out = np.empty(1)
+    out[0] = g.sum()
+    return out
+
+
 @overload(runtime.unbroadcast)
 def _unbroadcast(g, x):
     if _is_none(x):
@@ -79,9 +87,7 @@ def _unbroadcast(g, x):
             def unbroadcast_1(g, x):
                 if g.shape == x.shape:
                     return g
-                out = np.empty(1)
-                out[0] = g.sum()
-                return out
+                return _total(g)
 
             return unbroadcast_1
         if g.ndim == 2 and x.ndim == 1:
@@ -89,9 +95,7 @@ def _unbroadcast(g, x):
             def unbroadcast_21(g, x):
                 if x.shape[0] == g.shape[1]:
                     return g.sum(axis=0)
-                out = np.empty(1)
-                out[0] = g.sum()
-                return out
+                return _total(g)
 
             return unbroadcast_21
         if g.ndim == 2 and x.ndim == 2:

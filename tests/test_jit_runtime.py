@@ -57,6 +57,8 @@ CASES = [
     (runtime.unbroadcast, (A, A[0])),
     (runtime.unbroadcast, (A, A[:1])),
     (runtime.unbroadcast, (A, A[:, :1])),
+    (runtime.unbroadcast, (V, V[:1])),  # (summed to one element: _total)
+    (runtime.unbroadcast, (A, A[0, :1])),
     (runtime.unbroadcast, (A, 1.0)),
     (runtime.unbroadcast, (0.5, A)),
     (runtime.zeros_like, (A,)),
