@@ -87,6 +87,7 @@ import numpy
 
 from . import anno
 from . import astlib as A
+from .parse import checked_tree
 from .scoping import local_names
 
 # --------------------------------------------------------------------------- what Normalize marks
@@ -2062,7 +2063,9 @@ def held_entry(params) -> tuple:
     return (HELD, tuple(sorted(f"held:{p}" for p in params)))
 
 
-_MUTATES: dict = {}  # function -> may it change an argument in place (a cache)
+# function -> (its code, may it change an argument in place): held weakly, asked again when the
+# code is replaced (a reload, ``__code__`` swapped)
+_MUTATES = weakref.WeakKeyDictionary()
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear"}
     | {"sort", "reverse", "fill", "resize", "itemset", "put", "setflags", "add", "discard"}
@@ -2076,21 +2079,27 @@ def may_change_arguments(fn, ctx) -> bool:
     cycle counts as may not: what it does is seen in its other statements)."""
     if getattr(fn, "__cpsad_composite__", None) is not None:
         return False  # a composite (``Context.composite``): numpy's function, which changes nothing
-    if fn in _MUTATES:
-        return _MUTATES[fn]
-    _MUTATES[fn] = False  # while it is looked at: a recursive call
-    out = _mutates(fn, ctx)
-    _MUTATES[fn] = out
-    return out
+    return _by_code(_MUTATES, fn, lambda: _mutates(fn, ctx), False)
+
+
+def _by_code(cache, fn, answer, looking=None):
+    """``answer()`` for the function ``fn``, kept in ``cache`` (a ``WeakKeyDictionary``: the
+    user's function is not kept alive) while ``fn`` runs the same code object; ``looking`` is
+    the answer while it is worked out (a recursive call's)."""
+    code = getattr(fn, "__code__", None)
+    try:
+        known = cache.get(fn)
+    except TypeError:  # (not weakly referable)
+        return answer()
+    if known is None or known[0] is not code:
+        cache[fn] = (code, looking)
+        known = cache[fn] = (code, answer())
+    return known[1]
 
 
 def _mutates(fn, ctx) -> bool:
-    import inspect
-    import textwrap
-
-    try:
-        tree = A.parse(textwrap.dedent(inspect.getsource(fn.__code__)))
-    except (OSError, TypeError, SyntaxError, AttributeError):
+    tree = checked_tree(fn)  # None where unreadable, or the file changed
+    if tree is None:
         return True
     params = set()
     for node in A.walk(tree):
@@ -2139,25 +2148,14 @@ def changed_parameters(fn, ctx):
     what it is given; ``may_change_arguments``). An empty set: it changes none. ``VALUE_CALLS``
     among them: it calls a function value it was given, which may change anything it reaches
     (the caller knows which functions it gives)."""
-    code = getattr(fn, "__code__", None)
-    try:
-        known = _CHANGED.get(fn)
-    except TypeError:  # (not weakly referable)
-        return _changed_parameters(fn, ctx)
-    if known is None or known[0] is not code:
-        known = _CHANGED[fn] = (code, _changed_parameters(fn, ctx))
-    return known[1]
+    return _by_code(_CHANGED, fn, lambda: _changed_parameters(fn, ctx))
 
 
 def _changed_parameters(fn, ctx):
-    import inspect
-    import textwrap
-
     if not may_change_arguments(fn, ctx):
         return frozenset()
-    try:
-        tree = A.parse(textwrap.dedent(inspect.getsource(fn.__code__)))
-    except (OSError, TypeError, SyntaxError, AttributeError):
+    tree = checked_tree(fn)  # None where unreadable, or the file changed
+    if tree is None:
         return None
     defs = [n for n in tree.body if isinstance(n, A.FunctionDef)]
     if len(defs) != 1 or any(
@@ -2228,7 +2226,8 @@ def _named(fn, name: str):
     return getattr(fn, "__globals__", {}).get(name)
 
 
-_KEEPS: dict = {}  # function -> may it keep an argument in state outside it (a cache)
+# function -> (its code, may it keep an argument in state outside it), as ``_MUTATES``
+_KEEPS = weakref.WeakKeyDictionary()
 
 
 def may_keep_arguments(fn, ctx) -> bool:
@@ -2236,21 +2235,12 @@ def may_keep_arguments(fn, ctx) -> bool:
     method that changes, or a store into an item or attribute of, a name it does not bind (a
     global, an enclosing function's variable) -- or call a function value or a user function
     that may? Judged from its source, as ``may_change_arguments``."""
-    if fn in _KEEPS:
-        return _KEEPS[fn]
-    _KEEPS[fn] = False  # while it is looked at: a recursive call
-    out = _keeps(fn, ctx)
-    _KEEPS[fn] = out
-    return out
+    return _by_code(_KEEPS, fn, lambda: _keeps(fn, ctx), False)
 
 
 def _keeps(fn, ctx) -> bool:
-    import inspect
-    import textwrap
-
-    try:
-        tree = A.parse(textwrap.dedent(inspect.getsource(fn.__code__)))
-    except (OSError, TypeError, SyntaxError, AttributeError):
+    tree = checked_tree(fn)  # None where unreadable, or the file changed
+    if tree is None:
         return True
     own = set()
     for node in A.walk(tree):

@@ -18,12 +18,12 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-import textwrap
 import types
 import weakref
 
 from . import anno
 from . import astlib as A
+from .parse import checked_tree
 from .resolve import (
     annotate_global_call,
     composite_call,
@@ -96,10 +96,10 @@ def _parse(fn):
     code = fn.__code__
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR):
         return None
-    try:
-        fdef = A.parse(textwrap.dedent(inspect.getsource(code))).body[0]  # not __wrapped__'s
-    except (OSError, TypeError, SyntaxError, IndexError):
+    tree = checked_tree(fn)  # the code's, not __wrapped__'s; None if the file changed
+    if tree is None or not tree.body:
         return None
+    fdef = tree.body[0]
     if not isinstance(fdef, A.FunctionDef) or fdef.decorator_list:
         return None
     body = fdef.body

@@ -134,6 +134,44 @@ class Parse:
         assert isinstance(unit.tree, (A.FunctionDef, A.AsyncFunctionDef))
 
 
+def checked_source(fn) -> str | None:
+    """The source of the function ``fn`` runs, dedented, for the passes that read a helper's body
+    (Inline, the aliasing analysis): the lines its code object was compiled from, checked as
+    Parse checks a transformed function's (``_still_the_source``). None where it cannot be read,
+    or where the file no longer holds it (edited since it was imported): a helper's edited text
+    must not stand in for the code that runs (it would be inlined, or trusted not to mutate its
+    arguments); the caller then calls the helper, whose own Parse refuses with the reason."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    try:
+        filename = inspect.getsourcefile(code) or code.co_filename
+        quick = _quick_source_lines(code, filename)
+        text = quick and _checked(fn, quick[0])
+        return text or _checked(fn, inspect.getsourcelines(code)[0])  # (inspect's: slower)
+    except (OSError, TypeError, ValueError):
+        return None
+
+
+def checked_tree(fn):
+    """``checked_source(fn)`` parsed (a module's tree), or None."""
+    source = checked_source(fn)
+    try:
+        return A.parse(source) if source is not None else None
+    except SyntaxError:  # (a lambda's lines: the statement it stands in may be cut)
+        return None
+
+
+def _checked(fn, lines: list[str]) -> str | None:
+    """``lines``, dedented, where they compile to ``fn``'s code (``checked_source``)."""
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    lambda_ = fn.__code__.co_name == "<lambda>"
+    indented = bool(lines) and _indent(lines[0]) > _indent(dedented) and not lambda_
+    source = "if 1:\n" + text if indented else dedented
+    return dedented if _still_the_source(fn.__code__, source, text, _modules_read(fn)) else None
+
+
 def _still_the_source(code, text: str, raw: str | None = None, modules=()) -> bool:
     """Does ``text`` (what the file holds now at ``code``'s lines) compile to ``code``?
 
