@@ -497,6 +497,78 @@ def test_loops_that_branch_are_compiled(f, n):
     assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
 
 
+def _nested_three(x, w, n):
+    """Three loops deep: each inner loop's stacks are made once, its frames marked per level."""
+    s = 0.0
+    for i in range(n):
+        for j in range(2):
+            y = x * (i + j)
+            for _ in range(3):
+                y = math.tanh(y) + w * 0.1
+            s = s + y * y
+    return s
+
+
+def _nested_while(x, w, n):
+    """An inner while loop whose count depends on the values: a level's frames, however many."""
+    s = 0.0
+    i = 0
+    while i < n:
+        y = x + i
+        while y < 10.0:
+            y = y * 1.5 + w
+        s = s + math.log(y)
+        i += 1
+    return s
+
+
+def _nested_arrays(x, v, n):
+    """Arrays saved by the inner loop, the outer loop's own values by the outer one."""
+    total = 0.0
+    for r in range(n):
+        h = np.zeros(3)
+        for t in range(r % 3 + 1):
+            h = np.tanh(v * h * x + t)
+        total = total + np.sum(h * h) * x
+    return total
+
+
+def _nested_branch(x, w, n):
+    """An inner loop whose body branches: values of one branch on their own stacks."""
+    s = 0.0
+    for i in range(n):
+        y = x
+        for j in range(i):
+            if j % 2 == 0:
+                t = math.sin(y)
+                y = t * w
+            else:
+                y = y * y + 0.1
+        s = s + y
+    return s
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+@pytest.mark.parametrize("f", [_nested_three, _nested_while, _nested_arrays, _nested_branch])
+def test_nested_loops_are_compiled(f, n):
+    """A loop in a loop: the inner loop, rewritten, is inlined into the outer one, which is
+    rewritten in turn (``Defunctionalize.inline_inner_loops``, ``hoist_stacks``)."""
+    rng = np.random.default_rng(n)
+    x = float(rng.uniform(0.2, 0.9))
+    w = rng.uniform(0.5, 1.2, size=3) if f is _nested_arrays else float(rng.uniform(0.5, 1.2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(x, w, n)
+    want_value, (wx, ww) = cpsad.value_and_grad(f, (0, 1))(x, w, n)
+    assert _compiled(f, (x, w, n), (0, 1))
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
+    assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
+
+
 def _aliased_update(x, w, c):
     y = w * x
     z = y if c > 0 else w * 2.0

@@ -90,7 +90,7 @@ class Flatten:
             if not nested:
                 break
             for d in nested:
-                if self._inline(f, d):
+                if self.inline(f, d):
                     inlined.append(d.name)
                     break
             else:
@@ -148,7 +148,17 @@ class Flatten:
 
     # ------------------------------------------------------------------ inlining
 
-    def _inline(self, f, d) -> bool:
+    @classmethod
+    def inliner(cls, unit: Unit) -> Flatten:
+        """A Flatten whose ``inline`` another stage uses (Defunctionalize, on an inner loop):
+        the names it makes are the unit's, apart from every name ``unit.tree`` holds."""
+        out = cls()
+        out.unit = unit
+        out.namer = unit.namer
+        unit.namer.reserve(*(n.id for n in A.walk(unit.tree) if isinstance(n, A.Name)))
+        return out
+
+    def inline(self, f, d) -> bool:
         """Inline ``d`` at its one call, if that is all that mentions it; False if not yet."""
         mentions = [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == d.name]
         if not mentions or any(isinstance(n, A.Name) and n.id == d.name for n in A.walk(d)):
