@@ -28,7 +28,16 @@ from cpsad.calls import (
     primitive_caller,
     source,
 )
-from cpsad.compiler import CONTEXT, NESTED, kinds_of, local_name, specialize
+from cpsad.compiler import (
+    CONTEXT,
+    NESTED,
+    STAGED,
+    STAGED_FORWARD,
+    kinds_of,
+    local_name,
+    run_pipeline,
+    specialize,
+)
 from cpsad.pytree import gradient_adjoint, gradient_of
 from cpsad.rules import core
 from cpsad.runtime import (
@@ -44,7 +53,7 @@ from cpsad.runtime import (
 )
 from cpsad.transforms import aliasing, hints
 from cpsad.transforms.context import Default
-from cpsad.transforms.errors import call_mismatch
+from cpsad.transforms.errors import TransformError, call_mismatch
 from cpsad.transforms.resolve import user_method
 
 # --------------------------------------------------------------------------- reverse mode
@@ -648,6 +657,18 @@ def backpropagator_of(fn, active, kinds=(), mode="reverse"):
     return specialize(fn, active, kinds, mode + NESTED).bp
 
 
+def staged_callee(fn, active, kinds=(), mode="reverse"):
+    """A function a staged backpropagator calls, transformed as staged code up to the stage that
+    defines its own callees in it (``transforms/callees.py``): its unit, whose tree the caller
+    defines in itself -- or, where that fails, why (the caller keeps the call; Flatten says so)."""
+    staged = STAGED_FORWARD if mode == "forward" else STAGED
+    try:
+        unit, _ = run_pipeline(fn, active, entry=False, kinds=kinds, mode=staged, upto="callees")
+    except TransformError as exc:
+        return f"its transformation stopped: {exc.message}"
+    return unit
+
+
 # --------------------------------------------------------------------------- the next order
 #
 # Emitted code differentiated again -- a third derivative through a loop, recursion or a call,
@@ -886,6 +907,7 @@ CONTEXT.helpers.update(
         "call_bp_keywords": call_bp_keywords,
         "call_jvp_keywords": call_jvp_keywords,
         "backpropagator_of": backpropagator_of,
+        "staged_callee": staged_callee,
         "bp_of": bp_of,
         "bp_of_spread": bp_of_spread,
         "bp_later": bp_later,

@@ -13,3 +13,19 @@ def affine(a, b, shift=0.0):
 
 def chain(x):
     return scaled(affine(x, x), factor=1.5)
+
+
+def smooth(a, c):
+    """Several statements: called through its backpropagator, not inlined."""
+    t = a * c
+    u = np.tanh(t)
+    return u * u + np.sin(t)
+
+
+OFFSET = 0.5
+
+
+def offset(a):
+    """Reads data of its module."""
+    t = a + OFFSET
+    return t * t

@@ -41,11 +41,19 @@ def test_every_list_of_stages_is_the_pipelines():
         with open(os.path.join(ROOT, page)) as fh:
             assert f"<!-- {kind} -->" in fh.read(), page
     with open(os.path.join(ROOT, "docs", "architecture.md")) as fh:
-        # (a file, or a package of rewrites: `simplify/` and the modules it lists)
-        rows = re.findall(r"^\| ([a-z/]+)[^|]*\| `([a-z_]+)(?:\.py|/)`[^|]*\|", fh.read(), re.M)
-    named = [name for name, _ in rows]
-    assert [n for n in named if n != "tangent"] == pipeline.STAGES
-    assert set(pipeline.FORWARD_STAGES) <= set(named)  # forward mode's own stage too
+        text = fh.read()
+    # (a file, or a package of rewrites: `simplify/` and the modules it lists)
+    row = re.compile(r"^\| ([a-z/]+)[^|]*\| `([a-z_]+)(?:\.py|/)`[^|]*\|", re.M)
+    tables = [row.findall(t) for t in re.split(r"\n(?!\|)", text) if row.search(t)]
+    regular, staged = ([name for name, _ in rows] for rows in tables)
+    assert [n for n in regular if n != "tangent"] == pipeline.STAGES
+    assert set(pipeline.FORWARD_STAGES) <= set(regular)  # forward mode's own stage too
+    # cpsad.jit's: its own stages, and the one with staged forms, in its order
+    assert staged == [
+        c.name
+        for c, _ in pipeline.STAGED
+        if c.name not in pipeline.STAGES or c.name == "defunctionalize"
+    ]
 
 
 def test_the_api_page_has_every_public_name():

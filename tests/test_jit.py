@@ -21,7 +21,7 @@ numba = pytest.importorskip("numba")
 
 import cpsad  # noqa: E402
 from cpsad import compiler, staging  # noqa: E402
-from tests import corpus_control, corpus_core  # noqa: E402
+from tests import corpus_control, corpus_core, corpus_helpers  # noqa: E402
 
 # what this version compiles (more is welcome: add it here)
 MUST_COMPILE = {
@@ -61,6 +61,8 @@ MUST_COMPILE = {
     "loop_tuple",
     "matmul",
     "transpose",
+    # a user function's backpropagator defined in its caller (the Callees stage), keywords bound
+    "calls_keywords",
 }
 
 
@@ -567,6 +569,97 @@ def test_nested_loops_are_compiled(f, n):
     eps = 1e-6
     fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
     assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
+
+
+def _helper_scale(a, c):
+    """A helper of several statements: called through its backpropagator, not inlined."""
+    t = a * c
+    return math.sin(t) + t
+
+
+def _helper_loop(a, n):
+    """A helper with a loop of its own."""
+    s = a
+    for i in range(n):
+        s = math.tanh(s) * a + i * 0.1
+    return s
+
+
+def _helper_calls_helper(a, c):
+    u = _helper_scale(a, c)
+    return _helper_scale(u, 0.5) * u
+
+
+def _calls_helpers(x, w, n):
+    """Helpers called twice, one with a loop, one calling another, one in a loop."""
+    u = _helper_scale(x, 2.0)
+    v = _helper_scale(u, w)
+    s = _helper_loop(v, n)
+    for i in range(n):
+        s = s + _helper_calls_helper(s * 0.1, w + i)
+    return u * v + s
+
+
+def _calls_array_helper(x, w, n):
+    acc = np.zeros(3)
+    for i in range(n):
+        acc = acc + _array_helper(w * x, acc, i)
+    return np.sum(acc * acc)
+
+
+def _array_helper(v, h, i):
+    z = np.tanh(v + h * 0.5)
+    return z * (i + 1.0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+@pytest.mark.parametrize("f", [_calls_helpers, _calls_array_helper])
+def test_helpers_backpropagators_are_compiled_in(f, n):
+    """A helper that is not inlined (several statements) is called through its backpropagator
+    with a continuation: staged, its staged code is defined in the caller (the Callees stage)
+    and Flatten inlines it -- in a loop too, where Defunctionalize then rewrites the loop."""
+    rng = np.random.default_rng(n)
+    x = float(rng.uniform(0.2, 0.9))
+    w = rng.uniform(0.5, 1.2, size=3) if f is _calls_array_helper else float(rng.uniform(0.5, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(x, w, n)
+        jvp_value, tangent = cpsad.jvp(cpsad.jit(f), (x, w, n), (1.0, np.zeros_like(w), None))
+    want_value, (wx, ww) = cpsad.value_and_grad(f, (0, 1))(x, w, n)
+    assert _compiled(f, (x, w, n), (0, 1))
+    assert _compiled_forward(f, (x, w, n), (0, 1))
+    assert value == pytest.approx(want_value, rel=1e-12)
+    assert jvp_value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
+    assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    assert tangent == pytest.approx(fd, rel=1e-5, abs=1e-7)
+
+
+def _calls_other_module(x, w):
+    y = corpus_helpers.smooth(x, w)
+    return y * corpus_helpers.smooth(y, 0.5)
+
+
+def _calls_module_data(x):
+    return corpus_helpers.offset(x) * x
+
+
+def test_a_helper_of_another_module_is_compiled_in_and_one_that_reads_its_data_is_not():
+    """Another module's helper reads its modules and functions under names the caller gives
+    them; one that reads data of its module (``OFFSET``, which may be rebound) keeps its call,
+    and the warning says why."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, grads = cpsad.value_and_grad(cpsad.jit(_calls_other_module), (0, 1))(0.5, 0.7)
+    want_value, want = cpsad.value_and_grad(_calls_other_module, (0, 1))(0.5, 0.7)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    assert grads == pytest.approx(want, rel=1e-10)
+    with pytest.warns(cpsad.JitWarning, match="`offset`, not compiled in: it reads `OFFSET`"):
+        value, g = cpsad.value_and_grad(cpsad.jit(_calls_module_data))(0.3)
+    assert (value, g) == pytest.approx(cpsad.value_and_grad(_calls_module_data)(0.3), rel=1e-12)
 
 
 def _aliased_update(x, w, c):

@@ -96,26 +96,16 @@ class Defunctionalize:
         if any(_mentions(d.body, d.name) for d in nested):
             return  # (a loop in it kept its recursion)
         inliner = Flatten.inliner(self.unit)
-        top = [s for s in f.body if isinstance(s, A.Nonlocal)]
-        own = local_names(f)  # (before: what the inlined code assigns is not ``f``'s own)
         while nested:
-            if not any(inliner.inline(f, d) for d in nested):
+            for d in nested:
+                own = local_names(f)  # (before: what the inlined code binds is not yet here)
+                declares = [s for s in walk_own_statements(d.body) if isinstance(s, A.Nonlocal)]
+                if inliner.inline(f, d):
+                    _settle_nonlocals(f, declares, own)
+                    break
+            else:
                 break
             nested = [s for s in walk_own_statements(f.body) if isinstance(s, A.FunctionDef)]
-        # the inlined functions' ``nonlocal`` declarations: of ``f``'s own variables, or of
-        # those ``f`` declares (or now must) at its top
-        inlined = [s for s in walk_own_statements(f.body) if isinstance(s, A.Nonlocal)]
-        inlined = [s for s in inlined if not any(s is t for t in top)]
-        if not inlined:
-            return
-        remove(f, lambda s: any(s is t for t in inlined))
-        declared = {n for s in top for n in s.names}
-        outer = sorted({n for s in inlined for n in s.names} - own - declared)
-        if outer:
-            if top:
-                top[0].names.extend(outer)
-            else:
-                f.body.insert(0, A.copy_location(A.nonlocal_(outer), f.body[0]))
 
     # ------------------------------------------------------------------ matching
 
@@ -696,6 +686,26 @@ def _reached_stores(stmts: list) -> set:
         else:
             out |= _top_level_stores([s])
     return out
+
+
+def _settle_nonlocals(f, declares: list, own: set) -> None:
+    """After a local function was inlined into ``f``: its ``nonlocal`` declarations ``declares``,
+    now statements of ``f``, go -- a name ``f`` bound before (``own``) is ``f``'s variable (a
+    continuation's ``nonlocal u_bar`` of the function it was inlined with); any other is of a
+    function around ``f``, which ``f`` then declares at its top."""
+    moved = [s for s in walk_own_statements(f.body) if any(s is d for d in declares)]
+    if not moved:
+        return  # (the call was an alias, ``k_1 = after_L3``: nothing moved yet)
+    remove(f, lambda s: any(s is m for m in moved))
+    top = [s for s in f.body if isinstance(s, A.Nonlocal)]
+    declared = {n for s in top for n in s.names}
+    outer = sorted({n for s in moved for n in s.names} - own - declared)
+    if not outer:
+        return
+    if top:
+        top[0].names.extend(outer)
+    else:
+        f.body.insert(0, A.copy_location(A.nonlocal_(outer), f.body[0]))
 
 
 def _inner_stacks(forward: list, backward: list) -> dict:

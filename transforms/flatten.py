@@ -203,21 +203,35 @@ class Flatten:
         params = A.arg_names(args)
         defaults = args.defaults
         for call, _ in calls:
-            missing = len(params) - len(call.args)
             if (
-                call.keywords
-                or any(isinstance(a, A.Starred) for a in call.args)
+                any(isinstance(a, A.Starred) for a in call.args)
                 or args.vararg
                 or args.kwarg
                 or args.kwonlyargs
-                or not 0 <= missing <= len(defaults)
                 or not all(isinstance(v, A.Constant) for v in defaults)
             ):
                 raise self.unstageable(
                     "a call of a local function with other than its parameters", call
                 )
-            # (a constant default: the same value at the call as where it was defined)
-            call.args = [*call.args, *(A.deepcopy(v) for v in defaults[len(defaults) - missing :])]
+            # each parameter by position: given so, by keyword, or its default -- a constant,
+            # the same value at the call as where it was defined
+            given = dict(zip(params, call.args))
+            default = dict(zip(params[len(params) - len(defaults) :], defaults))
+            for kw in call.keywords:
+                if kw.arg not in params or kw.arg in given:
+                    raise self.unstageable("a call of a local function with other keywords", call)
+                given[kw.arg] = kw.value
+            if len(call.args) > len(params) or any(
+                p not in given and p not in default for p in params
+            ):
+                raise self.unstageable(
+                    "a call of a local function with other than its parameters", call
+                )
+            calling = [params.index(k.arg) for k in call.keywords if _calls(k.value)]
+            if calling != sorted(calling):  # (a call moved before one written before it)
+                raise self.unstageable("keyword arguments that call, out of order", call)
+            call.args = [given[p] if p in given else A.deepcopy(default[p]) for p in params]
+            call.keywords = []
         # A parameter given a function -- a continuation: a local function or the entry's own
         # -- and never assigned in the body is that function's name in the body, not a variable
         # (so the call of it is seen, and inlined or made the seed, in turn).
@@ -304,6 +318,14 @@ class Flatten:
         calls = [c for c in A.walk(f) if isinstance(c, A.Call) and A.is_name(c.func)]
         if any(c.func.id == self.unit.bp_name and where in c.args for c in calls):
             return self.unstageable(f"recursion ({self.unit.fn.__name__} calls itself)", where)
+        for c in calls:  # (the continuation given to a function of yours not compiled in)
+            callee = self.unit.callees.get(c.func.id)
+            if callee is not None and any(a is where for a in c.args):
+                why = self.unit.not_copied.get(c.func.id, "")
+                name = getattr(callee.fn, "__qualname__", c.func.id)
+                return self.unstageable(
+                    f"a call of `{name}`, not compiled in" + (f": {why}" if why else ""), where
+                )
         return self.unstageable(f"a local function used as a value ({d.name})", where)
 
     # ------------------------------------------------------------------ the seed
@@ -389,3 +411,7 @@ class Flatten:
         )
         out.what = what
         return out
+
+
+def _calls(node) -> bool:
+    return any(isinstance(n, A.Call) for n in A.walk(node))

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from .activity import Activity
+from .callees import Callees
 from .cps import LowerCPS
 from .defunctionalize import Defunctionalize
 from .desugar import Desugar
@@ -63,8 +64,10 @@ FORWARD = [
 # ``del``, and frees what it made itself), flattened into one function before it is emitted.
 _BEFORE_LOOPS = [c for c, _ in PIPELINE].index(Defunctionalize)
 
+_CALLEES = (Callees, "the backpropagator of each user function it calls, defined in it")
 STAGED = [
     *PIPELINE[:_BEFORE_LOOPS],
+    _CALLEES,
     (Joins, "an if's join, called from its branches, is inlined once after it"),
     *[(c, w) for c, w in PIPELINE[_BEFORE_LOOPS:] if c not in (Release, Emit)],
     (Flatten, "one flat function for Numba: continuations inlined, the seed a parameter"),
@@ -72,7 +75,9 @@ STAGED = [
 ]
 
 STAGED_FORWARD = [
-    *[(c, w) for c, w in FORWARD if c is not Emit],
+    *[(c, w) for c, w in FORWARD if c not in (Defunctionalize, Emit)],
+    _CALLEES,
+    *[(c, w) for c, w in FORWARD if c is Defunctionalize],
     (Flatten, "one flat function for Numba: local functions inlined"),
     PIPELINE[-1],
 ]

@@ -114,6 +114,7 @@ class Unit:
     nested: bool = False  # code that will be transformed again (a higher or nested derivative)
     staged: bool = False  # flattened for Numba (the STAGED pipeline; see Flatten)
     staged_params: list[str] = field(default_factory=list)  # data it reads, as parameters
+    not_copied: dict[str, str] = field(default_factory=dict)  # staged: callee -> why (Callees)
     emitted: bool = False  # the function is emitted code (a derivative, transformed again)
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to
