@@ -248,12 +248,12 @@ def _make(fn, active, kinds, mode):
     path = diskcache.store(f"{stem}.{'_'.join(active) or 'none'}.{suffix}", unit.text, touch=False)
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
-    namespace.update(unit.injected)
     frozen = _module_globals(unit)
-    for name, obj in frozen.items():
+    for name, obj in {**frozen, **unit.injected}.items():
         # (a user's function the staged code calls as it is -- its result is not
-        # differentiated -- is compiled too, or Numba cannot call it)
-        namespace.setdefault(name, numba.njit(obj) if _plain_function(obj) else obj)
+        # differentiated; another module's, under the name Callees gave it -- is compiled too,
+        # or Numba cannot call it)
+        namespace[name] = numba.njit(obj) if _plain_function(obj) else obj
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)
     tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]

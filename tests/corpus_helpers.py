@@ -16,10 +16,16 @@ def chain(x):
 
 
 def smooth(a, c):
-    """Several statements: called through its backpropagator, not inlined."""
-    t = a * c
+    """Several statements: called through its backpropagator, not inlined; it calls a function
+    of its module whose result is not differentiated."""
+    t = a * c * factor(3)
     u = np.tanh(t)
     return u * u + np.sin(t)
+
+
+def factor(n):
+    m = n * 2
+    return 2.0 / m
 
 
 OFFSET = 0.5

@@ -649,7 +649,8 @@ def _calls_module_data(x):
 
 def test_a_helper_of_another_module_is_compiled_in_and_one_that_reads_its_data_is_not():
     """Another module's helper reads its modules and functions under names the caller gives
-    them; one that reads data of its module (``OFFSET``, which may be rebound) keeps its call,
+    them (a function it calls as it is, ``factor``, compiled too: Numba calls no Python
+    function); one that reads data of its module (``OFFSET``, which may be rebound) keeps its call,
     and the warning says why."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", cpsad.JitWarning)
