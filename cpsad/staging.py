@@ -29,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cpsad import compiler, diskcache
+from cpsad.transforms.errors import InternalError, TransformError
 from cpsad.transforms.flatten import Unstageable
 from cpsad.transforms.naming import own_qualname
 
@@ -238,6 +239,8 @@ def _make(fn, active, kinds, mode):
         unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
     except Unstageable as exc:
         return f"{exc.what} ({exc.filename}:{exc.lineno})"
+    except (TransformError, InternalError) as exc:  # (the Python backpropagator was made)
+        return f"a bug in cpsad's staging, please report it: {exc}"
     numba = _numba()
     if numba is None:
         return "Numba is not installed (pip install numba)"

@@ -712,9 +712,22 @@ def _loop_result_not_a_name(A, x):
     return 1.1 * np.sum(A) + 0.49 * x - 1.1 * mat[1, 2]
 
 
+def _continue_discards(v, x):
+    """Seed 23158: a loop that goes on from two branches, one of which discards what the next
+    level hands back (its array is not differentiated): one self-call could not be made."""
+    w = v
+    for _ in range(3):
+        if 1.2 - x > 0.4 and x + w[2] < 0.59:
+            continue
+        w = np.square(np.array([-1.03, -0.77, 1.42]))
+    return 1.1 * np.dot(w, w) - 0.39 * x
+
+
 @pytest.mark.parametrize(
     "f, args",
     [
+        (_continue_discards, (np.full(3, 0.1), 0.7)),
+        (_continue_discards, (np.full(3, 0.1), 0.1)),
         (_adjoint_in_one_branch, (np.full(3, 0.3), np.full(3, 0.2))),
         (_adjoint_in_one_branch, (np.full(3, 0.3), np.full(3, 2.0))),
         (_loop_result_not_a_name, (np.full((3, 3), 0.3), 0.1)),
@@ -764,6 +777,24 @@ def _optional_unboxed(x, n, y):
                 return np.minimum(n * 1.6, s3) - s2
             acc -= x + -s2
     return 1.13 * x + 0.45 * y + 0.83 * s2 + 1.01 * s3 + 0.32 * acc[0]
+
+
+def test_a_bug_in_the_staged_pipeline_runs_the_python_backpropagator(monkeypatch):
+    """A pass of the staged pipeline alone that fails (an internal error: a bug) costs the
+    speed, not the call: the Python backpropagator, made already, runs, and the warning says
+    to report it (the fuzzer counts it as a crash)."""
+    from cpsad.transforms import flatten
+
+    def broken(self, unit):
+        raise RuntimeError("broken on purpose")
+
+    monkeypatch.setattr(flatten.Flatten, "run", broken)
+
+    def f(x):  # (a function of its own: its staged code is made anew)
+        return x * x * 3.0
+
+    with pytest.warns(cpsad.JitWarning, match="a bug in cpsad's staging.*broken on purpose"):
+        assert cpsad.grad(cpsad.jit(f))(2.0) == pytest.approx(12.0)
 
 
 def test_numbas_own_failures_run_the_python_backpropagator():

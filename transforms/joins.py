@@ -109,9 +109,11 @@ def one_self_call(f, calls: list, fresh) -> bool:
     branch's part after its call (``t = joined``) and what follows, a path that leaves the loop
     (calls the continuation) having run all of its own before. Defunctionalize then finds the
     self-call at the top of the ``if`` and what follows it run after either branch (for the
-    levels that went on: ``reaching``). False where a path calls it twice or in a loop, or a
-    call is not ``t = f(...)`` with every argument."""
-    if any(not (isinstance(s, A.Assign) and isinstance(s.value, A.Call)) for s in calls):
+    levels that went on: ``reaching``). A call whose result is not used (``f(...)``: the
+    adjoints it hands back are of values not differentiated) takes none. False where a path
+    calls it twice or in a loop, or a call is not ``t = f(...)`` or ``f(...)`` with every
+    argument."""
+    if any(not (isinstance(s, (A.Assign, A.Expr)) and isinstance(s.value, A.Call)) for s in calls):
         return False
     n = len(calls[0].value.args)
     if any(len(s.value.args) != n or s.value.keywords for s in calls):
@@ -138,7 +140,12 @@ def one_self_call(f, calls: list, fresh) -> bool:
             if not kept
         ]
         binding.append(A.copy_location(A.assign(A.store(joining), A.const(True)), s))
-        parts[id(s)] = (binding, [A.copy_location(A.assign(s.targets[0], A.name(joined)), s)])
+        taken = (
+            [A.copy_location(A.assign(s.targets[0], A.name(joined)), s)]
+            if isinstance(s, A.Assign)
+            else []  # (``f(...)``: what it hands back is not used)
+        )
+        parts[id(s)] = (binding, taken)
     before, after = _split(body, parts, fresh, [])
     first = calls[0]
     call = A.copy_location(
