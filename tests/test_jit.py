@@ -779,6 +779,38 @@ def _optional_unboxed(x, n, y):
     return 1.13 * x + 0.45 * y + 0.83 * s2 + 1.01 * s3 + 0.32 * acc[0]
 
 
+def _break_in_nested_if(x, v, y):
+    """Fuzz seed 23063, reduced: a ``break`` in an ``if`` followed, in the loop body, by the
+    join of an outer ``if``. The leaving path's part after the continuation was moved after the
+    loop together with the statements after the ``if`` -- the next level's arguments, which the
+    paths that go on assign -- so no level went on; only Numba's check of an unassigned
+    variable kept it out. ``_leave_once`` now leaves such a loop recursive."""
+    k1 = 0
+    while k1 < 4:
+        k1 += 1
+        if np.sin(y) >= 0.38:
+            if (x + y) < (-0.1):
+                break
+            if y <= 0.3:
+                v = v * x
+    return np.sum(v) + x
+
+
+@pytest.mark.parametrize("y", [0.2, 0.5, -0.9, 1.2])
+def test_a_break_before_an_outer_join_gives_the_python_numbers(y):
+    x, v = 0.5, np.array([1.0, 0.5, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)
+        value, grads = cpsad.value_and_grad(cpsad.jit(_break_in_nested_if), (0, 1))(x, v, y)
+    want_value, want = cpsad.value_and_grad(_break_in_nested_if, (0, 1))(x, v, y)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    for a, b in zip(_flat(grads), _flat(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    kinds = compiler.kinds_of(_break_in_nested_if.__code__, [x, v, y], {})
+    made = staging.compiled(_break_in_nested_if, ("x", "v"), kinds)
+    assert not isinstance(made, str) or "not defined" not in made  # (no code Numba refused)
+
+
 def test_a_bug_in_the_staged_pipeline_runs_the_python_backpropagator(monkeypatch):
     """A pass of the staged pipeline alone that fails (an internal error: a bug) costs the
     speed, not the call: the Python backpropagator, made already, runs, and the warning says

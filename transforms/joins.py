@@ -179,6 +179,8 @@ def _leave_once(before: list, k: str, join, fresh) -> list:
     mentions = sum(1 for s in before for n in A.walk(s) if A.is_name(n, k))
     if not calls or mentions != len(calls):
         return before
+    if any(not _ends_the_paths(before, s) for s in calls):
+        return before  # (what follows the if holding it runs on the paths that go on too)
     if _split(before, {id(s): ([], []) for s in calls}, lambda stem: stem, []) is None:
         return before
     value, leaving, left = fresh("leaving_with"), fresh("leaving"), fresh("left")
@@ -199,6 +201,23 @@ def _leave_once(before: list, k: str, join, fresh) -> list:
         *after,
     ]
     return [A.copy_location(A.assign(A.store(leaving), A.const(False)), first), *out]
+
+
+def _ends_the_paths(block: list, stmt) -> bool | None:
+    """Is ``stmt`` in ``block``, or in a branch of an ``if`` that is the last statement of its
+    block (at every level): is what follows it on its path its own block's rest, and no
+    statement another path runs too? None where ``stmt`` is not in ``block`` at all. A leaving
+    path's part after ``k`` is moved after the loop (``_leave_once``): a statement after the
+    ``if`` -- the next level's arguments, assigned on the paths that go on -- must stay."""
+    for i, s in enumerate(block):
+        if s is stmt:
+            return True
+        if isinstance(s, A.If):
+            for branch in (s.body, s.orelse):
+                inside = _ends_the_paths(branch, stmt)
+                if inside is not None:
+                    return inside and i == len(block) - 1
+    return None
 
 
 def plan(f, stmts) -> tuple[list, int] | None:
