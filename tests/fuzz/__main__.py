@@ -127,7 +127,7 @@ def report(results, features=False, out=sys.stdout):
     jit = collections.Counter(r.jit for r in judged if r.jit)
     if jit:
         p("cpsad.jit (the same numbers as the Python backpropagator; a mismatch is wrong-*):")
-        for why, n in jit.most_common(12):
+        for why, n in jit.most_common(20):
             p(f"  {n:6d}  {why}")
     by_msg = collections.defaultdict(list)
     for r in judged:

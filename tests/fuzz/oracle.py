@@ -525,7 +525,9 @@ def _check_jit(f, path, program, res, got, grads) -> None:
         res.message = "jit: " + res.message
         return
     why = [str(w.message) for w in caught if issubclass(w.category, cpsad.JitWarning)]
-    res.jit = "fallback: " + why[0].split(": ", 2)[-1][:80] if why else "compiled"
+    # (the reason without its file and line, which differ per program: grouped in the report)
+    reason = re.sub(r" ?\((?:/|File |\.\./)[^)]*\)", "", why[0].split(": ", 2)[-1]) if why else ""
+    res.jit = "fallback: " + reason[:160] if why else "compiled"
     if why and "a bug in cpsad" in why[0]:  # (it fell back, with the numbers: still a bug)
         res.cls, res.message, res.detail = "crash", "jit: a bug in cpsad's staging", why[0]
         return
