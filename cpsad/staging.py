@@ -281,7 +281,10 @@ def _make(fn, active, kinds, mode):
 
 def _plain_function(obj) -> bool:
     """A Python function of the user's (not cpsad's helpers, which have Numba versions)."""
-    return inspect.isfunction(obj) and not (obj.__module__ or "").startswith("cpsad")
+    if not inspect.isfunction(obj):
+        return False
+    module = obj.__module__ or ""  # (not a module named like cpsad's: "cpsad_fuzz_...")
+    return module != "cpsad" and not module.startswith("cpsad.")
 
 
 def _reference(obj):

@@ -811,6 +811,35 @@ def test_a_break_before_an_outer_join_gives_the_python_numbers(y):
     assert not isinstance(made, str) or "not defined" not in made  # (no code Numba refused)
 
 
+def _checked_sum(a, *, axes=(0, 1), c=-1.0):
+    """A helper as numpy's own are written (the composites): a keyword-only parameter, a tuple
+    default, a check that raises."""
+    if a.ndim != 1:
+        raise ValueError("a vector")
+    t = a * c * axes[1]
+    return np.sum(np.tanh(t)) + t[0]
+
+
+def _calls_checked_sum(x, v):
+    return _checked_sum(v * x, c=2.0) * _checked_sum(v)
+
+
+def test_keyword_only_parameters_tuple_defaults_and_raise_compile():
+    """Fuzz seeds 25009, 25024: ``np.average(..., weights=w)``, ``np.rot90(A)`` -- composites
+    with keyword-only parameters, ``axes=(0, 1)``, a ``raise`` -- kept whole programs out."""
+    v = np.array([0.3, -0.2, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, grads = cpsad.value_and_grad(cpsad.jit(_calls_checked_sum), (0, 1))(0.7, v)
+    want_value, want = cpsad.value_and_grad(_calls_checked_sum, (0, 1))(0.7, v)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    for a, b in zip(_flat(grads), _flat(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="a vector"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)  # (raised again by the Python path)
+        cpsad.grad(cpsad.jit(_calls_checked_sum), 1)(0.7, np.ones((2, 2)))
+
+
 def test_a_bug_in_the_staged_pipeline_runs_the_python_backpropagator(monkeypatch):
     """A pass of the staged pipeline alone that fails (an internal error: a bug) costs the
     speed, not the call: the Python backpropagator, made already, runs, and the warning says

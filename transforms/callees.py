@@ -27,6 +27,7 @@ depth, a function being copied) -- keeps its call, and Flatten says why Numba ca
 
 from __future__ import annotations
 
+import inspect
 import threading
 import types
 
@@ -84,6 +85,8 @@ class Callees:
             return "it is not a Python function"
         if code.co_freevars:
             return "it reads variables of a function around it (a closure)"
+        if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            return "it takes `*args` or `**kwargs`"
         copying = getattr(_COPYING, "functions", None)
         if copying is None:
             copying = _COPYING.functions = []

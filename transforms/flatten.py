@@ -99,7 +99,9 @@ class Flatten:
         for node in A.walk(f):
             if isinstance(node, A.Lambda):
                 raise self.unstageable("a lambda", node)
-            if isinstance(node, (A.Global, A.Try, A.With, A.Raise)):
+            if isinstance(node, (A.Global, A.Try, A.With)) or (
+                isinstance(node, A.Raise) and not _constant_raise(node)
+            ):
                 what = type(node).__name__.lower()
                 raise self.unstageable(f"a `{what}` statement", node)
         remove(f, lambda s: isinstance(s, A.Nonlocal))
@@ -200,28 +202,31 @@ class Flatten:
         of ``calls``. A parameter every call gives the same local function (a continuation),
         and never assigned, is that function's name in the body instead."""
         args = d.args
-        params = A.arg_names(args)
-        defaults = args.defaults
+        positional = [a.id for a in args.posonlyargs + args.args]
+        params = positional + [a.id for a in args.kwonlyargs]
+        default = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+        default.update(
+            (a.id, v) for a, v in zip(args.kwonlyargs, args.kw_defaults) if v is not None
+        )
         for call, _ in calls:
             if (
                 any(isinstance(a, A.Starred) for a in call.args)
                 or args.vararg
                 or args.kwarg
-                or args.kwonlyargs
-                or not all(isinstance(v, A.Constant) for v in defaults)
+                or not all(_literal(v) for v in default.values())
             ):
                 raise self.unstageable(
                     "a call of a local function with other than its parameters", call
                 )
-            # each parameter by position: given so, by keyword, or its default -- a constant,
-            # the same value at the call as where it was defined
-            given = dict(zip(params, call.args))
-            default = dict(zip(params[len(params) - len(defaults) :], defaults))
+            # each parameter by position: given so, by keyword, or its default -- a constant or
+            # a tuple of them, the same value at the call as where it was defined (keyword-only
+            # ones too)
+            given = dict(zip(positional, call.args))
             for kw in call.keywords:
                 if kw.arg not in params or kw.arg in given:
                     raise self.unstageable("a call of a local function with other keywords", call)
                 given[kw.arg] = kw.value
-            if len(call.args) > len(params) or any(
+            if len(call.args) > len(positional) or any(
                 p not in given and p not in default for p in params
             ):
                 raise self.unstageable(
@@ -415,3 +420,27 @@ class Flatten:
 
 def _calls(node) -> bool:
     return any(isinstance(n, A.Call) for n in A.walk(node))
+
+
+def _literal(node) -> bool:
+    """A constant, a negated one, or a tuple of those (``axes=(0, 1)``): the same value wherever
+    it is written again, which no list or dict default is (one object, shared by the calls)."""
+    if isinstance(node, A.Constant):
+        return True
+    if isinstance(node, A.UnaryOp) and isinstance(node.op, (A.USub, A.UAdd)):
+        return _literal(node.operand)
+    return isinstance(node, A.Tuple) and all(_literal(e) for e in node.elts)
+
+
+def _constant_raise(node) -> bool:
+    """``raise E`` or ``raise E("message", ...)`` of constants, ``E`` a name or an attribute
+    (``np.linalg.LinAlgError``): what Numba compiles. Where it is raised, the Python
+    backpropagator runs again and raises the error with its own message."""
+    exc = node.exc
+    if node.cause is not None or exc is None:
+        return False
+    if isinstance(exc, A.Call):
+        if exc.keywords or not all(_literal(a) for a in exc.args):
+            return False
+        exc = exc.func
+    return A.dotted(exc) is not None
