@@ -56,6 +56,17 @@ def _like(x):
     return lambda x: x
 
 
+@overload(runtime.as_array)
+def _as_array(x):
+    """``np.asarray``: an array as it is, a number as a 0-d array (no array of another
+    library reaches compiled code)."""
+    if _array(x):
+        return lambda x: x
+    if _number(x):
+        return lambda x: np.asarray(x)
+    return None
+
+
 @overload(runtime.zeros_like)
 def _zeros_like(x):
     if _array(x):

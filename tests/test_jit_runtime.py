@@ -61,6 +61,8 @@ CASES = [
     (runtime.unbroadcast, (A, A[0, :1])),
     (runtime.unbroadcast, (A, 1.0)),
     (runtime.unbroadcast, (0.5, A)),
+    (runtime.as_array, (A,)),
+    (runtime.as_array, (0.5,)),
     (runtime.zeros_like, (A,)),
     (runtime.zeros_like, (2.0,)),
     (reductions.expand, (0.5, A)),
