@@ -71,9 +71,10 @@ class Parse:
             col_shift = 0
         raw = text  # (a lambda's too: the lines of the statement it stands in)
         modules = _modules_read(fn)
-        if quick and not _still_the_source(fn.__code__, source, raw, modules):
+        still = _still_the_source(fn.__code__, source, raw, modules)  # (compiles: asked once)
+        if quick and not still:
             return self.run(unit, quick=False)  # (inspect's lines, which the check may accept)
-        if not _still_the_source(fn.__code__, source, raw, modules):
+        if not still:
             raise TransformError(
                 f"the source file of `{fn.__qualname__}` changed since it was imported: the "
                 "lines where it was no longer hold the function that runs",
