@@ -275,8 +275,8 @@ def rename(node, mapping: dict[str, str], loads_only: bool = False, under: dict 
     may hold one Name node in two places (ShiftReset shares them within a shift). ``under``: the
     renaming of the names ``mapping`` does not map (a ``ChainMap`` of the two, without its cost
     per lookup)."""
-    if not mapping and not under:
-        return node
+    if not under and all(old == new for old, new in mapping.items()):
+        return node  # (nothing renamed: most shifts' values keep their names)
     done = set()
     for n in S.name_nodes(node):
         new = mapping.get(n.id)
@@ -665,12 +665,17 @@ class LowerCPS:
         renamed = dict(zip(info.binds, values))
         cont = Scope(scope, [], inline=True)
         env.update(renamed)  # (in place: the block goes on in the rest, and only there)
-        result = self.epilogue([b for b in info.binds if b in self.active], s, renamed=renamed)
+        actives = [b for b in info.binds if b in self.active]
         # `bars = k(values)` for the active values, `k(values)` where none is
-        assert bool(result) == isinstance(k_stmt, A.Assign), "a primitive's k call and its binds"
+        assert bool(actives) == isinstance(k_stmt, A.Assign), "a primitive's k call and its binds"
         skip = None  # the adjoint whose absence skips the rules (see ``around``)
         closing = []  # after the rest: the adjoints it handed back
-        if result:
+        if len(actives) == 1 and A.is_name(k_stmt.targets[0], self.bar(renamed[actives[0]])):
+            # the rest hands back ``y_bar if y_bar is not None else zeros_like(y)``, the guard of
+            # the target itself (for speed: that epilogue is not made, as for most shifts)
+            skip = k_stmt.targets[0].id
+        elif actives:
+            result = self.epilogue(actives, s, renamed=renamed)
             target, value = k_stmt.targets[0], result[0].value
             if isinstance(target, A.Tuple) and isinstance(value, A.Tuple):
                 # one by one: each reads only its own adjoint, and Simplify follows single copies
