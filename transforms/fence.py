@@ -81,21 +81,25 @@ class Fence:
         if isinstance(fdef, A.AsyncFunctionDef):
             msg, hint = self.unsupported[A.AsyncFunctionDef]
             raise unit.error(msg, fdef, hint)
+        deletes = False
+        assignments = (A.Assign, A.AugAssign, A.AnnAssign)
         for stmt in fdef.body:
             for node in A.walk(stmt):
-                entry = self.unsupported.get(type(node))
+                cls = type(node)
+                entry = self.unsupported.get(cls)
                 if entry is not None:
                     raise unit.error(entry[0], node, entry[1])
-                self._check_targets(unit, node)
-        self._check_deletes(unit, fdef)
+                if cls in assignments:
+                    self._check_targets(unit, node)
+                deletes = deletes or cls is A.Delete
+        if deletes:  # (for speed: known from this walk, not from another)
+            self._check_deletes(unit, fdef)
 
     @staticmethod
     def _check_deletes(unit: Unit, fdef) -> None:
         """``del x`` is accepted where it changes nothing but when ``x``'s value is freed (Desugar
         drops it; the emitted code frees every array after its last use anyway, with ``del``
         statements of its own): on a name, outside loops, and ``x`` not mentioned after it."""
-        if not any(isinstance(n, A.Delete) for n in A.walk(fdef)):
-            return
         for f in (n for n in A.walk(fdef) if isinstance(n, A.FunctionDef)):
             Fence._check_deletes_in(unit, f)
 
