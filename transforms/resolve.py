@@ -74,8 +74,10 @@ class Resolve:
 
     def function(self, fdef, outer: list) -> None:
         """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
-        scopes = outer + [scope_of(self.unit, fdef)]
-        self.cells(fdef)
+        facts = analyze(fdef)
+        # (its local names from those facts: for speed, one scan of its scope, not two)
+        scopes = outer + [scope_of(self.unit, fdef, facts[id(fdef)].local)]
+        self.cells(fdef, facts)
         is_global = lambda root: not any(root in n for n, _ in scopes)  # noqa: E731
         calls = _SubscriptCalls(self, is_global)
         fdef.body = [calls.visit(st) for st in fdef.body]
@@ -96,14 +98,14 @@ class Resolve:
                 self.call(node, scopes)
             push_children(node, stack)
 
-    def cells(self, fdef) -> None:
+    def cells(self, fdef, facts: dict) -> None:
         """Names of ``fdef`` that nested functions share and that change: a nested function
         declares them ``nonlocal``, or captures one that ``fdef`` assigns more than once, or
         assigns after the function is defined (``g = lambda: y`` before ``y = ...``). Such a
         variable is one cell everyone reads and writes (it cannot be renamed per assignment).
         A store into an entry, ``y[i] = v``, counts as an assignment: into an array, it runs as
-        ``y = stored(y, i, v)``, and the nested function must read the rebound name."""
-        facts = analyze(fdef)
+        ``y = stored(y, i, v)``, and the nested function must read the rebound name. (``facts``:
+        ``analyze(fdef)``.)"""
         own = facts[id(fdef)]
         cells = set()
         stored_after = None
@@ -135,15 +137,16 @@ class Resolve:
                 assert anno.hasanno(node.func, anno.CALLEE_KIND), A.expr_source(node)
 
 
-def scope_of(unit: Unit, fdef) -> tuple:
+def scope_of(unit: Unit, fdef, local: set[str] | None = None) -> tuple:
     """``(local names, local defs)`` of ``fdef``, what ``resolve_call`` needs of each function
-    around a call; its local defs get their ``DEF_KEY`` (once)."""
+    around a call; its local defs get their ``DEF_KEY`` (once). ``local``: its local names,
+    where the caller has them (``local_names(fdef)``)."""
     defs = local_defs(fdef)
     for d in defs.values():
         if d is not None and not anno.hasanno(d, anno.DEF_KEY):
             anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(unit.locals)}")
             unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
-    return local_names(fdef), defs
+    return local_names(fdef) if local is None else local, defs
 
 
 def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> None:
