@@ -141,7 +141,10 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
                 keywords[p.name] = A.deepcopy(hole)
         return A.call(fname, args, keywords)
     renames = {n: inject(obj, n) for n, obj in free.items()}
-    return _filled(expr, holes, renames)
+    plan = _PLANS.get(t.fn)
+    if plan is None:
+        plan = _PLANS[t.fn] = _plan(expr)
+    return _filled(plan, holes, renames)
 
 
 def _spliced(node, holes: dict):
@@ -158,33 +161,71 @@ def _same_constant(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _filled(node, holes: dict, renames: dict):
-    """A copy of the template expression ``node`` (as ``A.deepcopy`` copies) with each name of a
-    hole replaced by a copy of what fills it, and each free name renamed -- in one walk: every
-    rule a function uses is instantiated once per operation, so this copy is most of Shift/Reset's
+# A template's expression, worked out once into how ``_filled`` copies each node (for speed: every
+# rule a function uses is filled once per operation, and looking at each field of each node again
+# to tell nodes from values was most of that): ``(class, its instance dict with the places of the
+# nodes it holds left None, [(field, plan)] of the fields that hold a node, [(field, items)] of
+# those that hold a list, its id if it is a Name, its annotations)``. An item of a list is
+# ``(_NODE, plan, None)``, ``(_STARRED, the id it stars if a Name, plan)`` or ``(_VALUE, it, None)``.
+_PLANS: dict = {}
+_NODE, _STARRED, _VALUE = 0, 1, 2
+
+
+def _plan(node) -> tuple:
+    """How ``_filled`` copies the template expression ``node`` (see ``_PLANS``)."""
+    static: dict = {}
+    nodes, lists, annotations = [], [], None
+    for k, v in node.__dict__.items():
+        static[k] = v
+        if isinstance(v, A.AST):
+            static[k] = None
+            nodes.append((k, _plan(v)))
+        elif isinstance(v, list):
+            static[k] = None
+            lists.append((k, [_item(x) for x in v]))
+        elif k == "_cpsad":
+            annotations = v
+    name = node.id if node.__class__ is A.Name else None
+    return node.__class__, static, nodes, lists, name, annotations
+
+
+def _item(x) -> tuple:
+    if not isinstance(x, A.AST):
+        return _VALUE, x, None
+    if x.__class__ is A.Starred:
+        return _STARRED, x.value.id if x.value.__class__ is A.Name else None, _plan(x)
+    return _NODE, _plan(x), None
+
+
+def _filled(plan: tuple, holes: dict, renames: dict):
+    """A copy of the template expression ``plan`` describes (as ``A.deepcopy`` copies) with each
+    name of a hole replaced by a copy of what fills it, each ``*hole`` a tuple display fills by
+    copies of its items (``_spliced``), and each free name renamed -- in one walk: every rule a
+    function uses is instantiated once per operation, so this copy is most of Shift/Reset's
     time on a long function."""
-    cls = node.__class__
-    if cls is A.Name:
-        name = node.id
-        if name in holes:
-            return A.deepcopy(holes[name])
+    cls, static, nodes, lists, name, annotations = plan
+    if name is not None and name in holes:
+        return A.deepcopy(holes[name])
     new = cls.__new__(cls)
     d = new.__dict__
-    for k, v in node.__dict__.items():
-        if isinstance(v, A.AST):
-            d[k] = _filled(v, holes, renames)
-        elif isinstance(v, list):
-            items = d[k] = []
-            for x in v:
-                spliced = _spliced(x, holes) if x.__class__ is A.Starred else None
-                if spliced is not None:
-                    items += spliced
+    d.update(static)  # (the fields in their order; those of nodes are set below)
+    for k, p in nodes:
+        d[k] = _filled(p, holes, renames)
+    for k, items in lists:
+        out = d[k] = []
+        for how, a, b in items:
+            if how == _NODE:
+                out.append(_filled(a, holes, renames))
+            elif how == _STARRED:
+                hole = holes.get(a) if a is not None else None
+                if isinstance(hole, A.Tuple):
+                    out += [A.deepcopy(e) for e in hole.elts]
                 else:
-                    items.append(_filled(x, holes, renames) if isinstance(x, A.AST) else x)
-        elif k == "_cpsad":
-            d[k] = dict(v)
-        else:
-            d[k] = v
-    if cls is A.Name and name in renames:
+                    out.append(_filled(b, holes, renames))
+            else:
+                out.append(a)
+    if annotations is not None:
+        d["_cpsad"] = dict(annotations)
+    if name is not None and name in renames:
         d["id"] = renames[name]
     return new
