@@ -498,7 +498,8 @@ class ShiftReset:
 
     def primitive_shift(self, s, targets, value):
         namer = self.unit.namer
-        operands = set(flow_operands(self.ctx, value)) | S.names(value)
+        flows, names = flow_operands(self.ctx, value), S.names(value)
+        operands = set(flows) | names
         # A forward target that is also an operand needs a new name: the rule reads the old value.
         values = [namer.version(t) if t in operands else t for t in targets]
         bars = [namer.adjoint(v) for v in values]
@@ -519,12 +520,13 @@ class ShiftReset:
         body = [fwd, k_stmt]
         g = {t: A.name(b) for t, b, a in zip(targets, bars, binds_active) if a}
         ans = A.name(values[0])
-        body += self.adjoints(s, targets, value, g, ans)
+        body += self.adjoints(s, targets, value, g, ans, flows, names)
         info = ShiftInfo(list(targets), values, "primitive", label=targets[0], k=self.k)
         return body, info
 
-    def adjoints(self, s, targets, value, g, ans) -> list:
-        """``operand_bar += rule(...)`` for each active operand of ``value``."""
+    def adjoints(self, s, targets, value, g, ans, flows, names) -> list:
+        """``operand_bar += rule(...)`` for each active operand of ``value`` (``flows`` and
+        ``names``: its ``flow_operands`` and ``S.names``, which ``primitive_shift`` read)."""
         if not g:
             return []
         if isinstance(s.targets[0], (A.Tuple, A.List)):
@@ -536,7 +538,7 @@ class ShiftReset:
                 contributions.append((value.id, A.deepcopy(gname)))
         elif isinstance(value, A.Constant):
             pass
-        elif not flow_operands(self.ctx, value):
+        elif not flows:
             pass  # not differentiable (a comparison, `//`, len, ...): the new value has no past
         elif isinstance(value, (A.Tuple, A.List)):
             rule = self.ctx.operator_rule(A.Tuple)
@@ -558,7 +560,7 @@ class ShiftReset:
                 if isinstance(v, A.Name) and self.has_adjoint(v.id):
                     holes = {"key": k, "x": v}
                     contributions.append((v.id, self.fill(rule, "x", holes, gname, ans)))
-        elif self.active.isdisjoint(S.names(value)):
+        elif self.active.isdisjoint(names):
             pass  # every operand a constant here (`"-".join(names)`, its target active later)
         else:
             rule, args, keywords, what = self.rule_for(value)
