@@ -698,7 +698,9 @@ class LowerCPS:
         absent. The adjoint code after the continuation then runs under ``if y_bar is not
         None:`` -- a zero adjoint contributes nothing, and the rules are not run on a zero that
         would have to be made first (where the forward value overflowed, ``0 * inf`` would
-        make a NaN out of nothing). Simplify keeps the ``if`` only where it depends on the path."""
+        make a NaN out of nothing). Simplify keeps the ``if`` only where it depends on the path.
+        (The shift's statements are where ShiftReset located them, at its line: for speed, they
+        are not located again.)"""
         out = []
         after = None  # the statements after the continuation, where they go under ``skip``
         placed = False
@@ -722,7 +724,7 @@ class LowerCPS:
                 owner = scope.owner(self.namer.primal(stmt.targets[0].id))
                 if owner is not None and owner.function is not scope.function:
                     scope.function.nonlocals.add(stmt.targets[0].id)
-                out.append(self.loc(stmt, s))
+                out.append(stmt)
                 continue
             if stmt is k_stmt:
                 out += cont
@@ -736,7 +738,7 @@ class LowerCPS:
                     after, out = out, guard.body
                 continue
             if k_stmt is not None:  # k is called there, and only there
-                out.append(self.loc(stmt, s))
+                out.append(stmt)
                 continue
             calls = [n for n in A.walk(stmt) if isinstance(n, A.Name) and n.id == info.k]
             if calls and not placed:
@@ -744,7 +746,7 @@ class LowerCPS:
                     n.id = cont[0].name
                 out += cont
                 placed = True
-            out.append(self.loc(stmt, s))
+            out.append(stmt)
         if after is not None:  # ``out`` is the body of the guard, the last of ``after``
             if all(_passes_on(stmt, skip) for stmt in out):
                 after[-1:] = out  # no rule to skip: ``x_bar = acc(x_bar, y_bar)`` adds nothing
