@@ -172,8 +172,9 @@ class Versions:
             found = anno.getanno(s, anno.SHARED_MUTATION)
             if found is not None:
                 unversioned |= set(found.names)
-        for n in nodes:
-            if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load) and id(n) not in targets:
+        Name, Load = A.Name, A.Load
+        for n in nodes:  # (classes compared, not ``isinstance``: for speed, every node is met)
+            if n.__class__ is Name and n.ctx.__class__ is not Load and id(n) not in targets:
                 unversioned.add(n.id)  # bound some other way: a single variable
         self.versioned = scopes.locals[key] - unversioned
         self.count = 0
@@ -378,7 +379,7 @@ class Activity:
             walk(fdef.body, {})
             # functions used as values escape: anything may flow in, their results anywhere
             calls = set()  # the names of local functions called (a call comes before its name)
-            for n in own:
+            for n in own if scopes.defs else ():  # (for speed: no local function, none escapes)
                 if n.__class__ is A.Call:
                     if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
                         calls.add(id(n.func))
