@@ -627,6 +627,9 @@ def _late_bound(body) -> set[str]:
     one when a closure made before the loop is called in it (``g = lambda: s`` ... ``s = g() *
     2``) -- not a value the loop carries. A function made after the loop (and after any loop
     around it) reads the value the loop left, which it carries out."""
+    loops = list(_top_loops(body))
+    if not loops:  # (for speed: without a loop, no walk for the functions that read names)
+        return set()
     readers = []  # (line, names read) of each function made in the scope
     for n in A.walk(A.Module(body=list(body), type_ignores=[])):
         if isinstance(n, A.FunctionDef):
@@ -636,7 +639,7 @@ def _late_bound(body) -> set[str]:
     out: set[str] = set()
     if not readers:
         return out
-    for outer in _top_loops(body):
+    for outer in loops:
         last = max(getattr(n, "lineno", 0) for n in A.walk(outer))
         read = set().union(*(names for line, names in readers if line <= last))
         for loop in [outer, *_own_loops(outer.body + outer.orelse)]:
