@@ -811,7 +811,7 @@ def mutation_guard(unit, s) -> list:
     does when it runs -- the adjoints of what it reads there would not reach ``v``, and a store
     into an array, run as a rebinding (``array_store``), would not show there in either mode."""
     found = anno.getanno(s, anno.SHARED_MUTATION)
-    u = aliasing.mutation(s)
+    u = aliasing.mutation(s) if found is not None else None  # (for speed: most have none)
     if found is None or u is None:
         return []
     return [in_place_guard(unit, s, u, found)]
