@@ -858,16 +858,18 @@ def _index_expr(idx, unit):
 
 
 class Shown:
-    """How an error message names an operation: ``template`` with ``node``'s source in it. For
-    speed it is rendered only when a message is: rendering the source of every operation was a
-    tenth of ShiftReset's time."""
+    """How an error message names an operation: ``template`` with ``node``'s source in it (or
+    that of ``example(node)``, made then too). For speed it is rendered only when a message is:
+    rendering the source of every operation was a tenth of ShiftReset's time."""
 
-    def __init__(self, template: str, node):
+    def __init__(self, template: str, node, example=None):
         self.template = template
         self.node = node
+        self.example = example
 
     def __str__(self) -> str:
-        return self.template.format(A.expr_source(self.node))
+        node = self.node if self.example is None else self.example(self.node)
+        return self.template.format(A.expr_source(node))
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
@@ -987,7 +989,7 @@ def rule_for(unit, value, kinds: dict):
         )
         rule = ctx.operator_rule(op or type(value.op))
         args = [value.left, value.right] if isinstance(value, A.BinOp) else [value.operand]
-        what = Shown("the operator `{}`", _op_example(value))
+        what = Shown("the operator `{}`", value, _op_example)
         if rule is None:
             raise unit.error(f"{what} has no derivative rule", value)
         return rule, args, {}, what
