@@ -141,10 +141,10 @@ def instantiate(t: Template, holes: dict, inject: Callable[[object, str], str]):
                 keywords[p.name] = A.deepcopy(hole)
         return A.call(fname, args, keywords)
     renames = {n: inject(obj, n) for n, obj in free.items()}
-    plan = _PLANS.get(t.fn)
-    if plan is None:
-        plan = _PLANS[t.fn] = _plan(expr)
-    return _filled(plan, holes, renames)
+    planned = _PLANS.get(t.fn)
+    if planned is None or planned[0] is not expr:  # (kept with the expression it was made from)
+        planned = _PLANS[t.fn] = (expr, _plan(expr))
+    return _filled(planned[1], holes, renames)
 
 
 def _spliced(node, holes: dict):
@@ -167,7 +167,7 @@ def _same_constant(a, b) -> bool:
 # nodes it holds left None, [(field, plan)] of the fields that hold a node, [(field, items)] of
 # those that hold a list, its id if it is a Name, its annotations)``. An item of a list is
 # ``(_NODE, plan, None)``, ``(_STARRED, the id it stars if a Name, plan)`` or ``(_VALUE, it, None)``.
-_PLANS: dict = {}
+_PLANS: dict = {}  # rule function -> (its expression, as ``parsed`` gives it; the plan of it)
 _NODE, _STARRED, _VALUE = 0, 1, 2
 
 
