@@ -106,7 +106,8 @@ class Release:
                 kept.update(n.id for t in s.targets for n in A.walk(t) if isinstance(n, A.Name))
             own = set()
             for t in _targets(s):
-                for n in A.walk(t):
+                # (most targets are one name: walked only where they are not, for speed)
+                for n in (t,) if t.__class__ is A.Name else A.walk(t):
                     own.add(id(n))
                     # (``d["c"] = v`` binds nothing: ``d`` may be a variable of the function
                     # around this one, which a ``del`` here would make local)
@@ -178,8 +179,8 @@ class Release:
 def _scope_names(node, inner: list, top: bool = False) -> list:
     """The ``Name`` nodes of ``node``'s scope (``scoping.walk_own``; with ``top``, ``node`` is a
     function, lambda or class and its body is walked): the functions, lambdas and classes defined
-    there go to ``inner``, in the order met. (A list, not a generator of every node: the pass
-    looks at each name of every top-level statement.)"""
+    there go to ``inner``, in the order met. (One loop, not ``walk_own``'s generator of every
+    node, for speed: the pass looks at each name of every top-level statement.)"""
     if not top:
         roots = [node]
     elif isinstance(node, A.Lambda):
@@ -187,14 +188,43 @@ def _scope_names(node, inner: list, top: bool = False) -> list:
     else:
         roots = node.body
     out = []
-    Name, defs = A.Name, (A.FunctionDef, A.Lambda, A.ClassDef)
-    for root in roots:
-        for n in walk_own(root):
-            if n.__class__ is Name:
-                out.append(n)
-            elif isinstance(n, defs):
-                inner.append(n)
+    # walked in ``walk_own``'s pre-order (each node's children pushed last first), so that
+    # ``inner`` is in the order met
+    stack = roots[::-1]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    Name, FunctionDef, Lambda, ClassDef, AST = A.Name, A.FunctionDef, A.Lambda, A.ClassDef, A.AST
+    NODES, NODE = A.NODES, A.NODE
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is Name:
+            out.append(n)
+            continue
+        if cls is FunctionDef or cls is Lambda:
+            inner.append(n)
+            continue  # its body is another scope
+        if cls is ClassDef:
+            inner.append(n)  # (its body is walked, as ``walk_own`` walks it)
+        fields = _BACKWARDS.get(cls)
+        if fields is None:
+            fields = _BACKWARDS[cls] = (A.CHILDREN.get(cls) or A.children_of(cls))[::-1]
+        for name, holds in fields:
+            v = getattr(n, name, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                extend(reversed(v))
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in reversed(v) if v.__class__ is list else (v,):
+                    if isinstance(x, AST):
+                        push(x)
     return out
+
+
+_BACKWARDS: dict = {}  # node class -> its ``CHILDREN``, last field first
 
 
 def _defs(g) -> list:
@@ -208,9 +238,13 @@ def _defs(g) -> list:
 
 def _borrowed(s, params) -> bool:
     """``w = params["w"]`` or ``h = node.h``: a name for part of a parameter."""
-    if not (isinstance(s, A.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], A.Name)):
+    if s.__class__ is not A.Assign:
         return False
     v = s.value
+    if v.__class__ is not A.Subscript and v.__class__ is not A.Attribute:
+        return False  # (most values, asked first for speed: the pass asks every statement)
+    if not (len(s.targets) == 1 and isinstance(s.targets[0], A.Name)):
+        return False
     while isinstance(v, (A.Subscript, A.Attribute)):
         if isinstance(v, A.Subscript) and not isinstance(v.slice, A.Constant):
             return False
