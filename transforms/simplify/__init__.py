@@ -83,21 +83,22 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
         self.unit = unit
         self.namer = unit.namer
         self.escaped: set[str] = set()  # what closures used as values read (see dead_stores)
+        root = unit.tree
+        every = functions(root)
         # the names of functions (continuations among them): a helper given one may call it
-        self.functions = {f.name for f in functions(unit.tree)}
+        self.functions = {f.name for f in every}
         self.functions.add(unit.cont_name)
         ctx = unit.ctx
         self.acc = unit.inject(ctx.runtime("acc"), "acc")
         self.zeros = unit.inject(ctx.runtime("zeros_like"), "zeros_like")
-        root = unit.tree
-        self.inline_all(root)
+        self.inline_all(root, every)
         # the facts the inlining kept up to date are those of the tree as it is now (without
         # an inlining, none were kept: one scan, without the statements' summaries, is quicker)
         self.facts = self.scopes.analyze(root) if self.inlined else S.analyze(root)
         self.effects = closure_effects(root, self.facts)
         self._definite: dict[int, set] = {}
         self._start_counting()
-        for f in functions(root):
+        for f in self._functions(root):
             self.definedness(f)
         # For speed (a chain of temporaries takes a round per link: tree_lstm needs a dozen), a
         # round after one whose only changes were counted -- forward substitutions, dead stores
@@ -114,7 +115,7 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
                 clean = set()
             self._start_counting()
             changed = False
-            every = functions(root)
+            every = self._functions(root)
             for f in every:
                 changed |= self.copies(f)
             if changed:
@@ -137,7 +138,7 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
                 break
         _Peephole(unit.injected).run(root)
         self.gather_all(root)
-        for f in functions(root):
+        for f in every:  # (the last round changed nothing, and these add or remove no function)
             _drop_empty(f)
         used = S.names(root)
         for n in list(unit.injected):
@@ -148,6 +149,12 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
         """Scope facts of every function, and what each closure's calls read and write."""
         self.facts = S.analyze(root)
         self.effects = closure_effects(root, self.facts)
+
+    def _functions(self, root) -> list:
+        """``functions(root)``, while the facts are current: where they say ``root`` defines no
+        function, without a sweep of its statements (for speed: straight-line code is one
+        function of thousands of statements, and the driver asks after each round)."""
+        return functions(root) if self.facts[id(root)].nested else [root]
 
     @staticmethod
     def _swept_clean(every: list, root) -> set[int]:

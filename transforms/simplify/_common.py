@@ -55,6 +55,8 @@ def statement_lists(fdef):
 def closure_effects(root, facts):
     """For each function nested in ``root``: the outer names a call of it may read and write,
     following the calls it makes to other local functions (a join called from a continuation)."""
+    if not facts[id(root)].nested:
+        return {}, {}  # no closure (for speed: no sweep of the statements for them)
     every = functions(root)
     defs = {f.name: f for f in every if f is not root}
     reads = {n: set(facts[id(f)].free) for n, f in defs.items()}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .. import anno
 from .. import astlib as A
 from .. import scoping as S
-from ._common import functions, statement_lists
+from ._common import statement_lists
 
 
 def _ifs_around(fdef, block) -> list:
@@ -43,14 +43,17 @@ class Inline:
     """Beta reduction of continuations called once (a mixin of ``Simplify``: its state is the
     driver's)."""
 
-    def inline_all(self, root) -> None:
-        """Inline every continuation called once, innermost first, so each moves in already flat."""
+    def inline_all(self, root, every: list) -> None:
+        """Inline every continuation called once, innermost first, so each moves in already flat
+        (``every``: ``functions(root)``)."""
         self.summaries: dict = {}  # statement -> its names, for the repeated analyses below
         # an inlining changes the function it inlines into (and, renaming, those it moves in):
         # the facts of the others are kept from one analysis to the next
         self.scopes = S.Scopes(self.summaries)
         self.inlined = False
-        for f in reversed(functions(root)):  # deeper definitions come later in breadth-first order
+        if len(every) == 1:
+            return  # one function: nothing to inline (for speed: no sweep of its statements)
+        for f in reversed(every):  # deeper definitions come later in breadth-first order
             if not any(isinstance(d, A.FunctionDef) for b in statement_lists(f) for d in b):
                 continue  # nothing to inline into it (a function defines others as statements)
             while self.inline_into(f):

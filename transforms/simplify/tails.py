@@ -62,6 +62,8 @@ class Tails:
         iteration costs one frame, not two.
         """
         fa = self.facts[id(f)]
+        if not fa.nested:
+            return False  # (for speed: the facts say it defines no function, without a sweep)
         for block in statement_lists(f):
             for d in block:
                 if not (isinstance(d, A.FunctionDef) and anno.hasanno(d, anno.CONT)):
