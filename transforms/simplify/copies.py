@@ -36,11 +36,15 @@ class Copies:
         )
         touched: set[str] = set()
         changed = False
-        for block in statement_lists(f):
+        blocks = statement_lists(f)  # (the same lists after this sweep: it removes assignments)
+        copies = []  # (block, a = b), in order: what the second loop looks at (for speed)
+        for block in blocks:
             # b = e; a = b  ->  a = e   (b used nowhere else)
             i = 0
             while i < len(block) - 1:
                 first, second = block[i], block[i + 1]
+                if _is_copy(first):
+                    copies.append((block, first))
                 if (
                     isinstance(first, A.Assign)
                     and isinstance(second, A.Assign)
@@ -60,49 +64,45 @@ class Copies:
                         touched |= {a, b}
                         changed = True
                 i += 1
+            # the last statement was never ``first`` (unless merged into the one before it)
+            if i == len(block) - 1 and _is_copy(block[i]):
+                copies.append((block, block[i]))
         renames: dict[str, str] = {}
-        for block in statement_lists(f):
-            for s in list(block):
+        for block, s in copies:
+            a, b = s.targets[0].id, s.value.id
+            if a in touched or b in touched:
+                continue
+            if a == b:
+                block.remove(s)
+                changed = True
+                continue
+            if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
+                # a shared variable (a cell) is one name for all its values: ``b`` named
+                # ``a`` would read a later value of it where ``b`` is still read
                 if not (
-                    isinstance(s, A.Assign)
-                    and isinstance(s.targets[0], A.Name)
-                    and isinstance(s.value, A.Name)
+                    self._prefer(a, b)
+                    and a not in params
+                    and a not in borrowed
+                    and not self._shared(a)
                 ):
                     continue
-                a, b = s.targets[0].id, s.value.id
-                if a in touched or b in touched:
-                    continue
-                if a == b:
+            if b not in local or counts.get(b, 0) + (b in params) > 1:
+                continue
+            if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
+                if self._can_rename(f, b, a) and _unused_between(block, b, s, a):
                     block.remove(s)
+                    renames[b] = a
+                    touched |= {a, b}
                     changed = True
                     continue
-                if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
-                    # a shared variable (a cell) is one name for all its values: ``b`` named
-                    # ``a`` would read a later value of it where ``b`` is still read
-                    if not (
-                        self._prefer(a, b)
-                        and a not in params
-                        and a not in borrowed
-                        and not self._shared(a)
-                    ):
-                        continue
-                if b not in local or counts.get(b, 0) + (b in params) > 1:
-                    continue
-                if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
-                    if self._can_rename(f, b, a) and _unused_between(block, b, s, a):
-                        block.remove(s)
-                        renames[b] = a
-                        touched |= {a, b}
-                        changed = True
-                        continue
-                if counts.get(a, 0) != 1 or a in params or a in borrowed:
-                    continue
-                if not self._can_rename(f, a, b):
-                    continue
-                block.remove(s)
-                renames[a] = b
-                touched |= {a, b}
-                changed = True
+            if counts.get(a, 0) != 1 or a in params or a in borrowed:
+                continue
+            if not self._can_rename(f, a, b):
+                continue
+            block.remove(s)
+            renames[a] = b
+            touched |= {a, b}
+            changed = True
         # (all at once, in one walk: each rename's names are touched by no other one, so
         # applying them together is applying them one after the other)
         S.rename_free(f.body, renames)
@@ -128,6 +128,12 @@ class Copies:
             if a in gf.free and (b in gf.local or not self._can_rename(g, a, b)):
                 return False
         return True
+
+
+def _is_copy(s) -> bool:
+    """Is ``s`` a copy ``a = b``?"""
+    Assign, Name = A.Assign, A.Name
+    return s.__class__ is Assign and s.targets[0].__class__ is Name and s.value.__class__ is Name
 
 
 def _unused_between(block, b: str, copy, a: str) -> bool:
