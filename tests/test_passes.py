@@ -743,7 +743,7 @@ def test_simplify_leaves_no_dead_store_though_it_sweeps_again_only_where_needed(
         for f in simplify.functions(root):
             assert not self.dead_stores(f), A.to_source(f)
             swept.append(f)
-        gather(self, root)
+        return gather(self, root)
 
     monkeypatch.setattr(simplify.Simplify, "gather_all", sweeping_again)
     unit, _ = compiler.run_pipeline(fn, active, upto="simplify", mode=mode)

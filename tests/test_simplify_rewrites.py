@@ -112,7 +112,7 @@ CASES = [
     ),
     (
         "peephole",
-        (peephole._Peephole, "run", lambda self, root: None),
+        (peephole._Peephole, "binop", lambda self, node: node),
         """
         def f(x):
             return x ** 1 * (2.0 * 3.0)

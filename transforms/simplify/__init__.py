@@ -136,11 +136,11 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
             counted = not other
             if not (changed or other):
                 break
-        _Peephole(unit.injected).run(root)
-        self.gather_all(root)
+        used = _Peephole(unit.injected).run(root)  # (``S.names(root)``, met by its walk)
+        if self.gather_all(root):
+            used = S.names(root)  # (names moved)
         for f in every:  # (the last round changed nothing, and these add or remove no function)
             _drop_empty(f)
-        used = S.names(root)
         for n in list(unit.injected):
             if n not in used and n not in unit.callees:
                 del unit.injected[n]

@@ -21,25 +21,28 @@ from ._common import functions, statement_lists
 class Gather:
     """Merging entry adjoints (a mixin of ``Simplify``: its state is the driver's)."""
 
-    def gather_all(self, root) -> None:
+    def gather_all(self, root) -> bool:
+        """Merge the runs in every statement list of ``root``; say whether any was merged."""
         getitem = {
             n
             for n, o in self.unit.injected.items()
             if o is self.unit.ctx.runtime("getitem_adjoint")
         }
         if not getitem:
-            return
+            return False
         local = {f.name for f in functions(root) if f is not root}
+        merged = False
         for f in functions(root):
             for block in statement_lists(f):
-                self._gather(block, getitem, local)
+                merged |= self._gather(block, getitem, local)
+        return merged
 
-    def _gather(self, block, getitem: set, local: set) -> None:
+    def _gather(self, block, getitem: set, local: set) -> bool:
         """Merge runs of ``p_bar = p_bar + getitem_adjoint(v, p, key)`` (or ``acc(p_bar, ...)``,
         or a first ``p_bar = getitem_adjoint(...)``) with constant keys, each key once, into
         one, placed at the last: between them nothing may mention ``p_bar`` or ``p``, assign a
         ``v`` already gathered, or name a local function or call one it is given (a call of one
-        may add to ``p_bar``)."""
+        may add to ``p_bar``). Say whether any was merged."""
         run: list = []  # (index, form, bar, container, key, value)
         out = {}  # index of a run's last statement -> its merged statement
         drop = set()
@@ -98,6 +101,7 @@ class Gather:
                 for i, st in enumerate(block)
                 if i not in drop or i in out
             ]
+        return bool(out)
 
     def _calls_unknown(self, st) -> bool:
         """Does ``st`` call a function by a name that is not one the emitted code imports (a

@@ -24,37 +24,19 @@ class _Peephole:
     def __init__(self, injected: dict):
         self.injected = injected
 
-    def run(self, root) -> None:
-        # (for speed: one walk finds the calls and operations, with where each is held, and
-        # only those are rewritten -- not a visit of every node, as a NodeTransformer makes)
-        found = []  # (node, holder, field, index), each before the nodes below it
-        stack = [(root, None, None, 0)]
-        pop, push = stack.pop, stack.append
-        Call, BinOp, AST, children_of = A.Call, A.BinOp, A.AST, A.CHILDREN
-        while stack:
-            item = pop()
-            n = item[0]
-            cls = n.__class__
-            if cls is Call or cls is BinOp:
-                found.append(item)
-            children = children_of.get(cls)
-            if children is None:
-                children = A.children_of(cls)
-            for field, _ in children:
-                v = getattr(n, field, None)
-                if v.__class__ is list:
-                    for i, x in enumerate(v):
-                        if isinstance(x, AST):
-                            push((x, v, None, i))
-                elif isinstance(v, AST):
-                    push((v, n, field, 0))
-        for n, holder, field, i in reversed(found):
-            new = self.call(n) if n.__class__ is Call else self.binop(n)
+    def run(self, root) -> set[str]:
+        """Rewrite ``root``; return the names it mentions, as ``scoping.names`` finds them -- the
+        same before and after: the rewrites take out constants alone (for speed: the driver asks,
+        and this walk meets every name)."""
+        names: set[str] = set()
+        for n, holder, field, i in reversed(_calls_and_operations(root, names)):
+            new = self.call(n) if n.__class__ is A.Call else self.binop(n)
             if new is not n:
                 if field is None:
                     holder[i] = new
                 else:
                     setattr(holder, field, new)
+        return names
 
     def call(self, node):
         """Leave out keyword arguments a helper, a rule or a function of a module emitted code
@@ -104,3 +86,49 @@ class _Peephole:
         if isinstance(node.op, A.Pow) and isinstance(right, A.Constant) and right.value == 1:
             return left
         return node
+
+
+def _calls_and_operations(root, names: set | None) -> list:
+    """The calls and binary operations below ``root``, each as ``(node, holder, field, index)``
+    (it is ``holder[index]`` where ``field`` is None, else ``holder.field``), each before the
+    nodes below it; the names met go to ``names`` (not those below a name: a parameter's
+    annotation, which ``scoping.names`` does not look into either). (One walk, for speed: only
+    these nodes are rewritten, not every node visited as a NodeTransformer does.)"""
+    found = []
+    stack = [root]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    Name, Call, BinOp, AST, NODES, children_of = A.Name, A.Call, A.BinOp, A.AST, A.NODES, A.CHILDREN
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is Name and names is not None:
+            names.add(n.id)
+            below = n.annotation
+            if below is not None:
+                if below.__class__ is Call or below.__class__ is BinOp:
+                    found.append((below, n, "annotation", 0))
+                found += _calls_and_operations(below, None)
+            continue
+        children = children_of.get(cls)
+        if children is None:
+            children = A.children_of(cls)
+        for field, holds in children:
+            v = getattr(n, field, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                for i, x in enumerate(v):
+                    if x.__class__ is Call or x.__class__ is BinOp:
+                        found.append((x, v, None, i))
+                extend(v)
+            elif v.__class__ is list:
+                for i, x in enumerate(v):
+                    if isinstance(x, AST):
+                        if x.__class__ is Call or x.__class__ is BinOp:
+                            found.append((x, v, None, i))
+                        push(x)
+            elif isinstance(v, AST):
+                if v.__class__ is Call or v.__class__ is BinOp:
+                    found.append((v, n, field, 0))
+                push(v)
+    return found
