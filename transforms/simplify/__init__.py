@@ -206,10 +206,12 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
         targets of an assignment whose value stays, out of the counts ``_recount`` brings the
         facts up to date by."""
         if node.__class__ is A.Name:  # (most removals are one name: counted as ``S.counts`` would)
-            one = {node.id: 1}
-            counts = ({}, one) if node.ctx.__class__ is A.Load else (one, {})
-        else:
-            counts = S.counts(node)
+            _, stores, loads = self.removed.setdefault(id(f), (f, {}, {}))
+            delta = loads if node.ctx.__class__ is A.Load else stores
+            if whole or delta is stores:
+                delta[node.id] = delta.get(node.id, 0) - 1
+            return
+        counts = S.counts(node)
         if counts is None:  # a function defined in it
             self.uncounted = True
             return

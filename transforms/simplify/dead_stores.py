@@ -59,8 +59,9 @@ class DeadStores:
         values, by any call it makes)."""
         out = S.loads(node)
         reads, writes = self.effects
-        for name in [n for n in out if n in reads]:
-            out |= reads[name] | writes[name]
+        if reads:  # (for speed: without closures, no name is asked about)
+            for name in [n for n in out if n in reads]:
+                out |= reads[name] | writes[name]
         if self.escaped and any(isinstance(n, A.Call) for n in S.walk_own(node)):
             out = out | self.escaped
         return out
@@ -68,7 +69,11 @@ class DeadStores:
     def _removable(self, f, s) -> bool:
         if not (isinstance(s, A.Assign)):
             return False
-        names = [n.id for n in A.walk(s.targets[0]) if isinstance(n, A.Name)]
+        t = s.targets[0]
+        # (most targets are one name: no walk for it, for speed)
+        names = (
+            [t.id] if t.__class__ is A.Name else [n.id for n in A.walk(t) if isinstance(n, A.Name)]
+        )
         if not names or not isinstance(s.targets[0], (A.Name, A.Tuple)):
             return False
         if not all(n in self.namer.generated and n not in self.namer.temps for n in names):
@@ -80,7 +85,7 @@ class DeadStores:
         none given a function it may call (``call_bp(g, after_g_L5, ...)`` runs the rest of
         the program in its continuation, whatever it returns)."""
         helpers = self._helpers()
-        for n in A.walk(e):
+        for n in S.walk_own(e):  # (an expression: no function in it; for speed, no operators)
             if isinstance(n, A.Call):
                 if anno.getanno(n.func, anno.CALLEE_KIND) in ("primitive", "nondiff"):
                     continue
@@ -122,7 +127,8 @@ class DeadStores:
                 kept.append(s)
                 continue
             if isinstance(s, A.Assign):
-                targets = S.names(s.targets[0])
+                t = s.targets[0]
+                targets = {t.id} if t.__class__ is A.Name else S.names(t)  # (for speed)
                 if isinstance(s.targets[0], (A.Name, A.Tuple)) and not (targets & live):
                     if self._removable(f, s):
                         changed[0] = True
