@@ -153,8 +153,15 @@ def used_and_bound(root) -> tuple[set[str], set[str]] | None:
     used: set[str] = set()
     bound: set[str] = set()
     stack = [root]
-    pop = stack.pop
-    Name, Load, FunctionDef = A.Name, A.Load, A.FunctionDef
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    Name, Load, FunctionDef, AST, NODES, NODE = (
+        A.Name,
+        A.Load,
+        A.FunctionDef,
+        A.AST,
+        A.NODES,
+        A.NODE,
+    )
     refused = (A.Global, A.Nonlocal, A.Import, A.ImportFrom, A.ClassDef, A.AsyncFunctionDef)
     while stack:
         n = pop()
@@ -166,10 +173,35 @@ def used_and_bound(root) -> tuple[set[str], set[str]] | None:
             continue
         if cls is FunctionDef:
             bound.add(n.name)  # (its parameters are names: gast's ``Param`` context)
-        elif cls in refused or getattr(n, "name", None).__class__ is str:
-            return None  # (an exception's name, a match pattern's: bound by a string)
-        push_children(n, stack)
+        elif cls in refused:
+            return None
+        else:
+            named = _NAMED.get(cls)
+            if named is None:
+                named = _NAMED[cls] = "name" in cls._fields
+            if named and getattr(n, "name", None).__class__ is str:
+                return None  # (an exception's name, a match pattern's: bound by a string)
+        # (``push_children``, written out as in ``_count``: Emit walks the whole tree so)
+        fields = A.CHILDREN.get(cls)
+        if fields is None:
+            fields = A.children_of(cls)
+        for name, holds in fields:
+            v = getattr(n, name, None)
+            if v is None:
+                continue
+            if holds == NODES:
+                extend(v)
+            elif holds == NODE:
+                if isinstance(v, AST):
+                    push(v)
+            else:
+                for x in v if v.__class__ is list else (v,):
+                    if isinstance(x, AST):
+                        push(x)
     return used, bound
+
+
+_NAMED: dict = {}  # node class -> has it a ``name`` field? (for speed: ``used_and_bound`` asks)
 
 
 def counts(node) -> tuple[dict[str, int], dict[str, int]] | None:
