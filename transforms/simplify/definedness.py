@@ -51,6 +51,10 @@ def _is_zero(node) -> bool:
     return isinstance(node, A.Constant) and type(node.value) is float and node.value == 0.0
 
 
+_VALUED = (A.Assign, A.AugAssign, A.Return, A.Expr)  # statements whose value may hold a guard
+_LOOKED_INTO = (A.Call, A.IfExp, A.Tuple)  # what ``_Rewrite`` looks into (or rewrites)
+
+
 def _join(a: dict, b: dict) -> dict:
     out = {}
     for k in set(a) | set(b):
@@ -98,9 +102,10 @@ class Definedness:
         while i < len(block):
             s = block[i]
             i += 1
-            if isinstance(s, A.FunctionDef):
+            cls = s.__class__
+            if cls is A.FunctionDef:
                 continue
-            skip = _skip_guard(s)
+            skip = _skip_guard(s) if cls is A.If else None  # (for speed: only an ``if`` is one)
             if skip is not None and state.get(skip, MAYBE) != MAYBE:
                 # ``if y_bar is not None:`` (cps) where it is known: its body, or nothing
                 if rewrite:
@@ -122,31 +127,12 @@ class Definedness:
                 b = self._flow(f, s.orelse, dict(state), rewrite)
                 state = _join(a, b)
                 continue
-            if rewrite and isinstance(s, (A.Assign, A.AugAssign, A.Return, A.Expr)):
+            if rewrite and cls in _VALUED and s.value.__class__ in _LOOKED_INTO:
                 rewriter.state = state
                 s.value = rewriter.visit(s.value)
-            # Closures this statement runs (and the closures they run) can set adjoints they
-            # borrow. A continuation nested here runs exactly once -- called here, or passed to a
-            # backpropagator, which calls it once -- so what it always sets is set after.
-            reset = set()  # a cell's adjoint, which a closure may set back to None (a write
-            # of the cell starts its adjoint again), whatever else a continuation sets
-            for name in S.names(s) & closures if closures else ():
-                g = nested.get(name)
-                definite = (
-                    self._definite_writes(g)
-                    if g is not None and anno.hasanno(g, anno.CONT)
-                    else set()
-                )
-                for w in writes[name]:
-                    if w in definite or state.get(w) == ZERO:
-                        state[w] = SET
-                    elif state.get(w, MAYBE) == NONE:
-                        state[w] = MAYBE
-                    if w not in definite and self._shared(w):
-                        reset.add(w)
-            for w in reset:
-                state[w] = MAYBE
-            if isinstance(s, A.Assign):
+            if closures:  # (for speed: without closures, a statement's names are not asked)
+                self._closures_run(s, state, nested, writes, closures)
+            if cls is A.Assign:
                 t = s.targets[0]
                 if isinstance(t, A.Name):
                     state[t.id] = self._state_of(s.value, state)
@@ -156,17 +142,37 @@ class Definedness:
                             state[n.id] = SET
         return state
 
+    def _closures_run(self, s, state, nested, writes, closures) -> None:
+        """Closures ``s`` runs (and the closures they run) can set adjoints they borrow. A
+        continuation nested here runs exactly once -- called here, or passed to a
+        backpropagator, which calls it once -- so what it always sets is set after."""
+        reset = set()  # a cell's adjoint, which a closure may set back to None (a write
+        # of the cell starts its adjoint again), whatever else a continuation sets
+        for name in S.names(s) & closures:
+            g = nested.get(name)
+            definite = (
+                self._definite_writes(g) if g is not None and anno.hasanno(g, anno.CONT) else set()
+            )
+            for w in writes[name]:
+                if w in definite or state.get(w) == ZERO:
+                    state[w] = SET
+                elif state.get(w, MAYBE) == NONE:
+                    state[w] = MAYBE
+                if w not in definite and self._shared(w):
+                    reset.add(w)
+        for w in reset:
+            state[w] = MAYBE
+
     def _state_of(self, value, state) -> str:
         """What is known of an adjoint assigned ``value``: a copy of another adjoint is what
         that one is, ``acc`` of two absent ones absent, of a present one present; any other
         value this transformation made is present (a rule's, a continuation's, a guard's)."""
-        if _is_none(value):
-            return NONE
-        if _is_zero(value):
-            return ZERO
-        if isinstance(value, A.Name) and self.namer.primal(value.id) is not None:
-            return state.get(value.id, MAYBE)
-        if _is_acc(value, self.acc):
+        cls = value.__class__  # (for speed, the class first: asked of every assignment)
+        if cls is A.Constant:
+            return NONE if _is_none(value) else ZERO if _is_zero(value) else SET
+        if cls is A.Name:
+            return state.get(value.id, MAYBE) if self.namer.primal(value.id) is not None else SET
+        if cls is A.Call and _is_acc(value, self.acc):
             known = [self._state_of(a, state) for a in value.args]
             if SET in known or ZERO in known:
                 return SET
@@ -200,7 +206,8 @@ class _Rewrite(A.NodeTransformer):
 
     def generic_visit(self, node):
         if node.__class__ is A.Call:
-            node.args = [self.visit(a) for a in node.args]
+            # (for speed: an argument of another class is left as ``visit`` leaves it)
+            node.args = [self.visit(a) if a.__class__ in _LOOKED_INTO else a for a in node.args]
         else:  # an IfExp
             node.body, node.orelse = self.visit(node.body), self.visit(node.orelse)
         return node
