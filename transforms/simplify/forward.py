@@ -68,9 +68,10 @@ class Forward:
         ]
         if len(uses) != 1:
             return False
-        if not (self._pure(s.value) or _first_effect_is(where, uses[0])):
+        pure = self._pure(s.value)
+        if not (pure or _first_effect_is(where, uses[0])):
             return False
-        if not self._pure(s.value) and _read_before(where, uses[0]) & self._written_by_calls(f):
+        if not pure and _read_before(where, uses[0]) & self._written_by_calls(f):
             return False  # `a = acc(a, k(x))` would read `a` before the call that adds to it
         A.replace(nxt, uses[0], A.deepcopy(s.value))
         del block[i]
