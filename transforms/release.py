@@ -116,7 +116,7 @@ class Release:
             inner: list = []
             for n in _scope_names(s, inner):
                 last[n.id] = i
-                if id(n) not in own and not isinstance(n.ctx, A.Load):
+                if n.ctx.__class__ is not A.Load and id(n) not in own:  # (most are loads)
                     below.add(n.id)
             for g in inner:  # a closure reads what it mentions whenever it runs
                 kept |= self.mentioned(g)
@@ -124,14 +124,18 @@ class Release:
         returning = len(body)  # from here on only a return (or pass): returning releases all
         while returning and isinstance(body[returning - 1], (A.Return, A.Pass)):
             returning -= 1
+        # the last of the statements of each one's user line that follow it: one del a line
+        line_end = list(range(len(body)))
+        for i in range(len(body) - 2, -1, -1):
+            if _line(body[i + 1]) == _line(body[i]):
+                line_end[i] = line_end[i + 1]
         after: dict[int, list[str]] = {}
         for name, i in last.items():
             if name in kept or name in below or name not in first or not self.maybe_array(name):
                 continue
             if first[name] < i and self.split:
                 self.pick_in_place(body[i], name)
-            while i + 1 < len(body) and _line(body[i + 1]) == _line(body[i]):
-                i += 1  # at the end of the statements of the user's line: one del a line
+            i = line_end[i]  # at the end of the statements of the user's line
             if i + 1 >= returning:
                 continue  # returning releases it
             after.setdefault(i, []).append(name)
