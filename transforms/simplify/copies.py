@@ -36,6 +36,7 @@ class Copies:
         )
         touched: set[str] = set()
         changed = False
+        Assign, Name = A.Assign, A.Name
         blocks = statement_lists(f)  # (the same lists after this sweep: it removes assignments)
         copies = []  # (block, a = b), in order: what the second loop looks at (for speed)
         for block in blocks:
@@ -45,12 +46,13 @@ class Copies:
                 first, second = block[i], block[i + 1]
                 if _is_copy(first):
                     copies.append((block, first))
-                if (
-                    isinstance(first, A.Assign)
-                    and isinstance(second, A.Assign)
-                    and isinstance(first.targets[0], A.Name)
-                    and isinstance(second.targets[0], A.Name)
-                    and A.is_name(second.value, first.targets[0].id)
+                if (  # (the value first, for speed: it is seldom a name)
+                    second.__class__ is Assign
+                    and second.value.__class__ is Name
+                    and first.__class__ is Assign
+                    and first.targets[0].__class__ is Name
+                    and second.targets[0].__class__ is Name
+                    and second.value.id == first.targets[0].id
                 ):
                     b, a = first.targets[0].id, second.targets[0].id
                     if (
@@ -133,7 +135,7 @@ class Copies:
 def _is_copy(s) -> bool:
     """Is ``s`` a copy ``a = b``?"""
     Assign, Name = A.Assign, A.Name
-    return s.__class__ is Assign and s.targets[0].__class__ is Name and s.value.__class__ is Name
+    return s.__class__ is Assign and s.value.__class__ is Name and s.targets[0].__class__ is Name
 
 
 def _unused_between(block, b: str, copy, a: str) -> bool:
