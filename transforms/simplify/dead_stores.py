@@ -55,8 +55,8 @@ class DeadStores:
         return changed[0]
 
     def _reads(self, f, node) -> set[str]:
-        """Names a statement reads, including through the closures it runs (those used as
-        values, by any call it makes)."""
+        """Names a statement (or an expression) reads, including through the closures it runs
+        (those used as values, by any call it makes)."""
         out = S.loads(node)
         reads, writes = self.effects
         if reads:  # (for speed: without closures, no name is asked about)
@@ -145,7 +145,8 @@ class DeadStores:
                         continue
                 if isinstance(s.targets[0], (A.Name, A.Tuple)):
                     live -= targets
-                live |= self._reads(f, s)
+                # (for speed: a name as target reads nothing -- its value is what is read)
+                live |= self._reads(f, s.value if t.__class__ is A.Name else s)
                 kept.append(s)
                 continue
             live |= self._reads(f, s)
