@@ -837,7 +837,7 @@ def header_source(node: AST) -> str:
 # The constructors the lowerings call for every node they make build it as gast's constructor
 # does -- the fields in the instance dict -- without its keyword-argument call (half the time).
 _new = AST.__new__
-_CTX = {"load": Load, "store": Store, "param": Param}
+_CTX = {"load": Load, "store": Store, "param": Param, "del": Del}
 
 
 def name(id: str, ctx: str = "load") -> Name:
@@ -855,8 +855,7 @@ def store(id: str) -> Name:
 
 def delete(names: list[str]) -> Delete:
     """``del a, b``."""
-    targets = [Name(id=n, ctx=Del(), annotation=None, type_comment=None) for n in names]
-    return Delete(targets=targets)
+    return Delete(targets=[name(n, "del") for n in names])
 
 
 def const(value) -> Constant:
