@@ -31,6 +31,10 @@ def _array(t) -> bool:
     return isinstance(t, types.Array)
 
 
+def _float_array(t) -> bool:
+    return _array(t) and isinstance(t.dtype, types.Float)
+
+
 @overload(runtime.acc)
 @overload(runtime.acc_into)
 def _acc(a, b):
@@ -211,20 +215,31 @@ def _power_slope(x, y):
 
 @overload(runtime.getitem_adjoint)
 def _getitem_adjoint(g, x, index):
-    if _array(x) and isinstance(index, types.Integer) and (_number(g) or _array(g)):
+    """The adjoint of ``x`` in ``y = x[index]``, for an array of float64 or integers and a basic
+    index (integers and slices, alone or in a tuple: each element selected once): ``g`` written
+    where ``y`` came from, into zeros of float64 (as the helper's dtype for these)."""
+    if not (_array(x) and (x.dtype == types.float64 or isinstance(x.dtype, types.Integer))):
+        return None
+    if not _basic(index):
+        return None
+    if not (isinstance(g, (types.Float, types.Integer)) or _float_array(g)):
+        return None
 
-        def getitem_adjoint_row(g, x, index):
-            out = np.zeros(x.shape)
-            out[index] = g
-            return out
+    def getitem_adjoint_basic(g, x, index):
+        out = np.zeros(x.shape)
+        out[index] = g
+        return out
 
-        return getitem_adjoint_row
-    return None
+    return getitem_adjoint_basic
 
 
 @overload(runtime.as_sequence)
 def _as_sequence(x):
-    if isinstance(x, (types.RangeType, types.Array, types.BaseTuple)):
+    """What a loop indexes: an array or tuple itself, a range as the array of its integers
+    (Numba cannot index a range)."""
+    if isinstance(x, types.RangeType):
+        return lambda x: np.arange(x.start, x.stop, x.step)
+    if isinstance(x, (types.Array, types.BaseTuple)):
         return lambda x: x
     return None
 

@@ -71,6 +71,13 @@ CASES = [
     (operators.power_slope, (1.5, 2.0)),
     (runtime.getitem_adjoint, (V, A, 1)),
     (runtime.getitem_adjoint, (0.5, V, 2)),
+    (runtime.getitem_adjoint, (0.5, A, (1, 2))),
+    (runtime.getitem_adjoint, (0.5, A, (-1, 0))),
+    (runtime.getitem_adjoint, (U, A, (slice(None), 1))),
+    (runtime.getitem_adjoint, (V, A, (slice(1, 2), slice(None)))),  # (g broadcast into a row)
+    (runtime.getitem_adjoint, (A[1:], A, slice(1, 3))),
+    (runtime.getitem_adjoint, (V[::2], V, slice(None, None, 2))),
+    (runtime.getitem_adjoint, (0.5, np.arange(4), 1)),  # (integers: the adjoint is float64)
 ]
 
 
@@ -84,9 +91,12 @@ def test_as_sequence_is_what_a_loop_indexes():
             s += i
         for x in as_sequence(v):
             s += x
+        seq = as_sequence(range(n, 0, -2))  # (as the staged loop: by position)
+        for k in range(len(seq)):
+            s += 10 * seq[k]
         return s
 
-    assert total(5, V) == pytest.approx(2 + 3 + 4 + V.sum(), rel=1e-14)
+    assert total(5, V) == pytest.approx(2 + 3 + 4 + V.sum() + 10 * (5 + 3 + 1), rel=1e-14)
 
 
 @pytest.mark.parametrize(
@@ -94,10 +104,13 @@ def test_as_sequence_is_what_a_loop_indexes():
     [
         (operators.matmul_x, (np.ones((2, 3, 2)), None, np.ones((2, 3, 4)), np.ones((4, 2)))),
         (shape.untranspose, (A, (1, 0))),
+        (runtime.getitem_adjoint, (V[:2], V, np.array([0, 0]))),  # (repeated: np.add.at)
+        (runtime.getitem_adjoint, (0.5, V.astype(np.float32), 1)),  # (float32: its own dtype)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
-    """(A stacked product, a permutation: Numba's typing fails, so cpsad.jit falls back.)"""
+    """(A stacked product, a permutation, an index of integers, float32: Numba's typing fails, so
+    cpsad.jit falls back.)"""
     with pytest.raises(numba.core.errors.TypingError):
         _compiled(helper, len(args))(*args)
 
