@@ -32,6 +32,8 @@ that call, its own names renamed apart, until none is left::
 * A join -- a local function the branches of an ``if`` each call once -- is inlined once, after
   the ``if`` (``joins.inline_join``: the Joins stage did so for the joins there were before
   Defunctionalize; inlining makes more).
+* What Numba lacks is spelt as it compiles it, the same computation: ``np.matmul(a, b)`` as
+  ``a @ b``, ``np.s_[0, 1:]`` as the index it returns, ``(0, slice(1, None, None))``.
 * The entry's continuation becomes its result: ``t = k(v)`` is ``value = v; t = seed``, and the
   function returns ``(value, adjoints)``.
 
@@ -46,7 +48,10 @@ array): Numba would freeze them as constants, so they become parameters, read at
 
 from __future__ import annotations
 
+import builtins
 import types
+
+import numpy
 
 from . import astlib as A
 from . import joins
@@ -106,6 +111,7 @@ class Flatten:
                 raise self.unstageable(f"a `{what}` statement", node)
         remove(f, lambda s: isinstance(s, A.Nonlocal))
         self._compiled_checks(f)
+        self._numba_spellings(f)
         for node in A.walk(f):  # (Numba's np.sum takes no keepdims: False is its default)
             if isinstance(node, A.Call):
                 node.keywords = [
@@ -386,6 +392,39 @@ class Flatten:
         for n in names:  # (not imported where nothing calls it)
             self.unit.injected.pop(n, None)
 
+    def _numba_spellings(self, f) -> None:
+        """The same computation, spelt as Numba compiles it: ``np.matmul(a, b)`` -> ``a @ b``
+        (Numba takes the ufunc np.matmul as elementwise), ``np.s_[0, 1:]`` -> ``(0, slice(1,
+        None, None))`` (what ``np.s_`` returns: the index itself)."""
+        bound = set(A.arg_names(f.args))
+        bound |= {
+            n.id for n in A.walk(f) if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load)
+        }
+        for node in list(A.walk(f)):
+            if isinstance(node, A.Call) and self._is(node.func, numpy.matmul, bound):
+                if len(node.args) == 2 and not node.keywords:
+                    if not any(isinstance(a, A.Starred) for a in node.args):
+                        new = A.binop(node.args[0], A.MatMult(), node.args[1])
+                        A.replace(f, node, A.copy_location(new, node))
+            elif isinstance(node, A.Subscript) and self._is(node.value, numpy.s_, bound):
+                if not self._is(A.name("slice"), builtins.slice, bound):
+                    raise self.unstageable("`np.s_` where `slice` is not the built-in", node)
+                A.replace(f, node, A.copy_location(_index_value(node.slice), node))
+
+    def _is(self, node, obj, bound) -> bool:
+        """Does the name or dotted name ``node`` (``np.matmul``) refer to ``obj``? (Not where
+        its first name is one of ``bound``, the function's own.)"""
+        path = A.dotted(node)
+        if path is None:
+            return False
+        first, *attrs = path.split(".")
+        if first in bound:
+            return False
+        found, value = self.unit.lookup(first)
+        for a in attrs:
+            value = getattr(value, a, None)
+        return found and value is obj
+
     def _data_names(self, f) -> list[str]:
         """Free names of ``f`` that hold data (not a module or a function): parameters."""
         bound = set(A.arg_names(f.args))
@@ -444,3 +483,13 @@ def _constant_raise(node) -> bool:
             return False
         exc = exc.func
     return A.dotted(exc) is not None
+
+
+def _index_value(index):
+    """A subscript's index as a value: ``1:`` -> ``slice(1, None, None)``, in a tuple too."""
+    if isinstance(index, A.Tuple):
+        return A.tuple_(_index_value(e) for e in index.elts)
+    if isinstance(index, A.Slice):
+        parts = (index.lower, index.upper, index.step)
+        return A.call("slice", [A.const(None) if p is None else p for p in parts])
+    return index
