@@ -16,7 +16,7 @@ from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
 from cpsad import runtime
-from cpsad.rules import linalg, operators, reductions, shape
+from cpsad.rules import joining, linalg, operators, reductions, shape
 
 
 def _is_none(t) -> bool:
@@ -428,6 +428,112 @@ def _stored_part(c, out, key, value):
     if _array(c):
         return lambda c, out, key, value: runtime.unbroadcast(c[key], value)
     return None
+
+
+# ---------------------------------------------------------------------- parts joined (joining.py)
+
+
+def _parts(arrays) -> int:
+    """For a list (Numba's own np.stack takes tuples) of float64 numbers, vectors or matrices:
+    their number of axes, 0, 1 or 2; else -1."""
+    if not isinstance(arrays, types.List):
+        return -1
+    if arrays.dtype == types.float64:
+        return 0
+    if _array(arrays.dtype) and arrays.dtype.dtype == types.float64 and arrays.dtype.ndim <= 2:
+        return arrays.dtype.ndim
+    return -1
+
+
+def _integer(t) -> bool:
+    return isinstance(t, (int, types.Integer, types.Omitted))
+
+
+@register_jitable
+def _axis(axis, ndim):
+    """``axis`` of an array of ``ndim`` axes, from 0 (out of range: ``Refused``, where numpy
+    raises, and the Python backpropagator does)."""
+    if axis < -ndim or axis >= ndim:
+        raise Refused()
+    return axis % ndim
+
+
+@register_jitable
+def _stacked(arrays):
+    """The parts, of one shape, along a new first axis (else ``Refused``, where numpy raises)."""
+    if len(arrays) == 0:
+        raise Refused()
+    shape = np.shape(arrays[0])
+    out = np.empty((len(arrays),) + shape)
+    for i in range(len(arrays)):
+        if np.shape(arrays[i]) != shape:
+            raise Refused()
+        out[i] = arrays[i]
+    return out
+
+
+@overload(np.stack)
+def _np_stack_list(arrays, axis=0):
+    """``np.stack`` of a list of float64 numbers, vectors or matrices: numpy's array, C-ordered."""
+    if _parts(arrays) < 0 or not _integer(axis):
+        return None
+    if _parts(arrays) == 0:
+
+        def stack_numbers(arrays, axis=0):
+            _axis(axis, 1)
+            return _stacked(arrays)
+
+        return stack_numbers
+    if _parts(arrays) == 1:
+
+        def stack_vectors(arrays, axis=0):
+            out = _stacked(arrays)
+            return out if _axis(axis, 2) == 0 else out.T.copy()
+
+        return stack_vectors
+
+    def stack_matrices(arrays, axis=0):
+        out = _stacked(arrays)
+        ax = _axis(axis, 3)
+        if ax == 0:
+            return out
+        return np.transpose(out, (1, 0, 2) if ax == 1 else (1, 2, 0)).copy()
+
+    return stack_matrices
+
+
+@overload(joining.stack_vjp)
+def _stack_vjp(g, ans, arrays, axis=0):
+    """``stack_vjp`` for a list of float64 numbers, vectors or matrices: the parts' adjoints as
+    the rows of an array (``item_adjoint`` reads row ``i``, as it reads the Python one's
+    ``Sparse``)."""
+    if _parts(arrays) < 0 or not (_float_array(g) and g.ndim == _parts(arrays) + 1):
+        return None
+    if not _integer(axis):
+        return None
+    if g.ndim == 1:
+
+        def stack_vjp_numbers(g, ans, arrays, axis=0):
+            _axis(axis, 1)
+            return np.ascontiguousarray(g)
+
+        return stack_vjp_numbers
+    if g.ndim == 2:
+
+        def stack_vjp_vectors(g, ans, arrays, axis=0):
+            if _axis(axis, 2) == 0:
+                return np.ascontiguousarray(g)
+            return np.ascontiguousarray(g.T)
+
+        return stack_vjp_vectors
+
+    def stack_vjp_matrices(g, ans, arrays, axis=0):
+        ax = _axis(axis, 3)
+        if ax == 0:
+            return np.ascontiguousarray(g)
+        return np.ascontiguousarray(np.transpose(g, (1, 0, 2) if ax == 1 else (2, 0, 1)))
+
+    return stack_vjp_matrices
 
 
 # ---------------------------------------------------------------------- forward mode (jvp)

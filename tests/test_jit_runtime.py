@@ -14,7 +14,7 @@ import pytest
 numba = pytest.importorskip("numba")
 
 from cpsad import jit_runtime, runtime  # noqa: E402,F401  (importing jit_runtime registers them)
-from cpsad.rules import linalg, operators, reductions, shape  # noqa: E402
+from cpsad.rules import joining, linalg, operators, reductions, shape  # noqa: E402
 
 rng = np.random.default_rng(7)
 A = rng.normal(size=(3, 4))
@@ -191,3 +191,47 @@ def test_numba_version_is_the_helper(helper, args):
     got = _compiled(helper, len(args))(*args)
     np.testing.assert_allclose(_dense(got), _dense(want), rtol=1e-13, atol=1e-15)
     assert np.shape(got) == np.shape(want)
+
+
+# ------------------------------------------------------------- np.stack of a list, stack_vjp
+# (a list is made in the compiled code, as the staged code makes it: the table's calls pass
+# their arguments in)
+
+stack_vjp, item_adjoint = joining.stack_vjp, runtime.item_adjoint
+
+
+@numba.njit
+def _stack_three(a, b, c, axis, g):
+    parts = [a, b, c]
+    ans = np.stack(parts, axis)
+    h = stack_vjp(g, ans, parts, axis)
+    return ans, (item_adjoint(h, 0, a), item_adjoint(h, 1, b), item_adjoint(h, 2, c))
+
+
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((), 0), ((), -1), ((4,), 0), ((4,), 1), ((4,), -2)]
+    + [((2, 4), axis) for axis in (0, 1, 2, -1, -3)],
+)
+def test_stack_of_a_list_and_its_adjoint_are_the_helpers(shape, axis):
+    a, b, c = (rng.normal(size=shape) if shape else float(rng.normal()) for _ in range(3))
+    want = np.stack([a, b, c], axis)
+    g = rng.normal(size=want.shape)
+    h = stack_vjp(g, want, [a, b, c], axis)
+    want_parts = [item_adjoint(h, i, x) for i, x in enumerate([a, b, c])]
+    got, got_parts = _stack_three(a, b, c, axis, g)
+    np.testing.assert_array_equal(got, want)
+    assert got.shape == want.shape
+    for x, y in zip(got_parts, want_parts):
+        np.testing.assert_array_equal(x, y)
+        assert np.shape(x) == np.shape(y) or np.ndim(x) == 0
+
+
+def test_stack_refuses_what_numpy_refuses_and_types_it_does_not_cover():
+    with pytest.raises(jit_runtime.Refused):  # (numpy raises: the Python one runs, and does)
+        _stack_three(U, U, V, 0, np.ones((3, 3)))
+    with pytest.raises(jit_runtime.Refused):
+        _stack_three(U, U, U, 2, np.ones((3, 3)))
+    f32 = U.astype(np.float32)  # (numpy's result is float32: not covered)
+    with pytest.raises(numba.core.errors.TypingError):
+        _stack_three(f32, f32, f32, 0, np.ones((3, 3)))
