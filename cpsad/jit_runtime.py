@@ -16,7 +16,7 @@ from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
 from cpsad import runtime
-from cpsad.rules import joining, linalg, operators, reductions, shape
+from cpsad.rules import composite, joining, linalg, operators, reductions, shape
 
 
 def _is_none(t) -> bool:
@@ -33,6 +33,20 @@ def _array(t) -> bool:
 
 def _float_array(t) -> bool:
     return _array(t) and isinstance(t.dtype, types.Float)
+
+
+def _integer(t) -> bool:
+    """An integer argument, or a parameter left at its integer default."""
+    return isinstance(t, (int, types.Integer, types.Omitted))
+
+
+@register_jitable
+def _axis(axis, ndim):
+    """``axis`` of an array of ``ndim`` axes, from 0 (out of range: ``Refused``, where numpy
+    raises, and the Python backpropagator does)."""
+    if axis < -ndim or axis >= ndim:
+        raise Refused()
+    return axis % ndim
 
 
 @overload(runtime.acc)
@@ -185,11 +199,48 @@ def _unpack_adjoint(gs, x=None):
 
 @overload(reductions.expand)
 def _expand(g, x, axis=None, keepdims=False):
+    """``expand``: the adjoint of a reduction of ``x`` -- over all of it, or over one axis of a
+    vector or matrix -- broadcast back to ``x``'s shape, a new float64 array."""
     if _number(g) and _array(x) and _is_none(axis):
         return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
     if _number(g) and _number(x) and _is_none(axis):
         return lambda g, x, axis=None, keepdims=False: g
+    if not (isinstance(axis, types.Integer) and _array(x) and x.ndim in (1, 2)):
+        return None
+    if isinstance(g, types.Float) and x.ndim == 1:
+
+        def expand_vector(g, x, axis=None, keepdims=False):
+            _axis(axis, 1)
+            return np.full(x.shape, g)
+
+        return expand_vector
+    if _float_array(g) and g.ndim == 1 and x.ndim == 2:
+        return _expand_rows
+    if _float_array(g) and g.ndim == x.ndim:
+
+        def expand_kept(g, x, axis=None, keepdims=False):
+            if not keepdims:
+                raise Refused()
+            _axis(axis, x.ndim)
+            return np.broadcast_to(g, x.shape).copy()
+
+        return expand_kept
     return None
+
+
+def _expand_rows(g, x, axis=None, keepdims=False):
+    """``expand`` of the adjoint of a matrix reduced over one axis: a row (``axis=0``) or a
+    column (1), repeated."""
+    ax = _axis(axis, 2)
+    if keepdims or g.shape[0] != x.shape[1 - ax]:
+        raise Refused()  # (numpy's reshape raises: the Python one runs, and does)
+    out = np.empty(x.shape)
+    for i in range(x.shape[0]):
+        if ax == 0:
+            out[i, :] = g
+        else:
+            out[i, :] = g[i]
+    return out
 
 
 @overload(operators.power_slope)
@@ -382,10 +433,13 @@ def _overlaps_impl(v, lo, hi):
 
 @overload(runtime.split_ties)
 def _split_ties(picked, g, x, y):
-    """The adjoint of the operand of maximum/minimum that is the result, halved at ties."""
+    """The adjoint of the operand of maximum/minimum that is the result, halved at ties: of
+    numbers, or arrays of the result's rank (one of them may be a number)."""
     if _number(x) and _number(y):
         return lambda picked, g, x, y: 0.5 * g if x == y else picked
-    if _array(x) and _array(y) and x.ndim == y.ndim and _array(picked) and _array(g):
+    if not (_array(picked) and _array(g) and picked.ndim == g.ndim and (_array(x) or _array(y))):
+        return None
+    if all(_number(o) or (_array(o) and o.ndim == picked.ndim) for o in (x, y)):
 
         def split_ties_arrays(picked, g, x, y):
             tie = x == y
@@ -443,19 +497,6 @@ def _parts(arrays) -> int:
     if _array(arrays.dtype) and arrays.dtype.dtype == types.float64 and arrays.dtype.ndim <= 2:
         return arrays.dtype.ndim
     return -1
-
-
-def _integer(t) -> bool:
-    return isinstance(t, (int, types.Integer, types.Omitted))
-
-
-@register_jitable
-def _axis(axis, ndim):
-    """``axis`` of an array of ``ndim`` axes, from 0 (out of range: ``Refused``, where numpy
-    raises, and the Python backpropagator does)."""
-    if axis < -ndim or axis >= ndim:
-        raise Refused()
-    return axis % ndim
 
 
 @register_jitable
@@ -534,6 +575,45 @@ def _stack_vjp(g, ans, arrays, axis=0):
         return np.ascontiguousarray(np.transpose(g, (1, 0, 2) if ax == 1 else (2, 0, 1)))
 
     return stack_vjp_matrices
+
+
+# ---------------------------------------------------------------------- composites (composite.py)
+# (called as they are where their value is not differentiated)
+
+
+@overload(composite.matrix_power)
+def _matrix_power(a, n):
+    """The composite ``matrix_power`` of a float64 matrix, ``n >= 0``: its products, in its order
+    (a matrix not square, or ``n < 0``, the inverse's: ``Refused``, left to the Python one)."""
+    if not (_array(a) and a.ndim == 2 and a.dtype == types.float64):
+        return None
+    if not isinstance(n, types.Integer):
+        return None
+
+    def matrix_power_matrix(a, n):
+        if a.shape[0] != a.shape[1] or n < 0:
+            raise Refused()
+        if n == 0:
+            return np.eye(a.shape[0])
+        if n == 1:
+            return a.copy()
+        if n == 2:
+            return a @ a
+        if n == 3:
+            return (a @ a) @ a
+        z = np.ascontiguousarray(a)  # (squares of a, times the result where n has a bit)
+        result = z
+        found = False
+        while True:
+            if n % 2:
+                result = result @ z if found else z
+                found = True
+            n //= 2
+            if n == 0:
+                return result
+            z = z @ z
+
+    return matrix_power_matrix
 
 
 # ---------------------------------------------------------------------- forward mode (jvp)

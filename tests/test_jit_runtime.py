@@ -14,7 +14,7 @@ import pytest
 numba = pytest.importorskip("numba")
 
 from cpsad import jit_runtime, runtime  # noqa: E402,F401  (importing jit_runtime registers them)
-from cpsad.rules import joining, linalg, operators, reductions, shape  # noqa: E402
+from cpsad.rules import composite, joining, linalg, operators, reductions, shape  # noqa: E402
 
 rng = np.random.default_rng(7)
 A = rng.normal(size=(3, 4))
@@ -66,6 +66,11 @@ CASES = [
     (runtime.zeros_like, (A,)),
     (runtime.zeros_like, (2.0,)),
     (reductions.expand, (0.5, A)),
+    (reductions.expand, (A.sum(axis=0), A, 0)),
+    (reductions.expand, (A.sum(axis=1), A, 1)),
+    (reductions.expand, (A.sum(axis=1), A, -1)),
+    (reductions.expand, (0.5, V, 0)),
+    (reductions.expand, (A.sum(axis=0, keepdims=True), A, 0, True)),
     (operators.power_slope, (A, 3.0)),
     (operators.power_slope, (A, 0.0)),
     (operators.power_slope, (1.5, 2.0)),
@@ -106,12 +111,28 @@ def test_as_sequence_is_what_a_loop_indexes():
         (shape.untranspose, (A, (1, 0))),
         (runtime.getitem_adjoint, (V[:2], V, np.array([0, 0]))),  # (repeated: np.add.at)
         (runtime.getitem_adjoint, (0.5, V.astype(np.float32), 1)),  # (float32: its own dtype)
+        (composite.matrix_power, (np.ones((3, 3), dtype=int), 2)),  # (integers: not covered)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
     """(A stacked product, a permutation, an index of integers, float32: Numba's typing fails, so
     cpsad.jit falls back.)"""
     with pytest.raises(numba.core.errors.TypingError):
+        _compiled(helper, len(args))(*args)
+
+
+@pytest.mark.parametrize(
+    "helper, args",
+    [
+        (composite.matrix_power, (A, 2)),
+        (composite.matrix_power, (S, -1)),
+        (reductions.expand, (A.sum(axis=0), A, 1)),
+    ],
+)
+def test_what_the_python_helper_decides_is_refused(helper, args):
+    """(Not square, a sum of the wrong length: numpy raises; an inverse's power: left to the
+    Python helper.)"""
+    with pytest.raises(jit_runtime.Refused):
         _compiled(helper, len(args))(*args)
 
 
@@ -152,6 +173,8 @@ TIES = np.where(rng.random(size=(3, 4)) < 0.5, M, M + 1.0)
 STORES = [
     (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), M, TIES)),
     (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), M, M + 1.0)),
+    (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), TIES, M[1, 2])),
+    (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), 1.5, M)),  # (no tie)
     (runtime.split_ties, (1.0, 2.0, 0.5, 0.5)),
     (runtime.split_ties, (1.0, 2.0, 0.5, 0.7)),
     (runtime.stored, (M, 1, V)),
@@ -180,7 +203,12 @@ FORWARD = [
 ]
 
 
-ALL = CASES + STORES + FORWARD  # (the reverse helpers; maximum's ties and stores; forward mode's)
+COMPOSITES = [(composite.matrix_power, (S, n)) for n in (0, 1, 2, 3, 5, 6, 11)]
+
+
+ALL = CASES + STORES + FORWARD + COMPOSITES
+# (the reverse helpers; maximum's ties and stores; forward mode's; composites, where their value
+# is not differentiated)
 
 
 @pytest.mark.parametrize(
