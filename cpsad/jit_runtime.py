@@ -16,7 +16,7 @@ from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
 
 from cpsad import runtime
-from cpsad.rules import composite, joining, linalg, operators, reductions, shape
+from cpsad.rules import composite, containers, joining, linalg, operators, reductions, shape
 
 
 def _is_none(t) -> bool:
@@ -91,6 +91,9 @@ def _zeros_like(x):
         return lambda x: np.zeros(x.shape)
     if _number(x):
         return lambda x: 0.0
+    if isinstance(x, types.List) and x.dtype == types.float64:
+        # (for the Python one's empty Sparse: zeros, whose entry i ``item_adjoint`` reads)
+        return lambda x: np.zeros(len(x))
     return None
 
 
@@ -484,6 +487,23 @@ def _stored_part(c, out, key, value):
     return None
 
 
+@overload(containers.max_builtin)
+def _max_builtin(g, ans, *items):
+    """``max(a, b)`` or ``min(a, b)`` of two numbers: ``g`` to the first one equal to the result
+    (a NaN result, found by identity there: ``Refused``, left to the Python one)."""
+    if not (isinstance(g, types.Float) and len(items) == 2 and all(_number(t) for t in items)):
+        return None
+
+    def max_builtin_two(g, ans, *items):
+        if ans != ans:
+            raise Refused()
+        if items[0] == ans:
+            return g, 0.0
+        return 0.0, g
+
+    return max_builtin_two
+
+
 # ---------------------------------------------------------------------- parts joined (joining.py)
 
 
@@ -511,6 +531,15 @@ def _stacked(arrays):
             raise Refused()
         out[i] = arrays[i]
     return out
+
+
+@overload(joining.parts)
+def _parts_adjoint(g, x):
+    """``parts`` of a list of float64 numbers (``np.array(lst)``): ``g`` itself, whose entry i
+    is part i's adjoint (``item_adjoint`` reads it, as it reads the Python one's ``Sparse``)."""
+    if _parts(x) == 0 and _float_array(g) and g.ndim == 1:
+        return lambda g, x: g
+    return None
 
 
 @overload(np.stack)
@@ -623,7 +652,9 @@ def _matrix_power(a, n):
 def _tangent_zeros(x):
     """``zeros_like``'s, where they agree (a bool has no tangent; an array of integers is left
     to the Python one)."""
-    if isinstance(x, types.Boolean) or (_array(x) and not isinstance(x.dtype, types.Float)):
+    if isinstance(x, (types.Boolean, types.List)) or (
+        _array(x) and not isinstance(x.dtype, types.Float)
+    ):
         return None
     return _zeros_like(x)
 

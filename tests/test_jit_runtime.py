@@ -14,7 +14,15 @@ import pytest
 numba = pytest.importorskip("numba")
 
 from cpsad import jit_runtime, runtime  # noqa: E402,F401  (importing jit_runtime registers them)
-from cpsad.rules import composite, joining, linalg, operators, reductions, shape  # noqa: E402
+from cpsad.rules import (  # noqa: E402
+    composite,
+    containers,
+    joining,
+    linalg,
+    operators,
+    reductions,
+    shape,
+)
 
 rng = np.random.default_rng(7)
 A = rng.normal(size=(3, 4))
@@ -112,6 +120,7 @@ def test_as_sequence_is_what_a_loop_indexes():
         (runtime.getitem_adjoint, (V[:2], V, np.array([0, 0]))),  # (repeated: np.add.at)
         (runtime.getitem_adjoint, (0.5, V.astype(np.float32), 1)),  # (float32: its own dtype)
         (composite.matrix_power, (np.ones((3, 3), dtype=int), 2)),  # (integers: not covered)
+        (containers.max_builtin, (0.5, 2.0, 2.0, 1.0, 0.0)),  # (three: not covered)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -127,6 +136,7 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
         (composite.matrix_power, (A, 2)),
         (composite.matrix_power, (S, -1)),
         (reductions.expand, (A.sum(axis=0), A, 1)),
+        (containers.max_builtin, (0.5, np.nan, np.nan, 1.0)),  # (the NaN found by identity)
     ],
 )
 def test_what_the_python_helper_decides_is_refused(helper, args):
@@ -176,6 +186,10 @@ STORES = [
     (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), TIES, M[1, 2])),
     (runtime.split_ties, (np.ones((3, 4)), np.full((3, 4), 2.0), 1.5, M)),  # (no tie)
     (runtime.split_ties, (1.0, 2.0, 0.5, 0.5)),
+    (containers.max_builtin, (0.5, 2.0, 2.0, 1.0)),
+    (containers.max_builtin, (0.5, 2.0, 1.0, 2.0)),
+    (containers.max_builtin, (0.5, 1.0, 1.0, 1.0)),  # (a tie: the first)
+    (containers.max_builtin, (0.5, 3, 3, 1.5)),
     (runtime.split_ties, (1.0, 2.0, 0.5, 0.7)),
     (runtime.stored, (M, 1, V)),
     (runtime.stored, (M, (1, 2), 0.5)),
@@ -225,7 +239,8 @@ def test_numba_version_is_the_helper(helper, args):
 # (a list is made in the compiled code, as the staged code makes it: the table's calls pass
 # their arguments in)
 
-stack_vjp, item_adjoint = joining.stack_vjp, runtime.item_adjoint
+stack_vjp, item_adjoint, parts = joining.stack_vjp, runtime.item_adjoint, joining.parts
+zeros_like = runtime.zeros_like
 
 
 @numba.njit
@@ -263,3 +278,22 @@ def test_stack_refuses_what_numpy_refuses_and_types_it_does_not_cover():
     f32 = U.astype(np.float32)  # (numpy's result is float32: not covered)
     with pytest.raises(numba.core.errors.TypingError):
         _stack_three(f32, f32, f32, 0, np.ones((3, 3)))
+
+
+@numba.njit
+def _array_of_three(a, b, g):
+    lst = [a, b, 0.5]
+    h = parts(g, lst)
+    z = zeros_like(lst)
+    return np.array(lst), (item_adjoint(h, 0, a), item_adjoint(h, 1, b), item_adjoint(z, 2, b))
+
+
+def test_parts_of_a_list_of_numbers_and_its_zeros_are_the_helpers():
+    """(``np.array([a, b, 0.5])``'s adjoint: ``parts``, or, of integers, ``zeros_like``.)"""
+    g = rng.normal(size=3)
+    ans, got = _array_of_three(0.25, 2.0, g)
+    lst = [0.25, 2.0, 0.5]
+    h, z = parts(g, lst), zeros_like(lst)
+    want = (item_adjoint(h, 0, 0.25), item_adjoint(h, 1, 2.0), item_adjoint(z, 2, 2.0))
+    np.testing.assert_array_equal(ans, np.array(lst))
+    assert got == want
