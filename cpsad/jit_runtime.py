@@ -188,7 +188,7 @@ def _item_adjoint(g, key, x):
     if isinstance(g, types.BaseTuple) and isinstance(key, types.IntegerLiteral):
         i = key.literal_value
         return lambda g, key, x: g[i]
-    if _array(g):
+    if _array(g) or isinstance(g, types.List):
         return lambda g, key, x: g[key]
     return None
 
@@ -330,6 +330,32 @@ def _matmul_y(g, ans, x, y):
     if y.ndim == 2:
         return lambda g, ans, x, y: np.outer(x, g)
     return lambda g, ans, x, y: g * x
+
+
+@overload(np.flip)
+def _np_flip_axis(m, axis=None):
+    """``np.flip(m, axis)`` (Numba's takes no axis): all axes for None, else one of a vector's
+    or a matrix's; the same view numpy returns."""
+    if not _array(m) or axis is None:  # (``np.flip(m)``: Numba's own)
+        return None
+    if isinstance(axis, types.NoneType):
+        return lambda m, axis=None: np.flip(m)
+    if not (isinstance(axis, types.Integer) and m.ndim in (1, 2)):
+        return None
+    if m.ndim == 1:
+
+        def flip_vector(m, axis=None):
+            _axis(axis, 1)
+            return m[::-1]
+
+        return flip_vector
+
+    def flip_matrix(m, axis=None):
+        if _axis(axis, 2) == 0:
+            return m[::-1]
+        return m[:, ::-1]
+
+    return flip_matrix
 
 
 @overload(reductions.count)
@@ -604,6 +630,88 @@ def _stack_vjp(g, ans, arrays, axis=0):
         return np.ascontiguousarray(np.transpose(g, (1, 0, 2) if ax == 1 else (2, 0, 1)))
 
     return stack_vjp_matrices
+
+
+@overload(np.concatenate)
+def _np_concatenate_list(arrays, axis=0):
+    """``np.concatenate`` of a list of float64 vectors or matrices, along an axis they have."""
+    if _parts(arrays) not in (1, 2) or not _integer(axis):
+        return None
+    if _parts(arrays) == 1:
+
+        def concatenate_vectors(arrays, axis=0):
+            _axis(axis, 1)
+            out = np.empty(sum([x.shape[0] for x in arrays]))
+            start = 0
+            for x in arrays:
+                out[start : start + x.shape[0]] = x
+                start += x.shape[0]
+            return out
+
+        return concatenate_vectors
+
+    def concatenate_matrices(arrays, axis=0):
+        ax = _axis(axis, 2)
+        if len(arrays) == 0:
+            raise Refused()
+        other = arrays[0].shape[1 - ax]
+        n = 0
+        for x in arrays:
+            if x.shape[1 - ax] != other:
+                raise Refused()  # (numpy raises: the Python one runs, and does)
+            n += x.shape[ax]
+        out = np.empty((n, other) if ax == 0 else (other, n))
+        start = 0
+        for x in arrays:
+            if ax == 0:
+                out[start : start + x.shape[0], :] = x
+            else:
+                out[:, start : start + x.shape[1]] = x
+            start += x.shape[ax]
+        return out
+
+    return concatenate_matrices
+
+
+@overload(joining.concatenate_vjp)
+def _concatenate_vjp(g, ans, arrays, axis=0):
+    """``concatenate_vjp`` for a list of float64 vectors or matrices: the parts' adjoints, each
+    ``g``'s stretch along ``axis``, in a list (``item_adjoint`` reads entry i, as it reads the
+    Python one's ``Sparse``)."""
+    if _parts(arrays) not in (1, 2) or not (_float_array(g) and g.ndim == _parts(arrays)):
+        return None
+    if not _integer(axis):
+        return None
+
+    def concatenate_vjp_list(g, ans, arrays, axis=0):
+        ax = _axis(axis, g.ndim)
+        out = []
+        start = 0
+        for x in arrays:
+            n = x.shape[ax]
+            out.append(_stretch(g, ax, start, start + n))
+            start += n
+        return out
+
+    return concatenate_vjp_list
+
+
+def _stretch(g, ax, start, stop):
+    """``g[start:stop]`` along axis ``ax``, C-ordered (compiled code only)."""
+    raise NotImplementedError("called by compiled code only")
+
+
+@overload(_stretch)
+def _stretch_impl(g, ax, start, stop):
+    if g.ndim == 1:
+        return lambda g, ax, start, stop: np.ascontiguousarray(g[start:stop])
+
+    def stretch_matrix(g, ax, start, stop):
+        if ax == 0:
+            return np.ascontiguousarray(g[start:stop, :])
+        return np.ascontiguousarray(g[:, start:stop])
+
+    return stretch_matrix
 
 
 # ---------------------------------------------------------------------- composites (composite.py)

@@ -137,6 +137,7 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
         (composite.matrix_power, (S, -1)),
         (reductions.expand, (A.sum(axis=0), A, 1)),
         (containers.max_builtin, (0.5, np.nan, np.nan, 1.0)),  # (the NaN found by identity)
+        (np.flip, (V, 1)),  # (an axis a vector does not have)
     ],
 )
 def test_what_the_python_helper_decides_is_refused(helper, args):
@@ -219,10 +220,20 @@ FORWARD = [
 
 COMPOSITES = [(composite.matrix_power, (S, n)) for n in (0, 1, 2, 3, 5, 6, 11)]
 
+# numpy functions as the staged code calls them where Numba's own do not take the arguments
+NUMPY = [
+    (np.flip, (A, None)),
+    (np.flip, (V, None)),
+    (np.flip, (A, 0)),
+    (np.flip, (A, 1)),
+    (np.flip, (A, -2)),
+    (np.flip, (V, 0)),
+]
 
-ALL = CASES + STORES + FORWARD + COMPOSITES
+
+ALL = CASES + STORES + FORWARD + COMPOSITES + NUMPY
 # (the reverse helpers; maximum's ties and stores; forward mode's; composites, where their value
-# is not differentiated)
+# is not differentiated; numpy's functions)
 
 
 @pytest.mark.parametrize(
@@ -278,6 +289,41 @@ def test_stack_refuses_what_numpy_refuses_and_types_it_does_not_cover():
     f32 = U.astype(np.float32)  # (numpy's result is float32: not covered)
     with pytest.raises(numba.core.errors.TypingError):
         _stack_three(f32, f32, f32, 0, np.ones((3, 3)))
+
+
+concatenate_vjp = joining.concatenate_vjp
+
+
+@numba.njit
+def _concatenate_two(a, b, axis, g):
+    parts = [a, b]
+    ans = np.concatenate(parts, axis)
+    h = concatenate_vjp(g, ans, parts, axis)
+    return ans, (item_adjoint(h, 0, a), item_adjoint(h, 1, b))
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, axis",
+    [((2,), (3,), 0), ((2,), (3,), -1), ((2, 3), (4, 3), 0), ((2, 3), (2, 1), 1)]
+    + [((2, 3), (2, 1), -1), ((2, 3), (1, 3), -2)],
+)
+def test_concatenate_of_a_list_and_its_adjoint_are_the_helpers(a_shape, b_shape, axis):
+    a, b = rng.normal(size=a_shape), rng.normal(size=b_shape)
+    want = np.concatenate([a, b], axis)
+    g = rng.normal(size=want.shape)
+    h = concatenate_vjp(g, want, [a, b], axis)
+    got, got_parts = _concatenate_two(a, b, axis, g)
+    np.testing.assert_array_equal(got, want)
+    for x, y in zip(got_parts, (item_adjoint(h, 0, a), item_adjoint(h, 1, b))):
+        np.testing.assert_array_equal(x, y)
+        assert x.shape == y.shape
+
+
+def test_concatenate_refuses_what_numpy_refuses():
+    with pytest.raises(jit_runtime.Refused):
+        _concatenate_two(A, B, 0, np.ones((7, 4)))  # (3 by 4 on 4 by 2)
+    with pytest.raises(jit_runtime.Refused):
+        _concatenate_two(U, V, 1, np.ones(7))
 
 
 @numba.njit
