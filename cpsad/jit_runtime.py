@@ -7,6 +7,12 @@ integers and float arrays -- the scope of ``cpsad.jit``; for anything else it re
 implementation, Numba's typing fails, and ``cpsad.jit`` falls back to the Python
 backpropagator, which has the helpers' full behaviour. ``tests/test_jit_runtime.py`` runs each against
 the Python helper.
+
+The same holds for the composites the staged code calls where their value is not differentiated
+(``matrix_power``, ``rot90``), and for the numpy functions it calls that Numba lacks or takes
+fewer arguments of (``np.stack`` and ``np.concatenate`` of a list, ``np.flip`` along an axis,
+``np.diagonal``): each computes numpy's result for what it covers. Where numpy (or the helper)
+would raise, the compiled code raises ``Refused``, and the Python backpropagator runs.
 """
 
 from __future__ import annotations
@@ -374,6 +380,62 @@ def _untranspose(g, axes=None):
     return None
 
 
+def _diagonal_args(offset, axis1, axis2) -> bool:
+    return all(_integer(t) for t in (offset, axis1, axis2))
+
+
+@register_jitable
+def _diagonal_at(a, offset, axis1, axis2, i):
+    """Row and column of entry ``i`` of a matrix's diagonal (``offset`` above the main one, in
+    the order ``axis1``, ``axis2``; the same axis twice: ``Refused``, where numpy raises)."""
+    first, second = _axis(axis1, 2), _axis(axis2, 2)
+    if first == second:
+        raise Refused()
+    r, c = i + max(-offset, 0), i + max(offset, 0)
+    return (r, c) if first == 0 else (c, r)
+
+
+@register_jitable
+def _diagonal_length(a, offset, axis1, axis2):
+    rows, cols = (a.shape[0], a.shape[1]) if _axis(axis1, 2) == 0 else (a.shape[1], a.shape[0])
+    return max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+
+
+@overload(np.diagonal)
+def _np_diagonal(a, offset=0, axis1=0, axis2=1):
+    """``np.diagonal`` of a float64 matrix: its entries (numpy's is a read-only view: a copy
+    reads the same)."""
+    if not (_array(a) and a.ndim == 2 and a.dtype == types.float64):
+        return None
+    if not _diagonal_args(offset, axis1, axis2):
+        return None
+
+    def diagonal_matrix(a, offset=0, axis1=0, axis2=1):
+        out = np.empty(_diagonal_length(a, offset, axis1, axis2))
+        for i in range(out.shape[0]):
+            out[i] = a[_diagonal_at(a, offset, axis1, axis2, i)]
+        return out
+
+    return diagonal_matrix
+
+
+@overload(linalg.diagonal_vjp)
+def _diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
+    """``diagonal_vjp`` of a matrix: ``g`` put on its diagonal, in zeros."""
+    if not (_float_array(g) and g.ndim == 1 and _array(a) and a.ndim == 2):
+        return None
+    if not (a.dtype == types.float64 and _diagonal_args(offset, axis1, axis2)):
+        return None
+
+    def diagonal_vjp_matrix(g, ans, a, offset=0, axis1=0, axis2=1):
+        out = np.zeros(a.shape)
+        for i in range(g.shape[0]):
+            out[_diagonal_at(a, offset, axis1, axis2, i)] = g[i]
+        return out
+
+    return diagonal_vjp_matrix
+
+
 @overload(linalg.trace_vjp)
 def _trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
     if (
@@ -394,8 +456,9 @@ def _trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
 
 
 class Refused(Exception):
-    """Raised by compiled code where the Python helper might refuse (``check_in_place``):
-    ``staging.run`` then runs the Python backpropagator, which decides and says why."""
+    """Raised by compiled code where the Python helper might refuse (``check_in_place``), or
+    numpy raise (an axis out of range, parts of different shapes): ``staging.run`` then runs
+    the Python backpropagator, which decides and says why."""
 
 
 @overload(runtime.check_in_place_compiled, prefer_literal=True)
@@ -751,6 +814,28 @@ def _matrix_power(a, n):
             z = z @ z
 
     return matrix_power_matrix
+
+
+@overload(composite.rot90)
+def _rot90(m, k=1, axes=(0, 1)):
+    """The composite ``rot90`` of a matrix in its first two axes: the same view, flips and a
+    transpose."""
+    if not (_array(m) and m.ndim == 2 and _integer(k)):
+        return None
+    if not (isinstance(axes, types.Omitted) or axes == (0, 1)):  # (left out: its default)
+        return None
+
+    def rot90_matrix(m, k=1, axes=(0, 1)):
+        turns = k % 4
+        if turns == 0:
+            return m[:]
+        if turns == 1:
+            return m[:, ::-1].T
+        if turns == 2:
+            return m[::-1, ::-1]
+        return m.T[:, ::-1]
+
+    return rot90_matrix
 
 
 # ---------------------------------------------------------------------- forward mode (jvp)

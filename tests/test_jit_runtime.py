@@ -91,6 +91,10 @@ CASES = [
     (runtime.getitem_adjoint, (A[1:], A, slice(1, 3))),
     (runtime.getitem_adjoint, (V[::2], V, slice(None, None, 2))),
     (runtime.getitem_adjoint, (0.5, np.arange(4), 1)),  # (integers: the adjoint is float64)
+    (linalg.diagonal_vjp, (U, None, A)),
+    (linalg.diagonal_vjp, (U[:2], None, A, 2)),
+    (linalg.diagonal_vjp, (U[:2], None, A, -1, 1, 0)),
+    (linalg.diagonal_vjp, (V[:3], None, S, 1, 1, 0)),
 ]
 
 
@@ -121,6 +125,8 @@ def test_as_sequence_is_what_a_loop_indexes():
         (runtime.getitem_adjoint, (0.5, V.astype(np.float32), 1)),  # (float32: its own dtype)
         (composite.matrix_power, (np.ones((3, 3), dtype=int), 2)),  # (integers: not covered)
         (containers.max_builtin, (0.5, 2.0, 2.0, 1.0, 0.0)),  # (three: not covered)
+        (composite.rot90, (A, 1, (1, 0))),  # (other axes)
+        (np.diagonal, (np.ones((2, 2, 2)),)),  # (a stack of matrices)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -138,6 +144,7 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
         (reductions.expand, (A.sum(axis=0), A, 1)),
         (containers.max_builtin, (0.5, np.nan, np.nan, 1.0)),  # (the NaN found by identity)
         (np.flip, (V, 1)),  # (an axis a vector does not have)
+        (np.diagonal, (A, 0, 1, -1)),  # (the same axis twice)
     ],
 )
 def test_what_the_python_helper_decides_is_refused(helper, args):
@@ -218,7 +225,10 @@ FORWARD = [
 ]
 
 
-COMPOSITES = [(composite.matrix_power, (S, n)) for n in (0, 1, 2, 3, 5, 6, 11)]
+COMPOSITES = [(composite.matrix_power, (S, n)) for n in (0, 1, 2, 3, 5, 6, 11)] + [
+    (composite.rot90, (A,)),
+    *[(composite.rot90, (A, k)) for k in (-1, 0, 1, 2, 3, 6)],
+]
 
 # numpy functions as the staged code calls them where Numba's own do not take the arguments
 NUMPY = [
@@ -228,6 +238,11 @@ NUMPY = [
     (np.flip, (A, 1)),
     (np.flip, (A, -2)),
     (np.flip, (V, 0)),
+    (np.diagonal, (A,)),
+    (np.diagonal, (A, 1)),
+    (np.diagonal, (A, -1, 1, 0)),
+    (np.diagonal, (S, 2, -1, 0)),
+    (np.diagonal, (A, 5)),  # (empty)
 ]
 
 
