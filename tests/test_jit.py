@@ -63,6 +63,18 @@ MUST_COMPILE = {
     "transpose",
     # a user function's backpropagator defined in its caller (the Callees stage), keywords bound
     "calls_keywords",
+    "calls",
+    "calls_imported",
+    # more helpers with Numba versions: indexes, np.s_, ranges, lists of numbers
+    "indexing_2d",
+    "loop_range_bounds",
+    "array_from_scalars",
+    "chained",
+    "loop_swap",
+    "inactive_work",
+    "unused_active_result",
+    "unused_arg",
+    "unused_array",
 }
 
 
