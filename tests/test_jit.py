@@ -490,17 +490,16 @@ def _loop_arrays(x, v, n):
     return np.sum(acc * v)
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 5, 9])
-@pytest.mark.parametrize("f", [_loop_if, _loop_continue_break, _loop_arrays])
-def test_loops_that_branch_are_compiled(f, n):
-    rng = np.random.default_rng(n)
-    x = float(rng.uniform(0.2, 0.9))
-    w = rng.uniform(0.5, 1.2, size=3) if f is _loop_arrays else float(rng.uniform(0.5, 1.2))
-    if f is _loop_if:
-        w = float(w) if np.ndim(w) == 0 else w
+def _check_compiled(f, x, w, n, forward=False):
+    """``cpsad.jit(f)`` compiled (no fallback), with the Python backpropagator's value and
+    gradient with respect to ``x`` and ``w``, and ``x``'s against central differences -- and,
+    ``forward``, the compiled jvp along ``x`` too."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", cpsad.JitWarning)
         value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(x, w, n)
+        if forward:
+            tangents = (1.0, np.zeros_like(w), None)
+            jvp_value, tangent = cpsad.jvp(cpsad.jit(f), (x, w, n), tangents)
     want_value, (wx, ww) = cpsad.value_and_grad(f, (0, 1))(x, w, n)
     assert _compiled(f, (x, w, n), (0, 1))  # (a fallback warns once only)
     assert value == pytest.approx(want_value, rel=1e-12)
@@ -509,6 +508,21 @@ def test_loops_that_branch_are_compiled(f, n):
     eps = 1e-6
     fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
     assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    if forward:
+        assert _compiled_forward(f, (x, w, n), (0, 1))
+        assert jvp_value == pytest.approx(want_value, rel=1e-12)
+        assert tangent == pytest.approx(fd, rel=1e-5, abs=1e-7)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 9])
+@pytest.mark.parametrize("f", [_loop_if, _loop_continue_break, _loop_arrays])
+def test_loops_that_branch_are_compiled(f, n):
+    rng = np.random.default_rng(n)
+    x = float(rng.uniform(0.2, 0.9))
+    w = rng.uniform(0.5, 1.2, size=3) if f is _loop_arrays else float(rng.uniform(0.5, 1.2))
+    if f is _loop_if:
+        w = float(w) if np.ndim(w) == 0 else w
+    _check_compiled(f, x, w, n)
 
 
 def _nested_three(x, w, n):
@@ -570,17 +584,7 @@ def test_nested_loops_are_compiled(f, n):
     rng = np.random.default_rng(n)
     x = float(rng.uniform(0.2, 0.9))
     w = rng.uniform(0.5, 1.2, size=3) if f is _nested_arrays else float(rng.uniform(0.5, 1.2))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", cpsad.JitWarning)
-        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(x, w, n)
-    want_value, (wx, ww) = cpsad.value_and_grad(f, (0, 1))(x, w, n)
-    assert _compiled(f, (x, w, n), (0, 1))
-    assert value == pytest.approx(want_value, rel=1e-12)
-    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-12)
-    eps = 1e-6
-    fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
-    assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    _check_compiled(f, x, w, n)
 
 
 def _helper_scale(a, c):
@@ -633,21 +637,7 @@ def test_helpers_backpropagators_are_compiled_in(f, n):
     rng = np.random.default_rng(n)
     x = float(rng.uniform(0.2, 0.9))
     w = rng.uniform(0.5, 1.2, size=3) if f is _calls_array_helper else float(rng.uniform(0.5, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", cpsad.JitWarning)
-        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(f), (0, 1))(x, w, n)
-        jvp_value, tangent = cpsad.jvp(cpsad.jit(f), (x, w, n), (1.0, np.zeros_like(w), None))
-    want_value, (wx, ww) = cpsad.value_and_grad(f, (0, 1))(x, w, n)
-    assert _compiled(f, (x, w, n), (0, 1))
-    assert _compiled_forward(f, (x, w, n), (0, 1))
-    assert value == pytest.approx(want_value, rel=1e-12)
-    assert jvp_value == pytest.approx(want_value, rel=1e-12)
-    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-12)
-    eps = 1e-6
-    fd = (f(x + eps, w, n) - f(x - eps, w, n)) / (2 * eps)
-    assert gx == pytest.approx(fd, rel=1e-5, abs=1e-7)
-    assert tangent == pytest.approx(fd, rel=1e-5, abs=1e-7)
+    _check_compiled(f, x, w, n, forward=True)
 
 
 def _calls_other_module(x, w):
@@ -778,7 +768,9 @@ def test_numpy_spellings_numba_lacks_are_compiled():
     for a, b in zip(_flat(grads), _flat(want)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     lines = staging.staged_source(_spelt_for_numba, ("A", "x")).splitlines()
-    code = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))  # (not the user's lines)
+    code = "\n".join(
+        ln for ln in lines if not ln.lstrip().startswith("#")
+    )  # (not the user's lines)
     assert "A @ sin_A" in code and "(0, slice(1, None, None))" in code
     assert "np.matmul" not in code and "np.s_" not in code
 

@@ -153,15 +153,8 @@ def used_and_bound(root) -> tuple[set[str], set[str]] | None:
     used: set[str] = set()
     bound: set[str] = set()
     stack = [root]
-    pop, push, extend = stack.pop, stack.append, stack.extend
-    Name, Load, FunctionDef, AST, NODES, NODE = (
-        A.Name,
-        A.Load,
-        A.FunctionDef,
-        A.AST,
-        A.NODES,
-        A.NODE,
-    )
+    pop = stack.pop
+    Name, Load, FunctionDef = A.Name, A.Load, A.FunctionDef
     refused = (A.Global, A.Nonlocal, A.Import, A.ImportFrom, A.ClassDef, A.AsyncFunctionDef)
     while stack:
         n = pop()
@@ -181,23 +174,7 @@ def used_and_bound(root) -> tuple[set[str], set[str]] | None:
                 named = _NAMED[cls] = "name" in cls._fields
             if named and getattr(n, "name", None).__class__ is str:
                 return None  # (an exception's name, a match pattern's: bound by a string)
-        # (``push_children``, written out as in ``_count``: Emit walks the whole tree so)
-        fields = A.CHILDREN.get(cls)
-        if fields is None:
-            fields = A.children_of(cls)
-        for name, holds in fields:
-            v = getattr(n, name, None)
-            if v is None:
-                continue
-            if holds == NODES:
-                extend(v)
-            elif holds == NODE:
-                if isinstance(v, AST):
-                    push(v)
-            else:
-                for x in v if v.__class__ is list else (v,):
-                    if isinstance(x, AST):
-                        push(x)
+        push_children(n, stack)
     return used, bound
 
 
