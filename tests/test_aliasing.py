@@ -744,6 +744,35 @@ REFUSED = {
         "a",
         TypeError,
     ),
+    # an array made without the inputs, updated in place by a value that depends on them: the
+    # update reached the result only through another name, so activity (which follows names)
+    # did not mark it, and it ran as Python's own += -- the value right, the gradient 0.0 for
+    # 5.98 (fuzz seed 29159: the alias made by a tuple's unpacking)
+    "an inactive array updated by an active value, read through an alias": (
+        """
+        def f(x):
+            v = np.cos(np.ones(3) * 0.8)
+            w = v
+            v += np.ones(3) * x[0]
+            return np.sum(w * w)
+        """,
+        (X,),
+        "w",
+        TypeError,
+    ),
+    "an inactive array updated by an active value, an alias from a tuple unpacked": (
+        """
+        def f(x):
+            vec1 = np.cos(np.ones(3) * 0.8)
+            pair = (np.mean(np.outer(vec1, vec1)), vec1)
+            s, vec5 = pair
+            vec1 += x + vec1
+            return np.dot(vec5, vec5) + s
+        """,
+        (X,),
+        "vec5",
+        TypeError,
+    ),
     "an alias on one branch": (
         """
         def f(x, c):

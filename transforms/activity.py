@@ -123,6 +123,20 @@ def _names(nodes) -> list[str]:
     return [n.id for n in nodes if isinstance(n, A.Name)]
 
 
+def _varied_updates(scopes, varied: set) -> None:
+    """Mark the updates (``y = y op v``) whose value depends on the inputs though it reaches no
+    result through ``y`` (not active): another name may hold ``y``'s array and carry the
+    derivative on (``w = v; v += x``), which activity, following names, does not see -- such an
+    update must not run as Python's own in-place operation (``aliasing.python_may_run_in_place``:
+    the run-time check sees the other name)."""
+    for key, fdef in scopes.functions():
+        for s in statements(fdef.body):
+            if anno.hasanno(s, anno.AUG) and not anno.getanno(s, anno.ACTIVE):
+                read = S.loads(s.value)
+                if any(scopes.resolve(key, n) in varied for n in read):
+                    anno.setanno(s, anno.VARIED, True)
+
+
 def assigned_names(stmt) -> list[str]:
     """Names a normalized statement binds."""
     if isinstance(stmt, A.Assign):
@@ -432,6 +446,7 @@ class Activity:
                     elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(t.value, A.Name):
                         if t.value.id in view:
                             anno.setanno(s, anno.ACTIVE, True)
+        _varied_updates(scopes, {v[:2] for v in forward})
         _changed_after_read(unit, scopes, ctx)
         for key, fdef in scopes.functions():
             if key:

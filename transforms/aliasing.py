@@ -2274,11 +2274,12 @@ def _keeps(fn, ctx) -> bool:
 
 def python_may_run_in_place(sharing: Sharing, stmt) -> bool:
     """May the update ``stmt`` (its ``Sharing`` computed before Activity) run as Python's own
-    in-place operation? Where the value was made and stays in the function and no statement
-    naming a variable that may hold it computes an active value: no derivative reads it, so
-    changing it in place changes only what Python changes. (Read after Activity.)"""
-    if not sharing.confined or anno.getanno(stmt, anno.ACTIVE):
-        return False
+    in-place operation? Where the value was made and stays in the function, the update's own
+    value does not depend on the inputs, and no statement naming a variable that may hold it
+    computes an active value: no derivative reads it, so changing it in place changes only what
+    Python changes. (Read after Activity.)"""
+    if not sharing.confined or anno.getanno(stmt, anno.ACTIVE) or anno.getanno(stmt, anno.VARIED):
+        return False  # (varied: its value depends on the inputs, another name may carry it on)
     return not any(anno.getanno(st, anno.ACTIVE) for st in sharing.mentions)
 
 

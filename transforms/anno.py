@@ -38,6 +38,7 @@ HELD_ARGS = "held_args"  # aliasing: of a call of a user function, the positions
 # of its arguments whose values the caller (or its callers) may still read after it returns
 ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is the update it guards
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
+VARIED = "varied"  # activity: an update `y = y op v` (AUG) whose value depends on the inputs
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation
 BOOKKEEPING = "bookkeeping"  # cps: an adjoint's initialization, a function's epilogue, a join call
