@@ -494,8 +494,8 @@ def test_float32_end_to_end_without_densify():
 # Calls emitted code makes that are not functions of values: the next transformation handles them
 # itself. call_bp, call_jvp and call_primal dispatch a call of a function value, Closure builds
 # one; store_item(container, key, value) is `container[key] = value` (an effect, it returns None),
-# to be read back as that assignment, which the passes differentiate. backpropagator_of runs while
-# transforming (Nested), not in emitted code.
+# to be read back as that assignment, which the passes differentiate. backpropagator_of and
+# staged_callee run while transforming (Nested; Callees, for cpsad.jit), not in emitted code.
 NOT_FUNCTIONS_OF_VALUES = {
     "call_bp",
     "call_bp_keywords",
@@ -505,6 +505,7 @@ NOT_FUNCTIONS_OF_VALUES = {
     "call_primal",
     "store_item",
     "backpropagator_of",
+    "staged_callee",
     "MISSING",  # a value, not a function: a default's placeholder
     "check_in_place_compiled",  # only in code Numba compiles (cpsad.jit), never transformed again
 }
