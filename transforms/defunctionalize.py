@@ -193,20 +193,14 @@ class Defunctionalize:
         if any(v not in definite for v in saved):
             return False  # a value the backward part reads may not exist at the self-call
         hoisted, marks = self.hoist_stacks(inner, forward)
-        f.body = decls + self.loops(
-            f,
-            branch,
-            pre,
-            forward,
-            call_stmt,
-            backward,
-            orelse,
-            tail,
-            sorted(saved + marks),
-            result,
-            branches,
-            hoisted,
-        )
+        saved = sorted(saved + marks)
+        f.body = [
+            *decls,
+            *hoisted,  # (the inner loops' stacks, made once, before this loop's)
+            *self.loops(
+                f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result, branches
+            ),
+        ]
         return True
 
     def hoist_stacks(self, inner: dict, forward: list) -> tuple[list, list]:
@@ -234,19 +228,7 @@ class Defunctionalize:
     # ------------------------------------------------------------------ rewriting
 
     def loops(
-        self,
-        f,
-        branch,
-        pre,
-        forward,
-        call_stmt,
-        backward,
-        orelse,
-        tail,
-        saved,
-        result,
-        branches,
-        hoisted=(),
+        self, f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result, branches
     ):
         at = branch
         call = call_stmt.value
@@ -336,7 +318,6 @@ class Defunctionalize:
         if self.unit.staged:
             for init in inits if not counted else inits[len(stacks) :]:
                 init.stack = True  # (a stack the loop around this one may hoist: _inner_stacks)
-            inits[:0] = hoisted
         return [
             *[_at(init, at) for init in inits],
             _at(forward_loop, at),
