@@ -5,13 +5,16 @@ import inspect
 import io
 import os
 import pdb
+import sys
 import traceback
+import types
 
 import numpy as np
 import pytest
 
 import cpsad
 from cpsad import compiler
+from tests import corpus_control, corpus_core
 from tests import corpus_core as C
 
 
@@ -63,6 +66,8 @@ def test_a_runtime_error_names_the_emitted_line_and_the_users_line():
     spec = cpsad.transform(shapes, 0).at(np.ones((2, 3)), np.ones(4)).spec
     assert spec.path in tb  # the traceback shows the emitted file
     assert "h = W @ x" in tb
+    if sys.version_info >= (3, 11):  # the carets stand under the expression that failed
+        assert "    h = W @ x\n        ~~^~~\n" in tb
     first = inspect.getsourcelines(shapes)[1]
     notes = "\n".join(info.value.__notes__)
     assert f"{__file__}:{first + 1}: h = W @ x" in notes  # and the user's line
@@ -196,3 +201,43 @@ def test_a_breakpoint_on_the_users_line_stops_only_in_the_emitted_file():
     debugger.use_rawinput = False
     debugger.runcall(C.poly, w, x)
     assert f"{C.__file__}({users_line})poly()" in out.getvalue()
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> None:
+    """The same instructions at the same lines and columns, here and in every function inside."""
+    for field in (
+        "co_code",
+        "co_names",
+        "co_varnames",
+        "co_freevars",
+        "co_cellvars",
+        "co_qualname",
+    ):
+        assert getattr(a, field) == getattr(b, field), (a.co_name, field)
+    assert list(a.co_positions()) == list(b.co_positions()), a.co_name
+    assert a.co_firstlineno == b.co_firstlineno and a.co_exceptiontable == b.co_exceptiontable
+    codes = [(x, y) for x, y in zip(a.co_consts, b.co_consts) if isinstance(x, types.CodeType)]
+    for x, y in codes:
+        _same_code(x, y)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="columns are kept from Python 3.11 on")
+def test_the_emitted_text_compiles_to_the_code_its_tree_compiles_to():
+    """The emitted module is compiled as text, its lines moved a column right inside a factory
+    function and the columns moved back (compiler._compiled_text): every instruction must be
+    where compiling its parsed tree puts it, or tracebacks' carets and coverage would point
+    beside the file's text."""
+    checked = 0
+    for f, _args, argnums in corpus_core.CASES + corpus_control.CASES:
+        nums = (argnums,) if isinstance(argnums, int) else argnums
+        active = tuple(f.__code__.co_varnames[i] for i in nums)
+        t = compiler.specialize(f, active).t
+        unit = types.SimpleNamespace(
+            text=t.text, injected=t.injected, callees=t.callees, fn=f, bp_name=t.bp_name
+        )
+        free = sorted(set(t.injected) | set(t.callees) | set(f.__code__.co_freevars))
+        text = compiler._compiled_text(unit, t.path, free)
+        assert text is not None, f.__name__  # (the fast path is taken for every corpus function)
+        _same_code(text, compiler._compiled_tree(unit, t.path, free))
+        checked += 1
+    assert checked > 50
