@@ -60,7 +60,7 @@ from __future__ import annotations
 from . import astlib as A
 from . import templates
 from .flatten import Flatten
-from .joins import leaving, one_self_call, reaching, remove, walk_own_statements
+from .joins import leaving, one_self_call, reaching, remove, unmarked, walk_own_statements
 from .scoping import local_names
 from .unit import Unit
 
@@ -190,17 +190,25 @@ class Defunctionalize:
             wanted = {v for v in saved if v not in definite}
             branches = _branch_saves(_reached_view([*pre, *forward]), backward, wanted)
             saved = [v for v in saved if not any(v in names for _, _, names in branches)]
+        defaults = []
         if any(v not in definite for v in saved):
-            return False  # a value the backward part reads may not exist at the self-call
+            maybe_unset = [v for v in saved if v not in definite]
+            if not staged or not _read_where_set([*pre, *forward], backward, maybe_unset):
+                return False  # a value the backward part reads may not exist at the self-call
+            # (conditions an inner loop's last turn set, read where it set them: typed before)
+            defaults = [_at(A.assign(A.store(v), A.const(False)), branch) for v in maybe_unset]
         hoisted, marks = self.hoist_stacks(inner, forward)
         saved = sorted(saved + marks)
         f.body = [
             *decls,
+            *defaults,
             *hoisted,  # (the inner loops' stacks, made once, before this loop's)
             *self.loops(
                 f, branch, pre, forward, call_stmt, backward, orelse, tail, saved, result, branches
             ),
         ]
+        if staged:  # (its joins' marks are done with: the loop around, inlining it, has its own)
+            _unmark(f.body)
         return True
 
     def hoist_stacks(self, inner: dict, forward: list) -> tuple[list, list]:
@@ -623,21 +631,47 @@ def _push_point(block: list, names: set) -> list | None:
     does so elsewhere in it, or a name is not assigned by then."""
     skipping = [
         s
-        for s in walk_own_statements(block)
+        for s in _outside_inner_loops(block)
         if isinstance(s, A.If) and getattr(s, "skips_join", None)
     ]
-    if not skipping:
-        return block if names <= _top_level_stores(block) else None
+    if not skipping:  # (every path through it assigns them: in a branch or an inner loop too)
+        return block if names <= _reached_stores(block) else None
     last = block[-1]
     if not (isinstance(last, A.If) and getattr(last, "skips_join", None)):
         return None
     if any(
         isinstance(s, A.If) and getattr(s, "skips_join", None)
-        for s in walk_own_statements(block[:-1])
+        for s in _outside_inner_loops(block[:-1])
     ):
         return None
     arm = last.orelse if last.skips_join == "body" else last.body
-    return _push_point(arm, names - _top_level_stores(block[:-1]))
+    return _push_point(arm, names - _reached_stores(block[:-1]))
+
+
+def _unmark(body: list) -> None:
+    """``body`` and every block in it without the marks of paths that skip a join
+    (``joins.unmarked``)."""
+    body[:] = unmarked(body)
+    for s in walk_own_statements(body):
+        for field in ("body", "orelse"):
+            block = getattr(s, field, None)
+            if isinstance(block, list) and block and not isinstance(s, A.FunctionDef):
+                kept = unmarked(block)
+                block[:] = kept or ([A.Pass()] if field == "body" else [])
+
+
+def _outside_inner_loops(block: list):
+    """The statements of ``block`` and of its branches, not those of inner loops (rewritten:
+    their own joins' ``if``s are theirs)."""
+    stack = list(reversed(block))
+    while stack:
+        s = stack.pop()
+        if isinstance(s, (A.While, A.FunctionDef)):
+            continue
+        yield s
+        if isinstance(s, A.If):
+            stack.extend(reversed(s.orelse))
+            stack.extend(reversed(s.body))
 
 
 def _reached_view(stmts: list) -> list:
@@ -664,7 +698,120 @@ def _reached_stores(stmts: list) -> set:
             skips = getattr(s, "skips_join", None)
             yes, no = _reached_stores(s.body), _reached_stores(s.orelse)
             out |= no if skips == "body" else yes if skips == "orelse" else yes & no
+        elif isinstance(s, A.While):  # (an inner loop: every turn runs its body to the stop)
+            out |= _definite_stores(_last_turns([s]))
         else:
+            out |= _top_level_stores([s])
+    return out
+
+
+def _read_where_set(forward: list, backward: list, names: list) -> bool:
+    """Staged: are ``names`` -- saved at the self-call but not assigned on every path to it --
+    conditions (``branch = a < b``) that an inner loop's last turn assigned, which the backward
+    part reads only under the tests of the ``if``s that assigned them? An inner loop, flattened,
+    leaves by its last turn's path, and the backward part retraces that path from its saved
+    conditions: where it reads a name, the forward part assigned it. Such a name may then be
+    given a value before the loop (a default never read) and saved like the others. (A read
+    under no test, or a name assigned other than by a comparison: no.)"""
+    view = _last_turns(_reached_view(forward))  # (the paths that reach the self-call)
+    changed = _stores(backward)
+
+    def condition(v) -> bool:  # (assigned once, a comparison; the backward part keeps it)
+        stores = [n for s in forward for n in A.walk(s) if _stored(n, v)]
+        assigned = [e for s in walk_own_statements(forward) for t, e in _assignments(s) if t == v]
+        return (
+            len(stores) == 1
+            and len(assigned) == 1
+            and isinstance(assigned[0], (A.Compare, A.BoolOp))
+            and v not in changed
+        )
+
+    for v in names:
+        if not condition(v):
+            return False
+        for guards in _guarded_reads(backward, v, {}):
+            if not all(condition(g) for g in guards) or v not in _assigned_under(view, guards):
+                return False
+    return True
+
+
+def _stored(n, v: str) -> bool:
+    return isinstance(n, A.Name) and n.id == v and isinstance(n.ctx, (A.Store, A.Del))
+
+
+def _assignments(s) -> list:
+    """``[(name, value)]`` of a statement ``name = value`` (else nothing)."""
+    if isinstance(s, A.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], A.Name):
+        return [(s.targets[0].id, s.value)]
+    return []
+
+
+def _last_turns(stmts: list) -> list:
+    """``stmts`` with each inner loop (``while True``, rewritten) as its last turn: the part of
+    its body before its ``if not joining: break`` -- what the turn that leaves runs."""
+    out = []
+    for s in stmts:
+        if isinstance(s, A.While) and isinstance(s.test, A.Constant) and s.test.value is True:
+            stop = next((i for i, b in enumerate(s.body) if _is_stop(b)), None)
+            if stop is not None:
+                out += _last_turns(s.body[:stop])
+            continue
+        if isinstance(s, A.If):
+            s = A.If(test=s.test, body=_last_turns(s.body), orelse=_last_turns(s.orelse))
+        out.append(s)
+    return out
+
+
+def _is_stop(s) -> bool:
+    """``if not joining: break``"""
+    return (
+        isinstance(s, A.If)
+        and isinstance(s.test, A.UnaryOp)
+        and isinstance(s.test.op, A.Not)
+        and isinstance(s.test.operand, A.Name)
+        and len(s.body) == 1
+        and isinstance(s.body[0], A.Break)
+        and not s.orelse
+    )
+
+
+def _guarded_reads(stmts: list, v: str, guards: dict):
+    """For each read of ``v`` in ``stmts``: the tests (name -> the branch taken) of the ``if``s
+    around it, as a dict; a read in a test counts under the tests around that ``if``."""
+    for s in stmts:
+        if isinstance(s, A.If) and isinstance(s.test, A.Name):
+            if s.test.id == v:
+                yield dict(guards)
+            for branch, taken in ((s.body, True), (s.orelse, False)):
+                yield from _guarded_reads(branch, v, {**guards, s.test.id: taken})
+        elif v in _loads([s]):
+            yield dict(guards)
+
+
+def _assigned_under(stmts: list, guards: dict) -> set:
+    """Names every path through ``stmts`` assigns on which the tests ``guards`` names take the
+    branches it says."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, A.If):
+            t = s.test.id if isinstance(s.test, A.Name) else None
+            if t in guards:
+                out |= _assigned_under(s.body if guards[t] else s.orelse, guards)
+            else:
+                out |= _assigned_under(s.body, guards) & _assigned_under(s.orelse, guards)
+        elif not isinstance(s, A.While):
+            out |= _top_level_stores([s])
+    return out
+
+
+def _definite_stores(stmts: list) -> set:
+    """Names every path through ``stmts`` assigns, whatever join it reaches or skips (an inner
+    loop's last turn: its ``if``s' marks are of its own join, which that turn skips)."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, A.If):
+            out |= _definite_stores(s.body) & _definite_stores(s.orelse)
+        elif not isinstance(s, A.While):
             out |= _top_level_stores([s])
     return out
 

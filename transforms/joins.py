@@ -183,24 +183,46 @@ def _leave_once(before: list, k: str, join, fresh) -> list:
         return before  # (what follows the if holding it runs on the paths that go on too)
     if _split(before, {id(s): ([], []) for s in calls}, lambda stem: stem, []) is None:
         return before
+    # every path goes on or leaves (none returns otherwise): the ``else`` of ``join`` leaves
+    always = _every_path(before, {id(s) for s in calls}, join.test.id)
     value, leaving, left = fresh("leaving_with"), fresh("leaving"), fresh("left")
     parts = {}
     for s in calls:
-        binding = [
-            A.copy_location(A.assign(A.store(value), s.value.args[0]), s),
-            A.copy_location(A.assign(A.store(leaving), A.const(True)), s),
-        ]
+        binding = [A.copy_location(A.assign(A.store(value), s.value.args[0]), s)]
+        if not always:
+            binding.append(A.copy_location(A.assign(A.store(leaving), A.const(True)), s))
         parts[id(s)] = (binding, [A.copy_location(A.assign(s.targets[0], A.name(left)), s)])
     first = calls[0]
     out, after = _split(before, parts, fresh, [])
-    call = A.assign(A.store(left), A.call(A.name(k), [A.name(value)]))
+    call = A.copy_location(A.assign(A.store(left), A.call(A.name(k), [A.name(value)])), first)
+    if always:
+        join.orelse = [call, *after]
+        return out
     join.orelse = [
-        A.copy_location(
-            A.If(test=A.name(leaving), body=[A.copy_location(call, first)], orelse=[]), first
-        ),
+        A.copy_location(A.If(test=A.name(leaving), body=[call], orelse=[]), first),
         *after,
     ]
     return [A.copy_location(A.assign(A.store(leaving), A.const(False)), first), *out]
+
+
+def _every_path(block: list, leaves: set, joining: str) -> bool:
+    """Does every path through ``block`` leave (a statement of ``leaves``), go on (``joining =
+    True``) or raise? Then a path that does not go on leaves: after a loop nested in another,
+    the rest of the outer body runs unguarded -- the outer loop's paths then each go on or
+    leave in turn, and it is rewritten too."""
+    for s in block:
+        if id(s) in leaves or isinstance(s, A.Raise):
+            return True
+        if (
+            isinstance(s, A.Assign)
+            and A.is_name(s.targets[0], joining)
+            and isinstance(s.value, A.Constant)
+            and s.value.value is True
+        ):
+            return True
+        if isinstance(s, A.If) and all(_every_path(b, leaves, joining) for b in (s.body, s.orelse)):
+            return True
+    return False
 
 
 def _ends_the_paths(block: list, stmt) -> bool | None:
