@@ -75,6 +75,8 @@ MUST_COMPILE = {
     "unused_active_result",
     "unused_arg",
     "unused_array",
+    # loops in loops (Defunctionalize.inline_inner_loops)
+    "loop_nested",
 }
 
 
