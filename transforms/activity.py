@@ -288,6 +288,9 @@ class Scopes:
         self.parent: dict[str, str | None] = {}
         self.locals: dict[str, set[str]] = {}
         self.defs: dict[tuple, str] = {}  # (owner key, name) -> DEF_KEY of the local def
+        # key -> every name the function (or one nested in it) mentions, and its parameters:
+        # filled by Activity, read by Kinds (see ``unit.scopes``)
+        self.names: dict[str, set[str]] = {}
         stack = [(root, None)]
         while stack:
             fdef, parent = stack.pop()
@@ -429,6 +432,7 @@ class Activity:
         unit.active_by_scope = {}
         for key, fdef in scopes.functions():
             names = S.names(fdef) | set(A.arg_names(fdef.args))  # (nested functions too)
+            scopes.names[key] = names
             view = {n for n in names if scopes.resolve(key, n) in active}
             unit.active_by_scope[key] = view
             for s in statements(fdef.body):
@@ -470,6 +474,7 @@ class Activity:
         self.effects(unit, scopes, active)
         self.callers_of_transformed(unit, scopes)
         unit.active_names = unit.active_by_scope[""]
+        unit.scopes = scopes  # (for speed: Kinds, next, reads the same tree; see ``Unit``)
         order = {n: i for i, n in enumerate(A.arg_names(unit.tree.args))}
         shown = sorted(unit.active_names, key=lambda n: (order.get(n, len(order)), n))
         unit.notes[self.name] = [

@@ -60,7 +60,12 @@ class Kinds:
     invariant = "every name annotated with what it may hold: number, numpy scalar, array, other"
 
     def run(self, unit: Unit) -> None:
-        scopes = Scopes(unit.tree)
+        # Activity, the pass before, changes no statement: its function tree and the names each
+        # function mentions are this tree's (for speed: a scan of every scope, not two)
+        scopes = unit.scopes
+        unit.scopes = None
+        if scopes is None or scopes.root is not unit.tree:
+            scopes = Scopes(unit.tree)
         kinds = _Watched()  # (scope key, name) -> frozenset
         given = unit.arg_kinds or {}
         for p in A.arg_names(unit.tree.args):
@@ -92,7 +97,9 @@ class Kinds:
                             again = again or var in kinds.read
         unit.kinds = {}
         for key, fdef in scopes.functions():
-            names = S.names(fdef) | set(A.arg_names(fdef.args))  # (nested functions too)
+            names = scopes.names.get(key)
+            if names is None:
+                names = S.names(fdef) | set(A.arg_names(fdef.args))  # (nested functions too)
             view = {}
             for n in names:
                 v = scopes.resolve(key, n)

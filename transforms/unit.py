@@ -122,6 +122,9 @@ class Unit:
     kinds: dict = field(default_factory=dict)  # set by Kinds: scope -> name -> kinds
     never_none: set[str] = field(default_factory=set)  # adjoints that start at 0.0, never None
     active_names: set[str] = field(default_factory=set)  # set by Activity
+    # Activity's function tree (``activity.Scopes``, with the names each function mentions), for
+    # Kinds, the next pass: Activity changes no statement (Kinds takes it and sets it to None)
+    scopes: Any = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds per pass
     derive: Any = None  # set by the driver: runs reverse mode on a sub-unit (see pipeline.derive)
     text: str = ""  # the emitted module
