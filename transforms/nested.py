@@ -42,7 +42,7 @@ from __future__ import annotations
 from . import anno
 from . import astlib as A
 from .resolve import local_defs
-from .scoping import local_names
+from .scoping import own_scope
 from .unit import Callee, Unit
 
 
@@ -57,7 +57,8 @@ class Nested:
         unit.notes[self.name] = [", ".join(self.done) or "no derivative taken inside"]
 
     def function(self, fdef, outer: list) -> None:
-        scopes = outer + [(local_names(fdef), local_defs(fdef))]
+        scope = own_scope(fdef)  # (its local names and defs from one scan, for speed)
+        scopes = outer + [(scope[0].local, local_defs(fdef, scope))]
         self.block(fdef.body, scopes, fdef)
 
     def block(self, stmts, scopes, fdef) -> None:

@@ -35,13 +35,33 @@ import types
 
 from . import anno
 from . import astlib as A
-from .scoping import analyze, local_names, nonlocal_anywhere, own_nodes, push_children, walk_own
+from .scoping import (
+    analyze,
+    local_names,
+    nonlocal_anywhere,
+    own_nodes,
+    own_scope,
+    push_children,
+    walk_own,
+)
 from .unit import SEED, LocalFunction, Unit
 
 
-def local_defs(fdef) -> dict[str, object]:
-    """The functions defined directly in ``fdef``'s scope, by name (None if also rebound)."""
-    defs: dict[str, object] = {}
+def local_defs(fdef, scope: tuple | None = None) -> dict[str, object]:
+    """The functions defined directly in ``fdef``'s scope, by name (None if also rebound).
+    ``scope``: ``scoping.own_scope(fdef)``, where the caller has it -- its counts answer without
+    a walk, unless a def's name is bound other than by a def there (rare: walked then)."""
+    if scope is not None:
+        own, met = scope
+        defs: dict[str, object] = {}
+        made: dict[str, int] = {}  # name -> the defs of it
+        for d in met:
+            defs[d.name] = None if d.name in defs else d
+            made[d.name] = made.get(d.name, 0) + 1
+        # (a name the scan counts as stored only by its defs: no ``Name`` binds it, as below)
+        if all(own.stores.get(n, 0) == c for n, c in made.items()):
+            return {n: (None if n in own.params else d) for n, d in defs.items()}
+    defs = {}
     stores: set[str] = set(A.arg_names(fdef.args))
     stack = list(fdef.body)
     while stack:
@@ -74,9 +94,10 @@ class Resolve:
 
     def function(self, fdef, outer: list) -> None:
         """Resolve the calls of ``fdef``; ``outer`` holds (locals, defs) of the enclosing functions."""
-        facts = analyze(fdef)
-        # (its local names from those facts: for speed, one scan of its scope, not two)
-        scopes = outer + [scope_of(self.unit, fdef, facts[id(fdef)].local)]
+        # (its facts, local names and local defs from one scan of its scope, for speed)
+        own = own_scope(fdef)
+        facts = analyze(fdef, own=own[0])
+        scopes = outer + [scope_of(self.unit, fdef, own)]
         self.cells(fdef, facts)
         is_global = lambda root: not any(root in n for n, _ in scopes)  # noqa: E731
         calls = _SubscriptCalls(self, is_global)
@@ -137,16 +158,18 @@ class Resolve:
                 assert anno.hasanno(node.func, anno.CALLEE_KIND), A.expr_source(node)
 
 
-def scope_of(unit: Unit, fdef, local: set[str] | None = None) -> tuple:
+def scope_of(unit: Unit, fdef, scope: tuple | None = None) -> tuple:
     """``(local names, local defs)`` of ``fdef``, what ``resolve_call`` needs of each function
-    around a call; its local defs get their ``DEF_KEY`` (once). ``local``: its local names,
-    where the caller has them (``local_names(fdef)``)."""
-    defs = local_defs(fdef)
+    around a call; its local defs get their ``DEF_KEY`` (once). ``scope``: ``own_scope(fdef)``,
+    where the caller has it (made here otherwise: one scan for both)."""
+    if scope is None:
+        scope = own_scope(fdef)
+    defs = local_defs(fdef, scope)
     for d in defs.values():
         if d is not None and not anno.hasanno(d, anno.DEF_KEY):
             anno.setanno(d, anno.DEF_KEY, f"{d.name}@{len(unit.locals)}")
             unit.locals[anno.getanno(d, anno.DEF_KEY)] = LocalFunction(d.name)
-    return local_names(fdef) if local is None else local, defs
+    return scope[0].local, defs
 
 
 def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> None:

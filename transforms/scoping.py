@@ -39,15 +39,16 @@ class Facts:
     returns: int = 0  # return statements in its own scope
 
 
-def analyze(root, summaries: dict | None = None) -> dict[int, Facts]:
+def analyze(root, summaries: dict | None = None, own: Facts | None = None) -> dict[int, Facts]:
     """Facts of ``root`` and every function nested in it, keyed by ``id`` of the def node.
 
     ``summaries``: a cache of what each statement without a nested function loads, stores and
     declares, for a caller that analyses the same statements again and again (Simplify's
-    inlining) and drops the entry of every statement it changes in place.
+    inlining) and drops the entry of every statement it changes in place. ``own``: the facts of
+    ``root``'s own scope, where the caller has them (``own_scope(root)``; not scanned again).
     """
     out: dict[int, Facts] = {}
-    _facts(root, out, summaries)
+    _facts(root, out, summaries, own)
     return out
 
 
@@ -250,18 +251,23 @@ def _count(f, stack: list, summaries, defs) -> bool:
     return True
 
 
-def _facts(fdef, out, summaries=None) -> Facts:
-    own = _own(fdef, summaries)
+def _facts(fdef, out, summaries=None, own=None) -> Facts:
+    if own is None:
+        own = _own(fdef, summaries)
     f = _complete(own, [_facts(g, out, summaries) for g in own.nested])
     out[id(fdef)] = f
     return f
 
 
-def _own(fdef, summaries=None) -> Facts:
+def _own(fdef, summaries=None, met: list | None = None) -> Facts:
     """What ``fdef``'s own scope says of names, not counting its nested functions' bodies: the
-    fields up to ``local``; ``free``, ``writes``, ``assignments`` and ``reads`` are left empty."""
+    fields up to ``local``; ``free``, ``writes``, ``assignments`` and ``reads`` are left empty.
+    ``met``: a list the nested functions go to in the order the scan met them (see
+    ``own_scope``)."""
     f = Facts(fdef, params=set(A.arg_names(fdef.args)))
     _scan(f, list(fdef.body), summaries)
+    if met is not None:
+        met += f.nested
     f.nested.sort(key=_line)
     f.local = (f.params | set(f.stores)) - f.declared
     return f
@@ -566,6 +572,15 @@ def declared_nonlocal(fdef) -> set[str]:
     if not nonlocal_anywhere(fdef):
         return set()  # (for speed: a scan of the statements, not of every name)
     return _own(fdef).declared
+
+
+def own_scope(fdef) -> tuple[Facts, list]:
+    """The facts of ``fdef``'s own scope (``_own``'s: its ``local`` names are ``local_names``) and
+    the functions defined there in the order its scan met them (from the last statement back,
+    before ``nested`` is sorted by line; ``resolve.local_defs``' order): one scan, for a pass
+    that asks both of a function (for speed: a scan of a long function's every node, not two)."""
+    met: list = []
+    return _own(fdef, met=met), met
 
 
 def local_names(fdef) -> set[str]:
