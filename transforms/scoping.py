@@ -602,6 +602,17 @@ def writes_through(fdef) -> set[str]:
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_BLOCKS_OF: dict = {}  # node class -> the fields of ``_BLOCKS`` it has (``blocks_of``)
+
+
+def blocks_of(cls) -> tuple:
+    """The fields of ``_BLOCKS`` (the statement lists) a node class has, in that order: a sweep of
+    statements asks each statement only for these (for speed: most statements have none, and
+    five ``getattr`` a statement were most of a sweep of a long function)."""
+    out = _BLOCKS_OF.get(cls)
+    if out is None:
+        out = _BLOCKS_OF[cls] = tuple(f for f in _BLOCKS if f in cls._fields)
+    return out
 
 
 def nonlocal_anywhere(fdef) -> set[str]:
@@ -609,12 +620,15 @@ def nonlocal_anywhere(fdef) -> set[str]:
     statements declare; lambdas and comprehensions hold none, so expressions are not visited.)"""
     out: set[str] = set()
     stack = [fdef]
+    fields = _BLOCKS_OF
     while stack:
         s = stack.pop()
-        if s.__class__ is A.Nonlocal:
+        cls = s.__class__
+        if cls is A.Nonlocal:
             out.update(s.names)
             continue
-        for name in _BLOCKS:
+        names = fields.get(cls)
+        for name in names if names is not None else blocks_of(cls):
             block = getattr(s, name, None)
             if block.__class__ is list:
                 stack.extend(block)

@@ -247,8 +247,8 @@ def _declared_alone(root) -> set[str] | None:
             out.update(s.names)
         elif cls is A.FunctionDef or cls is A.AsyncFunctionDef or cls is A.ClassDef:
             return None
-        else:  # (statements hold statements only in these; expressions hold none)
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        else:  # (statements hold statements only in their blocks; expressions hold none)
+            for name in S.blocks_of(cls):
                 block = getattr(s, name, None)
                 if block.__class__ is list:
                     stack.extend(block)
