@@ -88,7 +88,7 @@ import numpy
 from . import anno
 from . import astlib as A
 from .parse import checked_tree
-from .scoping import local_names
+from .scoping import local_names, push_children
 
 # --------------------------------------------------------------------------- what Normalize marks
 
@@ -2035,7 +2035,12 @@ def analyze(unit) -> dict:
     # (the changes of containers in place in emitted code are the user's, checked when it
     # was emitted: its continuations, functions used as values, would make them all suspects)
     changes = not getattr(unit, "emitted", False)
-    for n in A.walk(unit.tree):  # an update, or a call that may make one: analyse
+    # (any order: ``push_children``'s stack, for speed -- not ``A.walk``'s queue of every
+    # context and operator too; annotations and calls are on neither)
+    stack = [unit.tree]
+    while stack:  # an update, or a call that may make one: analyse
+        n = stack.pop()
+        push_children(n, stack)
         if anno.hasanno(n, anno.AUG) or (
             changes and isinstance(n, A.stmt) and mutation(n) is not None
         ):
