@@ -83,8 +83,12 @@ class Fence:
             raise unit.error(msg, fdef, hint)
         deletes = False
         assignments = (A.Assign, A.AugAssign, A.AnnAssign)
+        # (for speed: the walk leaves out contexts and operators, unless one is refused here)
+        walk = (
+            A.walk if any(issubclass(c, A._OPERATORS) for c in self.unsupported) else A.walk_nodes
+        )
         for stmt in fdef.body:
-            for node in A.walk(stmt):
+            for node in walk(stmt):
                 cls = type(node)
                 entry = self.unsupported.get(cls)
                 if entry is not None:

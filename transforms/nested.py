@@ -73,7 +73,7 @@ class Nested:
                 self.block(s.body, scopes, fdef)
                 self.block(s.orelse, scopes, fdef)
             new = []
-            for call in [n for n in A.walk(s) if isinstance(n, A.Call)]:
+            for call in [n for n in A.walk_nodes(s) if n.__class__ is A.Call]:
                 made = self.derivative(call, scopes, fdef)
                 if made is not None:
                     defs, node = made
