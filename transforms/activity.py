@@ -28,7 +28,7 @@ from . import astlib as A
 from . import scoping as S
 from .context import Default
 from .normalize import MUTATORS
-from .scoping import free_names, local_names, own_nodes
+from .scoping import free_names, own_nodes
 from .unit import Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
@@ -167,16 +167,17 @@ class Versions:
     reads or writes, nor a function's name, nor a container changed in place (``x[i] = v``,
     ``xs.append(v)``, a change aliasing finds others share) -- those stay one variable."""
 
-    def __init__(self, scopes, key, fdef, nodes):
-        """``nodes``: ``own_nodes(fdef)``, as a list (the pass reads them again)."""
+    def __init__(self, scopes, key, fdef):
         self.scopes, self.key = scopes, key
-        targets = set()
+        targets: dict[str, int] = {}  # name -> the assignments' targets that name it
         unversioned = set()
         for s in statements(fdef.body):
             if isinstance(s, A.Assign):
                 t = s.targets[0]
                 named = [t] if isinstance(t, A.Name) else getattr(t, "elts", [])
-                targets |= {id(e) for e in named if isinstance(e, A.Name)}
+                for e in named:
+                    if isinstance(e, A.Name):
+                        targets[e.id] = targets.get(e.id, 0) + 1
             elif isinstance(s, A.FunctionDef):
                 unversioned.add(s.name)
                 unversioned |= free_names(s)
@@ -186,10 +187,13 @@ class Versions:
             found = anno.getanno(s, anno.SHARED_MUTATION)
             if found is not None:
                 unversioned |= set(found.names)
-        Name, Load = A.Name, A.Load
-        for n in nodes:  # (classes compared, not ``isinstance``: for speed, every node is met)
-            if n.__class__ is Name and n.ctx.__class__ is not Load and id(n) not in targets:
-                unversioned.add(n.id)  # bound some other way: a single variable
+        # A name bound some other way (``for``'s target, ``del``, a ``def``): a single variable.
+        # (For speed, counted, not looked for: the scan of the scope Scopes made counts every
+        # name that is not read -- in a normalized function, where no lambda, comprehension or
+        # ``:=`` is left, the targets above and those bound some other way.)
+        for n, c in scopes.own[key].stores.items():
+            if c > targets.get(n, 0):
+                unversioned.add(n)
         self.versioned = scopes.locals[key] - unversioned
         self.count = 0
 
@@ -287,6 +291,7 @@ class Scopes:
         self.node: dict[str, object] = {}
         self.parent: dict[str, str | None] = {}
         self.locals: dict[str, set[str]] = {}
+        self.own: dict[str, S.Facts] = {}  # key -> the facts of its own scope (``local``, ...)
         self.defs: dict[tuple, str] = {}  # (owner key, name) -> DEF_KEY of the local def
         # key -> every name the function (or one nested in it) mentions, and its parameters:
         # filled by Activity, read by Kinds (see ``unit.scopes``)
@@ -297,7 +302,8 @@ class Scopes:
             key = scope_key(fdef, root)
             self.node[key] = fdef
             self.parent[key] = parent
-            self.locals[key] = local_names(fdef)
+            own = self.own[key] = S.own_facts(fdef)
+            self.locals[key] = own.local
             for s in statements(fdef.body):
                 if isinstance(s, A.FunctionDef):
                     self.defs[(key, s.name)] = anno.getanno(s, anno.DEF_KEY)
@@ -333,8 +339,7 @@ class Activity:
         reads: list = []  # (order, function key, names, variables assigned)
 
         for key, fdef in scopes.functions():
-            own = list(own_nodes(fdef))  # (one walk of its scope for the two loops over it)
-            versions = Versions(scopes, key, fdef, own)
+            versions = Versions(scopes, key, fdef)
 
             def walk(block, env, key=key, versions=versions):
                 """The edges of ``block``'s statements, in order; ``env``: the versions each name
@@ -396,7 +401,8 @@ class Activity:
             walk(fdef.body, {})
             # functions used as values escape: anything may flow in, their results anywhere
             calls = set()  # the names of local functions called (a call comes before its name)
-            for n in own if scopes.defs else ():  # (for speed: no local function, none escapes)
+            # (for speed: without a local function, none escapes, and the scope is not walked)
+            for n in own_nodes(fdef) if scopes.defs else ():
                 if n.__class__ is A.Call:
                     if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
                         calls.add(id(n.func))

@@ -583,6 +583,11 @@ def own_scope(fdef) -> tuple[Facts, list]:
     return _own(fdef, met=met), met
 
 
+def own_facts(fdef) -> Facts:
+    """The facts of ``fdef``'s own scope alone: the fields up to ``local`` (one scan of it)."""
+    return _own(fdef)
+
+
 def local_names(fdef) -> set[str]:
     """Names local to ``fdef``: parameters, assignment targets, nested def names; not nonlocals.
     (Its own scope decides: nested functions are not visited.)"""
