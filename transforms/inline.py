@@ -32,6 +32,7 @@ from .resolve import (
     struct_call,
     subscript_call,
 )
+from .scoping import push_children
 from .unit import ABSENT, Unit
 
 MAX_NODES = 60  # a helper's expression larger than this is called, not inlined
@@ -140,6 +141,8 @@ class Inline:
         self.inlined: list[str] = []
         self.notes = unit.notes.setdefault("resolve", [])
         for _ in range(ROUNDS):
+            if not _user_calls(unit.tree):
+                break  # nothing to inline (for speed: a look at the calls, not a rewrite walk)
             before = len(self.inlined)
             _Substitute(self).visit(unit.tree)
             if len(self.inlined) == before:
@@ -203,6 +206,18 @@ class Inline:
                             struct_call(self.unit, n, obj)
         self.inlined.append(fn.__qualname__)
         return out
+
+
+def _user_calls(tree) -> bool:
+    """Is there a call of a user function (what ``Inline.expression`` may inline) in ``tree``?"""
+    stack = [tree]
+    Call, kind, get = A.Call, anno.CALLEE_KIND, anno.getanno
+    while stack:
+        n = stack.pop()
+        if n.__class__ is Call and get(n.func, kind) == "user":
+            return True
+        push_children(n, stack)
+    return False
 
 
 def _pure(e) -> bool:

@@ -100,8 +100,9 @@ class Resolve:
         scopes = outer + [scope_of(self.unit, fdef, own)]
         self.cells(fdef, facts)
         is_global = lambda root: not any(root in n for n, _ in scopes)  # noqa: E731
-        calls = _SubscriptCalls(self, is_global)
-        fdef.body = [calls.visit(st) for st in fdef.body]
+        if _subscripts_in(fdef.body):  # (for speed: a rewrite of every node only where one is)
+            calls = _SubscriptCalls(self, is_global)
+            fdef.body = [calls.visit(st) for st in fdef.body]
         if getattr(self.unit, "emitted", False):
             dispatch = _NextOrderCalls(self.unit, is_global)
             fdef.body = [dispatch.visit(st) for st in fdef.body]
@@ -394,6 +395,20 @@ class _SubscriptCalls(A.NodeTransformer):
         call, path, obj = found
         self.resolve.deps[path] = obj
         return call
+
+
+def _subscripts_in(stmts) -> bool:
+    """Is there a subscript in the statements' own scope (where ``_SubscriptCalls`` looks)?"""
+    stack = list(stmts)
+    Subscript, FunctionDef = A.Subscript, A.FunctionDef
+    while stack:
+        n = stack.pop()
+        cls = n.__class__
+        if cls is Subscript:
+            return True
+        if cls is not FunctionDef:
+            push_children(n, stack)
+    return False
 
 
 def subscript_call(unit: Unit, node, is_global):
