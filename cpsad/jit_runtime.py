@@ -894,3 +894,281 @@ def _add_tangent(v, out, x, y, right):
     if isinstance(x, types.BaseTuple) or isinstance(y, types.BaseTuple):
         return None
     return lambda v, out, x, y, right: runtime.broadcast_like(v, out)
+
+
+# ---------------------------------------------------------------------- more helpers
+
+
+@overload(np.ndim)
+def _np_ndim(a):
+    """``np.ndim`` (Numba has none): an array's number of axes, a number's 0."""
+    if _array(a):
+        n = a.ndim
+        return lambda a: n
+    if _number(a):
+        return lambda a: 0
+    return None
+
+
+@overload(np.mean)
+def _np_mean_axis(a, axis=None, dtype=None, out=None, keepdims=False):
+    """``np.mean`` of a float64 vector or matrix over all of it or over one axis (Numba's takes
+    no axis): the sum over the axis by the count; ``keepdims=True``: ``Refused``."""
+    if axis is None and keepdims is False:  # (``np.mean(a)``: Numba's own)
+        return None
+    if not (_float_array(a) and a.dtype == types.float64 and a.ndim in (1, 2)):
+        return None
+    if not (_is_none(dtype) and _is_none(out)):
+        return None
+    if not (keepdims is False or isinstance(keepdims, types.Boolean)):
+        return None
+    if _is_none(axis):
+
+        def mean_all(a, axis=None, dtype=None, out=None, keepdims=False):
+            if keepdims:
+                raise Refused()
+            return np.mean(a)
+
+        return mean_all
+    if not isinstance(axis, types.Integer):
+        return None
+    if a.ndim == 1:
+
+        def mean_vector(a, axis=None, dtype=None, out=None, keepdims=False):
+            _axis(axis, 1)
+            if keepdims:
+                raise Refused()
+            return np.mean(a)
+
+        return mean_vector
+
+    def mean_matrix(a, axis=None, dtype=None, out=None, keepdims=False):
+        ax = _axis(axis, 2)
+        if keepdims:
+            raise Refused()
+        return np.sum(a, axis=ax) / a.shape[ax]
+
+    return mean_matrix
+
+
+@overload(linalg.norm_vjp)
+def _norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
+    """``norm_vjp`` of the 2-norm of a whole float64 array (``ord`` and ``axis`` None: the
+    vector norm of its elements): ``g / norm * x``, 0 where the norm is 0."""
+    if not (_float_array(x) and x.dtype == types.float64 and isinstance(g, types.Float)):
+        return None
+    if not (_is_none(ord) and _is_none(axis) and isinstance(keepdims, (bool, types.Omitted))):
+        return None
+
+    def norm_vjp_whole(g, ans, x, ord=None, axis=None, keepdims=False):
+        return g / (ans if ans != 0 else 1.0) * x
+
+    return norm_vjp_whole
+
+
+@overload(runtime.items_adjoint)
+def _items_adjoint(x, adjoints):
+    """``items_adjoint`` of a float64 or integer array, or a tuple of numbers, and a dict (made by
+    the staged code) of integer keys (rows or entries) to float adjoints: each added where it was
+    read, in the dict's order, into zeros of float64 (an index out of range, or a row's adjoint
+    of another shape: ``Refused``)."""
+    if not isinstance(adjoints, types.DictType) or not isinstance(adjoints.key_type, types.Integer):
+        return None
+    g = adjoints.value_type
+    if isinstance(x, types.BaseTuple) and all(
+        isinstance(t, (types.Float, types.Integer)) for t in x.types
+    ):
+        if not isinstance(g, types.Float):
+            return None
+
+        def items_adjoint_tuple(x, adjoints):
+            # (the Python one's Sparse of the entries' adjoints: ``item_adjoint`` reads entry
+            # i, 0.0 where it has none, as the Python one reads the Sparse's, or its zero)
+            out = np.zeros(len(x))
+            for key, v in adjoints.items():
+                out[_axis(key, len(x))] += v
+            return out
+
+        return items_adjoint_tuple
+    if not (_array(x) and (x.dtype == types.float64 or isinstance(x.dtype, types.Integer))):
+        return None
+    if x.ndim == 1 and isinstance(g, types.Float):
+
+        def items_adjoint_entries(x, adjoints):
+            out = np.zeros(x.shape)
+            for key, v in adjoints.items():
+                out[_axis(key, x.shape[0])] += v
+            return out
+
+        return items_adjoint_entries
+    if x.ndim >= 2 and _float_array(g) and g.ndim == x.ndim - 1:
+
+        def items_adjoint_rows(x, adjoints):
+            out = np.zeros(x.shape)
+            for key, v in adjoints.items():
+                if v.shape != x.shape[1:]:
+                    raise Refused()
+                out[_axis(key, x.shape[0])] += v
+            return out
+
+        return items_adjoint_rows
+    return None
+
+
+@overload(runtime.without)
+def _without(g, key):
+    """``without`` of an array's adjoint (the staged code stores into arrays only: ``stored``):
+    a copy, zeros at ``key`` (an integer or a slice, or a tuple of them)."""
+    if _is_none(g):
+        return lambda g, key: None
+    if _float_array(g) and _basic(key):
+
+        def without_basic(g, key):
+            out = g.copy()
+            out[key] = 0
+            return out
+
+        return without_basic
+    return None
+
+
+@overload(np.roll)
+def _np_roll_axis(a, shift, axis=None):
+    """``np.roll(a, shift, axis)`` (Numba's takes no axis) of a vector or matrix, by an integer:
+    Numba's own for None (the flattened array rolled), else along one axis."""
+    if not _array(a) or axis is None:  # (``np.roll(a, shift)``: Numba's own)
+        return None
+    if not (isinstance(shift, types.Integer) and a.ndim in (1, 2)):
+        return None
+    if isinstance(axis, types.NoneType):
+        return lambda a, shift, axis=None: np.roll(a, shift)
+    if not isinstance(axis, types.Integer):
+        return None
+    if a.ndim == 1:
+
+        def roll_vector(a, shift, axis=None):
+            _axis(axis, 1)
+            return np.roll(a, shift)
+
+        return roll_vector
+
+    def roll_matrix(a, shift, axis=None):
+        ax = _axis(axis, 2)
+        out = np.empty_like(a)
+        n = a.shape[ax]
+        if n == 0:
+            return out
+        for i in range(n):
+            j = (i + shift) % n
+            if ax == 0:
+                out[j, :] = a[i, :]
+            else:
+                out[:, j] = a[:, i]
+        return out
+
+    return roll_matrix
+
+
+@register_jitable
+def _from_end(g, out):
+    """``out[i]``: the sum of ``g[i:]``, added from the end (as numpy's reversed ``cumsum``)."""
+    n = g.shape[0]
+    for i in range(n - 1, -1, -1):
+        out[i] = g[i] if i == n - 1 else out[i + 1] + g[i]
+
+
+@overload(reductions.cumsum)
+def _cumsum_vjp(g, ans, a, axis=None):
+    """``cumsum``'s adjoint for a vector or matrix ``a``: the partial sums of ``g`` from the end
+    -- of all of it, flattened (``axis`` None), or along one axis."""
+    if not (_float_array(g) and g.dtype == types.float64 and _array(a) and a.ndim in (1, 2)):
+        return None
+    if _is_none(axis) and g.ndim == 1:
+
+        def cumsum_vjp_flat(g, ans, a, axis=None):
+            if g.shape[0] != a.size:
+                raise Refused()
+            out = np.empty(g.shape[0])
+            _from_end(g, out)
+            return out.reshape(a.shape)
+
+        return cumsum_vjp_flat
+    if not (isinstance(axis, types.Integer) and g.ndim == a.ndim):
+        return None
+    if g.ndim == 1:
+
+        def cumsum_vjp_vector(g, ans, a, axis=None):
+            _axis(axis, 1)
+            if g.shape != a.shape:
+                raise Refused()
+            out = np.empty(g.shape[0])
+            _from_end(g, out)
+            return out
+
+        return cumsum_vjp_vector
+
+    def cumsum_vjp_matrix(g, ans, a, axis=None):
+        ax = _axis(axis, 2)
+        if g.shape != a.shape:
+            raise Refused()
+        out = np.empty(g.shape)
+        if ax == 0:
+            for j in range(g.shape[1]):
+                _from_end(g[:, j], out[:, j])
+        else:
+            for i in range(g.shape[0]):
+                _from_end(g[i], out[i])
+        return out
+
+    return cumsum_vjp_matrix
+
+
+@overload(reductions.prod_vjp)
+def _prod_vjp(g, ans, a, axis=None, keepdims=False):
+    """``prod_vjp`` of the product of a whole float64 vector or matrix (``axis`` None): ``g``
+    times the product over the others, as the helper computes it -- ``g * ans / a`` where no
+    element is 0, else the products before and after each element, multiplied."""
+    if not (_float_array(a) and a.dtype == types.float64 and a.ndim in (1, 2)):
+        return None
+    if not (isinstance(g, types.Float) and _is_none(axis) and isinstance(keepdims, bool)):
+        return None
+
+    def prod_vjp_whole(g, ans, a, axis=None, keepdims=False):
+        if not (a == 0).any():
+            return (g * ans) / a
+        flat = a.ravel()
+        n = flat.shape[0]
+        left = np.empty(n)
+        right = np.empty(n)
+        left[0] = 1.0
+        right[n - 1] = 1.0
+        for i in range(1, n):
+            left[i] = flat[0] if i == 1 else left[i - 1] * flat[i - 1]
+        for i in range(n - 2, -1, -1):
+            right[i] = flat[n - 1] if i == n - 2 else right[i + 1] * flat[i + 1]
+        return (g * (left * right)).reshape(a.shape)
+
+    return prod_vjp_whole
+
+
+@overload(composite.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The composite ``cross`` of two float64 3-vectors, its axes left out (where its value is
+    not differentiated; other lengths: ``Refused``, left to the Python one)."""
+    if not (_float_array(a) and _float_array(b) and a.ndim == 1 and b.ndim == 1):
+        return None
+    if not (a.dtype == b.dtype == types.float64):
+        return None
+    if not all(isinstance(t, int) for t in (axisa, axisb, axisc)) or axis is not None:
+        return None  # (given: not left out)
+
+    def cross_vectors(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if a.shape[0] != 3 or b.shape[0] != 3:
+            raise Refused()
+        out = np.empty(3)
+        out[0] = a[1] * b[2] - a[2] * b[1]
+        out[1] = a[2] * b[0] - a[0] * b[2]
+        out[2] = a[0] * b[1] - a[1] * b[0]
+        return out
+
+    return cross_vectors

@@ -127,6 +127,16 @@ def test_as_sequence_is_what_a_loop_indexes():
         (containers.max_builtin, (0.5, 2.0, 2.0, 1.0, 0.0)),  # (three: not covered)
         (composite.rot90, (A, 1, (1, 0))),  # (other axes)
         (np.diagonal, (np.ones((2, 2, 2)),)),  # (a stack of matrices)
+        (linalg.norm_vjp, (0.7, np.linalg.norm(V, 1), V, 1)),  # (another ord)
+        (linalg.norm_vjp, (V[:3], np.linalg.norm(A, axis=1), A, None, 1)),  # (along an axis)
+        (reductions.prod_vjp, (V, np.prod(A, axis=0), A, 0)),  # (along an axis)
+        (reductions.prod_vjp, (0.5, 6, np.array([1, 2, 3]))),  # (integers)
+        (reductions.cumsum, (np.ones((2, 2, 2)), None, np.ones((2, 2, 2)), 0)),
+        (runtime.without, (A, np.array([0, 1]))),  # (an index of integers)
+        (np.roll, (V, (1,), 0)),  # (a tuple of shifts)
+        (np.mean, (np.ones((2, 2, 2)), 0)),
+        (np.ndim, ((1.0, 2.0),)),
+        (composite.cross, (A, A)),
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -145,6 +155,12 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
         (containers.max_builtin, (0.5, np.nan, np.nan, 1.0)),  # (the NaN found by identity)
         (np.flip, (V, 1)),  # (an axis a vector does not have)
         (np.diagonal, (A, 0, 1, -1)),  # (the same axis twice)
+        (np.roll, (A, 1, 2)),
+        (np.mean, (A, 2)),
+        (np.mean, (A, 0, None, None, True)),  # (kept dimensions: not covered)
+        (reductions.cumsum, (np.ones(5), None, V)),  # (numpy's reshape raises)
+        (reductions.cumsum, (np.ones((3, 3)), None, A, 0)),
+        (composite.cross, (U[:2], U)),  # (a 2-vector: left to the Python one)
     ],
 )
 def test_what_the_python_helper_decides_is_refused(helper, args):
@@ -243,10 +259,53 @@ NUMPY = [
     (np.diagonal, (A, -1, 1, 0)),
     (np.diagonal, (S, 2, -1, 0)),
     (np.diagonal, (A, 5)),  # (empty)
+    (np.ndim, (A,)),
+    (np.ndim, (V,)),
+    (np.ndim, (0.5,)),
+    (np.mean, (A, 0)),
+    (np.mean, (A, -1)),
+    (np.mean, (V, 0)),
+    (np.mean, (A, None, None, None, False)),
+    (np.roll, (A, 1, None)),
+    (np.roll, (V, -5, None)),
+    (np.roll, (V, 2, 0)),
+    (np.roll, (A, 1, 0)),
+    (np.roll, (A, -3, 1)),
+    (np.roll, (A, 7, -1)),
+    (np.roll, (A, 2, -2)),
+]
+
+Z = np.array([[1.5, 0.0, 2.0], [-0.5, 3.0, 0.25]])  # (a zero: prod_vjp's products of the others)
+
+# more of the rules' helpers: a vector's norm, a whole product, cumsum, stores' ``without``
+MORE = [
+    (linalg.norm_vjp, (0.7, np.linalg.norm(V), V)),
+    (linalg.norm_vjp, (0.7, np.linalg.norm(A), A)),  # (ord None: the flattened 2-norm)
+    (linalg.norm_vjp, (0.7, 0.0, np.zeros(3))),  # (0 at 0)
+    (reductions.prod_vjp, (0.7, np.prod(V), V)),
+    (reductions.prod_vjp, (0.7, np.prod(A), A)),
+    (reductions.prod_vjp, (0.7, np.prod(Z), Z)),
+    (reductions.prod_vjp, (0.7, 0.0, np.array([0.0, 2.0, 0.0]))),  # (two zeros)
+    (reductions.prod_vjp, (0.7, 0.0, np.array([0.0]))),
+    (reductions.prod_vjp, (0.7, 0.0, np.array([3.0, 0.0]))),
+    (reductions.cumsum, (rng.normal(size=12), None, A)),  # (flattened)
+    (reductions.cumsum, (rng.normal(size=4), None, V)),
+    (reductions.cumsum, (rng.normal(size=4), None, V, 0)),
+    (reductions.cumsum, (rng.normal(size=(3, 4)), None, A, 0)),
+    (reductions.cumsum, (rng.normal(size=(3, 4)), None, A, 1)),
+    (reductions.cumsum, (rng.normal(size=(3, 4)), None, A, -2)),
+    (reductions.cumsum, (rng.normal(size=(4, 3)).T, None, A, 1)),  # (g not C-ordered)
+    (runtime.without, (A, 1)),
+    (runtime.without, (A, (1, 2))),
+    (runtime.without, (A, (slice(None), 0))),
+    (runtime.without, (V, slice(1, 3))),
+    (runtime.without, (V, -1)),
+    (composite.cross, (U, V[1:])),
+    (composite.cross, (V[:3], V[:3])),
 ]
 
 
-ALL = CASES + STORES + FORWARD + COMPOSITES + NUMPY
+ALL = CASES + STORES + FORWARD + COMPOSITES + NUMPY + MORE
 # (the reverse helpers; maximum's ties and stores; forward mode's; composites, where their value
 # is not differentiated; numpy's functions)
 
@@ -358,3 +417,58 @@ def test_parts_of_a_list_of_numbers_and_its_zeros_are_the_helpers():
     want = (item_adjoint(h, 0, 0.25), item_adjoint(h, 1, 2.0), item_adjoint(z, 2, 2.0))
     np.testing.assert_array_equal(ans, np.array(lst))
     assert got == want
+
+
+# ------------------------------------------------------------- items_adjoint of a dict
+# (made in the compiled code, as the staged code makes it: ``{(2): g2, (0): g0}``)
+
+items_adjoint = runtime.items_adjoint
+
+
+@numba.njit
+def _entries(x, a, b, c, i, j, k):
+    return items_adjoint(x, {i: a, j: b, k: c})
+
+
+@pytest.mark.parametrize(
+    "x, keys, values",
+    [
+        (V, (2, 0, 1), (0.5, -1.5, 2.0)),
+        (V, (3, -4, 1), (0.5, -1.5, 2.0)),  # (-4 and 0: one entry, its reads added)
+        (np.arange(4), (0, 1, 2), (0.5, 1.0, 0.25)),  # (integers: the adjoint is float64)
+        (A, (1, 0, -1), (U[:1].repeat(4), V, V * 2)),  # (rows)
+    ],
+)
+def test_items_adjoint_of_a_dict_is_the_helpers(x, keys, values):
+    want = items_adjoint(x, dict(zip(keys, values)))
+    got = _entries(x, *values, *keys)
+    np.testing.assert_allclose(got, _dense(want), rtol=1e-13, atol=1e-15)
+    assert got.shape == np.shape(want) and got.dtype == np.float64
+
+
+def test_items_adjoint_refuses_what_numpy_refuses_and_types_it_does_not_cover():
+    with pytest.raises(jit_runtime.Refused):  # (an index out of range: numpy raises)
+        _entries(V, 0.5, 1.0, 2.0, 0, 1, 4)
+    with pytest.raises(jit_runtime.Refused):  # (a row of another length)
+        _entries(A, V, V, U, 0, 1, 2)
+    with pytest.raises(numba.core.errors.TypingError):  # (float32: its own dtype)
+        _entries(V.astype(np.float32), 0.5, 1.0, 2.0, 0, 1, 2)
+
+
+@numba.njit
+def _tuple_entries(a, b, i, j, u, v):
+    t = (a, b, 3)
+    h = items_adjoint(t, {i: u, j: v})
+    return item_adjoint(h, 0, a), item_adjoint(h, 1, b), item_adjoint(h, 2, 3)
+
+
+@pytest.mark.parametrize("i, j", [(2, 0), (0, -3), (1, -1)])
+def test_items_adjoint_of_a_tuple_is_read_as_the_helpers(i, j):
+    """(A tuple's adjoint: the Python one's Sparse, here an array; ``item_adjoint`` reads an
+    entry the same, and 0.0 where it has none, the Python one's zero.)"""
+    t = (0.5, 1.5, 3)
+    h = items_adjoint(t, {i: 0.25, j: -2.0})
+    want = tuple(item_adjoint(h, k, t[k]) for k in range(3))
+    assert _tuple_entries(0.5, 1.5, i, j, 0.25, -2.0) == want
+    with pytest.raises(jit_runtime.Refused):
+        _tuple_entries(0.5, 1.5, 3, j, 0.25, -2.0)
