@@ -77,6 +77,9 @@ MUST_COMPILE = {
     "unused_array",
     # loops in loops (Defunctionalize.inline_inner_loops)
     "loop_nested",
+    # a tuple's entries read, their adjoints gathered (items_adjoint of a tuple of numbers)
+    "build_tuple",
+    "calls_tuple",
 }
 
 
