@@ -193,6 +193,10 @@ def _add_right(c, x, y):
 def _item_adjoint(g, key, x):
     if isinstance(g, types.BaseTuple) and isinstance(key, types.IntegerLiteral):
         i = key.literal_value
+        if not -len(g.types) <= i < len(g.types):
+            return None
+        if _is_none(g.types[i]):  # (an entry none flowed into: the Python one's zero of x)
+            return lambda g, key, x: runtime.zeros_like(x)
         return lambda g, key, x: g[i]
     if _array(g) or isinstance(g, types.List):
         return lambda g, key, x: g[key]
@@ -625,9 +629,12 @@ def _stacked(arrays):
 @overload(joining.parts)
 def _parts_adjoint(g, x):
     """``parts`` of a list of float64 numbers (``np.array(lst)``): ``g`` itself, whose entry i
-    is part i's adjoint (``item_adjoint`` reads it, as it reads the Python one's ``Sparse``)."""
+    is part i's adjoint (``item_adjoint`` reads it, as it reads the Python one's ``Sparse``); of
+    a float64 array (``np.asarray(a)``), ``g`` itself."""
     if _parts(x) == 0 and _float_array(g) and g.ndim == 1:
         return lambda g, x: g
+    if _array(x) and x.dtype == types.float64 and _float_array(g) and g.dtype == types.float64:
+        return lambda g, x: g  # (of an array: its own adjoint, as float64)
     return None
 
 

@@ -137,6 +137,7 @@ def test_as_sequence_is_what_a_loop_indexes():
         (np.mean, (np.ones((2, 2, 2)), 0)),
         (np.ndim, ((1.0, 2.0),)),
         (composite.cross, (A, A)),
+        (joining.parts, (V, V.astype(np.float32))),  # (the helper converts to float32)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -302,6 +303,8 @@ MORE = [
     (runtime.without, (V, -1)),
     (composite.cross, (U, V[1:])),
     (composite.cross, (V[:3], V[:3])),
+    (joining.parts, (A, A)),  # (``np.asarray(a)`` of an array: its adjoint itself)
+    (joining.parts, (V[::-1], V)),
 ]
 
 
@@ -472,3 +475,24 @@ def test_items_adjoint_of_a_tuple_is_read_as_the_helpers(i, j):
     assert _tuple_entries(0.5, 1.5, i, j, 0.25, -2.0) == want
     with pytest.raises(jit_runtime.Refused):
         _tuple_entries(0.5, 1.5, 3, j, 0.25, -2.0)
+
+
+unpack_adjoint = runtime.unpack_adjoint
+
+
+@numba.njit
+def _unpacked_one(a, b, u, v):
+    h = unpack_adjoint((None, u), (a, b))
+    return item_adjoint(h, 0, a), item_adjoint(h, 1, b), item_adjoint(h, -2, a)
+
+
+def test_item_adjoint_of_an_entry_none_flowed_into_is_the_helpers_zero():
+    """(``a, b = t`` where only ``b`` is read later: the Python one's Sparse has no entry 0,
+    and ``item_adjoint`` reads its zero; here the tuple holds None there.)"""
+    for a, b, u in ((0.5, 1.5, 2.0), (V, U, U * 3)):
+        h = unpack_adjoint((None, u), (a, b))
+        want = (item_adjoint(h, 0, a), item_adjoint(h, 1, b), item_adjoint(h, 0, a))
+        got = _unpacked_one(a, b, u, None)
+        for x, y in zip(got, want):
+            np.testing.assert_array_equal(x, y)
+            assert np.shape(x) == np.shape(y)
