@@ -425,7 +425,17 @@ def _np_diagonal(a, offset=0, axis1=0, axis2=1):
 
 @overload(linalg.diagonal_vjp)
 def _diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
-    """``diagonal_vjp`` of a matrix: ``g`` put on its diagonal, in zeros."""
+    """``diagonal_vjp`` of a matrix: ``g`` put on its diagonal, in zeros. Of a vector (``np.diag``
+    of one made a matrix; the staged code calls ``np.diag`` there, and this in the other arm of
+    its test of ``np.ndim``, which Numba types too): ``Refused`` if it ever runs."""
+    if _float_array(g) and g.ndim == 2 and _array(a) and a.ndim == 1:
+
+        def diagonal_vjp_vector(g, ans, a, offset=0, axis1=0, axis2=1):
+            if a.ndim == 1:
+                raise Refused()
+            return np.zeros(a.shape)  # (never: the type of np.diag's arm)
+
+        return diagonal_vjp_vector
     if not (_float_array(g) and g.ndim == 1 and _array(a) and a.ndim == 2):
         return None
     if not (a.dtype == types.float64 and _diagonal_args(offset, axis1, axis2)):
@@ -1179,3 +1189,71 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         return out
 
     return cross_vectors
+
+
+@overload(composite.average)
+def _average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """The composite ``average`` of a float64 vector or matrix, over all of it (``axis``,
+    ``returned`` and ``keepdims`` left out), where its value is not differentiated: the mean, or
+    ``sum(a * w) / sum(w)`` for weights of ``a``'s shape (weights of another shape, or summing
+    to 0: ``Refused``, left to the Python one, which decides)."""
+    if not (_float_array(a) and a.dtype == types.float64 and a.ndim in (1, 2)):
+        return None
+    if not (axis is None and returned is False and keepdims is False):
+        return None  # (given: not left out)
+    if weights is None:
+        return lambda a, axis=None, weights=None, returned=False, keepdims=False: np.mean(a)
+    if not (_float_array(weights) and weights.dtype == types.float64 and weights.ndim == a.ndim):
+        return None
+
+    def average_weighted(a, axis=None, weights=None, returned=False, keepdims=False):
+        if weights.shape != a.shape:
+            raise Refused()
+        scl = np.sum(weights)
+        if scl == 0.0:
+            raise Refused()
+        return np.sum(a * weights) / scl
+
+    return average_weighted
+
+
+@overload(np.vstack)
+def _np_vstack_list(tup):
+    """``np.vstack`` of a list (Numba's takes tuples) of float64 vectors -- rows, of one length
+    -- or matrices: ``np.stack``'s and ``np.concatenate``'s, along the first axis."""
+    if _parts(tup) == 1:
+        return lambda tup: _stacked(tup)
+    if _parts(tup) == 2:
+        return lambda tup: np.concatenate(tup, 0)
+    return None
+
+
+@overload(joining.vstack_vjp)
+def _vstack_vjp(g, ans, tup):
+    """``vstack_vjp`` for a list of float64 vectors (the rows of ``g``, as ``stack_vjp``'s) or
+    matrices (``concatenate_vjp``'s along the first axis)."""
+    if not (_float_array(g) and g.ndim == 2):
+        return None
+    if _parts(tup) == 1:
+        return lambda g, ans, tup: np.ascontiguousarray(g)
+    if _parts(tup) == 2:
+        return lambda g, ans, tup: joining.concatenate_vjp(g, ans, tup, 0)
+    return None
+
+
+@overload(composite.diff)
+def _diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The composite ``diff`` of a float64 vector or matrix along its last axis (``axis``,
+    ``prepend`` and ``append`` left out), where its value is not differentiated: Numba's
+    ``np.diff``, the same differences (``n < 0``: ``Refused``, where it raises)."""
+    if not (_float_array(a) and a.dtype == types.float64 and a.ndim in (1, 2)):
+        return None
+    if not (_integer(n) and axis == -1 and prepend is None and append is None):
+        return None  # (given: not left out)
+
+    def diff_last(a, n=1, axis=-1, prepend=None, append=None):
+        if n < 0:
+            raise Refused()
+        return np.diff(a, n)
+
+    return diff_last

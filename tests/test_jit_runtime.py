@@ -138,6 +138,7 @@ def test_as_sequence_is_what_a_loop_indexes():
         (np.ndim, ((1.0, 2.0),)),
         (composite.cross, (A, A)),
         (joining.parts, (V, V.astype(np.float32))),  # (the helper converts to float32)
+        (composite.diff, (A, 1, 0)),  # (along another axis)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -162,6 +163,8 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
         (reductions.cumsum, (np.ones(5), None, V)),  # (numpy's reshape raises)
         (reductions.cumsum, (np.ones((3, 3)), None, A, 0)),
         (composite.cross, (U[:2], U)),  # (a 2-vector: left to the Python one)
+        (linalg.diagonal_vjp, (S, None, V)),  # (np.diag's adjoint of a vector: never run)
+        (composite.diff, (V, -1)),
     ],
 )
 def test_what_the_python_helper_decides_is_refused(helper, args):
@@ -304,7 +307,11 @@ MORE = [
     (composite.cross, (U, V[1:])),
     (composite.cross, (V[:3], V[:3])),
     (joining.parts, (A, A)),  # (``np.asarray(a)`` of an array: its adjoint itself)
-    (joining.parts, (V[::-1], V)),
+    (joining.parts, (V[::-1], V)),    (composite.diff, (A,)),
+    (composite.diff, (V, 2)),
+    (composite.diff, (A, 0)),
+    (composite.diff, (A, 3)),
+    (composite.diff, (V, 6)),  # (more than its length: empty)
 ]
 
 
@@ -496,3 +503,63 @@ def test_item_adjoint_of_an_entry_none_flowed_into_is_the_helpers_zero():
         for x, y in zip(got, want):
             np.testing.assert_array_equal(x, y)
             assert np.shape(x) == np.shape(y)
+
+
+average = composite.average
+
+
+@numba.njit
+def _averages(a, w):
+    return average(a), average(a, weights=w)
+
+
+@pytest.mark.parametrize("a", [V, A, rng.normal(size=12)])
+def test_average_is_the_composites(a):
+    """(The composite ``average`` where its value is not differentiated, as the staged code
+    calls it: the mean, and weights by keyword.)"""
+    w = np.abs(rng.normal(size=a.shape)) + 0.5
+    got = _averages(a, w)
+    want = (average(a), average(a, weights=w))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def test_average_refuses_what_the_composite_decides_and_types_it_does_not_cover():
+    with pytest.raises(jit_runtime.Refused):  # (weights summing to 0: it raises)
+        _averages(V, np.array([1.0, -1.0, 0.5, -0.5]))
+    with pytest.raises(jit_runtime.Refused):  # (weights of another shape: it raises)
+        _averages(V, V[:3])
+    with pytest.raises(numba.core.errors.TypingError):  # (along an axis: not covered)
+        _compiled(average, 2)(A, 0)
+
+
+vstack_vjp = joining.vstack_vjp
+
+
+@numba.njit
+def _vstack_two(a, b, g):
+    parts = [a, b]
+    ans = np.vstack(parts)
+    h = vstack_vjp(g, ans, parts)
+    return ans, (item_adjoint(h, 0, a), item_adjoint(h, 1, b))
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((4,), (4,)), ((2, 3), (4, 3)), ((1, 2), (1, 2))])
+def test_vstack_of_a_list_and_its_adjoint_are_the_helpers(a_shape, b_shape):
+    a, b = rng.normal(size=a_shape), rng.normal(size=b_shape)
+    want = np.vstack([a, b])
+    g = rng.normal(size=want.shape)
+    h = vstack_vjp(g, want, [a, b])
+    got, got_parts = _vstack_two(a, b, g)
+    np.testing.assert_array_equal(got, want)
+    for x, y in zip(got_parts, (item_adjoint(h, 0, a), item_adjoint(h, 1, b))):
+        np.testing.assert_array_equal(x, y)
+        assert x.shape == y.shape
+
+
+def test_vstack_refuses_what_numpy_refuses_and_types_it_does_not_cover():
+    with pytest.raises(jit_runtime.Refused):  # (rows of different lengths)
+        _vstack_two(U, V, np.ones((2, 4)))
+    with pytest.raises(jit_runtime.Refused):  # (matrices of different widths)
+        _vstack_two(A, B, np.ones((7, 4)))
+    with pytest.raises(numba.core.errors.TypingError):  # (numbers: rows of one, not covered)
+        _vstack_two(0.5, 1.5, np.ones((2, 1)))
