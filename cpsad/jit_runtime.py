@@ -1257,3 +1257,22 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
         return np.diff(a, n)
 
     return diff_last
+
+
+@overload(reductions.max_vjp)
+def _max_vjp(g, ans, a, axis=None, keepdims=False):
+    """``max_vjp`` (and the minimum's) of a whole float64 array (``axis`` None): ``g`` to the
+    elements equal to the result, split evenly between ties (none, for a NaN result: zeros)."""
+    if not (_float_array(a) and a.dtype == types.float64 and isinstance(g, types.Float)):
+        return None
+    if not (_is_none(axis) and isinstance(keepdims, bool)):
+        return None
+
+    def max_vjp_whole(g, ans, a, axis=None, keepdims=False):
+        hits = a == ans
+        ties = hits.sum()
+        if ties == 0:
+            return np.zeros(a.shape)
+        return np.where(hits, g / ties, 0.0)
+
+    return max_vjp_whole

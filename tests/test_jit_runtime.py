@@ -139,6 +139,7 @@ def test_as_sequence_is_what_a_loop_indexes():
         (composite.cross, (A, A)),
         (joining.parts, (V, V.astype(np.float32))),  # (the helper converts to float32)
         (composite.diff, (A, 1, 0)),  # (along another axis)
+        (reductions.max_vjp, (V[:3], A.max(axis=1), A, 1)),  # (along an axis)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -311,7 +312,10 @@ MORE = [
     (composite.diff, (V, 2)),
     (composite.diff, (A, 0)),
     (composite.diff, (A, 3)),
-    (composite.diff, (V, 6)),  # (more than its length: empty)
+    (composite.diff, (V, 6)),  # (more than its length: empty)    (reductions.max_vjp, (0.7, V.max(), V)),
+    (reductions.max_vjp, (0.7, A.min(), A)),
+    (reductions.max_vjp, (0.7, 3.0, np.array([1.0, 3.0, 3.0, 2.0]))),  # (a tie: halves)
+    (reductions.max_vjp, (0.7, 3.0, np.array([[3.0, 3.0], [3.0, 2.0]]))),
 ]
 
 
@@ -563,3 +567,11 @@ def test_vstack_refuses_what_numpy_refuses_and_types_it_does_not_cover():
         _vstack_two(A, B, np.ones((7, 4)))
     with pytest.raises(numba.core.errors.TypingError):  # (numbers: rows of one, not covered)
         _vstack_two(0.5, 1.5, np.ones((2, 1)))
+
+
+def test_max_vjp_of_a_nan_result_is_the_helpers_zeros():
+    a = np.array([1.0, np.nan, 2.0])
+    with np.errstate(all="ignore"):  # (the helper divides by its 0 ties)
+        want = reductions.max_vjp(0.7, np.nan, a)
+    got = _compiled(reductions.max_vjp, 3)(0.7, np.nan, a)
+    np.testing.assert_array_equal(got, want)
