@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import inspect
 import os
 import sys
@@ -250,7 +251,10 @@ def _make(fn, active, kinds, mode):
 
     stem = f"{fn.__module__}.{own_qualname(fn)}".replace("<", "_").replace(">", "_")
     suffix = "jvp.jit" if mode == compiler.STAGED_FORWARD else "jit"
-    path = diskcache.store(f"{stem}.{'_'.join(active) or 'none'}.{suffix}", unit.text, touch=False)
+    # (the Numba helpers' version in the name: Numba's cache keys on the staged file alone, and
+    # would give the code compiled with the helpers of another cpsad -- one since fixed)
+    name = f"{stem}.{'_'.join(active) or 'none'}.{suffix}-{_runtime_version()}"
+    path = diskcache.store(name, unit.text, touch=False)
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
     frozen = _module_globals(unit)
@@ -258,7 +262,7 @@ def _make(fn, active, kinds, mode):
         # (a user's function the staged code calls as it is -- its result is not
         # differentiated; another module's, under the name Callees gave it -- is compiled too,
         # or Numba cannot call it)
-        namespace[name] = numba.njit(obj) if _plain_function(obj) else obj
+        namespace[name] = numba.njit(**_CHECKED)(obj) if _plain_function(obj) else obj
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)
     tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -269,7 +273,7 @@ def _make(fn, active, kinds, mode):
         (name, freevars.index(name) if name in freevars else "global")
         for name in unit.staged_params
     ]
-    dispatcher = numba.njit(cache=True)(py)
+    dispatcher = numba.njit(cache=True, **_CHECKED)(py)
     # (a call of itself -- a tangent function's recursion -- calls the compiled function)
     namespace[unit.bp_name] = dispatcher
     made = _Compiled(dispatcher, params, unit.text, path)
@@ -279,6 +283,20 @@ def _make(fn, active, kinds, mode):
         if name in freevars and name not in unit.injected
     )
     return made
+
+
+# An index out of range raises IndexError, as in Python: Numba does not check by default, and
+# reads past the end -- a number from other memory, where the Python backpropagator raises.
+_CHECKED = {"boundscheck": True}
+
+
+@functools.cache
+def _runtime_version() -> str:
+    """A digest of the Numba helpers' source (``cpsad/jit_runtime.py``)."""
+    from cpsad import jit_runtime
+
+    with open(jit_runtime.__file__, "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()[:8]
 
 
 def _plain_function(obj) -> bool:

@@ -9,6 +9,7 @@ A list of functions that must compile keeps the scope from shrinking unnoticed.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -870,6 +871,42 @@ def test_what_compiled_code_raises_is_raised():
             h(1.0, 0.0)
     assert g(1.0, 2.0) == 0.5
     assert _compiled(f, (1.0, 2.0), 0)
+
+
+def _sum_of_squares_to(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i] * x[i]
+    return s
+
+
+def test_an_index_out_of_range_raises_as_in_python():
+    """Numba does not check indexes by default: ``x[3]`` of three numbers read past the end and
+    returned a number (14.0) where Python raises IndexError. Compiled with bounds checks, the
+    compiled code raises; the Python backpropagator then runs and raises as the function does --
+    and an index in range still runs compiled."""
+    x = np.array([1.0, 2.0, 3.0])
+    for h in (cpsad.value_and_grad(cpsad.jit(_sum_of_squares_to)), cpsad.grad(_sum_of_squares_to)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cpsad.JitWarning)
+            with pytest.raises(IndexError):
+                h(x, 5)
+    value, g = cpsad.value_and_grad(cpsad.jit(_sum_of_squares_to))(x, 3)
+    assert value == 14.0
+    np.testing.assert_array_equal(g, 2 * x)
+
+
+def test_the_staged_file_names_the_numba_helpers_version():
+    """Numba's cache keys on the staged file: its name carries a digest of the Numba helpers'
+    source, so code compiled with another cpsad's helpers is not loaded."""
+    from cpsad.staging import _runtime_version
+
+    def f(x):
+        return math.sin(x) * x
+
+    cpsad.grad(cpsad.jit(f))(0.3)
+    (made,) = [c for (code, *_), c in staging._MADE.items() if code is f.__code__]
+    assert f".jit-{_runtime_version()}." in os.path.basename(made.path)
 
 
 def _optional_unboxed(x, n, y):
