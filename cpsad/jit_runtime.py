@@ -17,6 +17,8 @@ would raise, the compiled code raises ``Refused``, and the Python backpropagator
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import literal_unroll, types
 from numba.extending import overload, register_jitable
@@ -1276,3 +1278,86 @@ def _max_vjp(g, ans, a, axis=None, keepdims=False):
         return np.where(hits, g / ties, 0.0)
 
     return max_vjp_whole
+
+
+# ------------------------------------------------------------------ math as Python computes it
+
+
+@register_jitable
+def _domain_error():
+    raise ValueError("math domain error")
+
+
+@register_jitable
+def _range_error():
+    raise OverflowError("math range error")
+
+
+_OUTSIDE = {  # where math's function raises ValueError (nan goes through, as in Python)
+    "sqrt": lambda x: x < 0.0,
+    "log": lambda x: x <= 0.0,
+    "log2": lambda x: x <= 0.0,
+    "log10": lambda x: x <= 0.0,
+    "log1p": lambda x: x <= -1.0,
+    "acos": lambda x: x < -1.0 or x > 1.0,
+    "asin": lambda x: x < -1.0 or x > 1.0,
+    "acosh": lambda x: x < 1.0,
+    "atanh": lambda x: x <= -1.0 or x >= 1.0,
+    "sin": lambda x: math.isinf(x),
+    "cos": lambda x: math.isinf(x),
+    "tan": lambda x: math.isinf(x),
+}
+_OVERFLOWS = ("exp", "expm1", "cosh", "sinh")  # OverflowError where a finite x gives inf
+
+
+def _checked_math(name: str):
+    fn = getattr(math, name)
+    outside = register_jitable(_OUTSIDE[name]) if name in _OUTSIDE else None
+
+    @overload(runtime.CHECKED_MATH[name])
+    def impl(x):
+        if not _number(x):
+            return None
+        if outside is not None:
+
+            def checked(x):
+                if outside(x):
+                    _domain_error()
+                return fn(x)
+
+            return checked
+
+        def checked_range(x):
+            y = fn(x)
+            if math.isinf(y) and not math.isinf(x):
+                _range_error()
+            return y
+
+        return checked_range
+
+
+for _name in runtime.MATH_RAISES:
+    _checked_math(_name)
+
+
+@overload(runtime.python_pow)
+def _python_pow(a, b):
+    """``a ** b`` as Python computes it for numbers with a float among them: ZeroDivisionError
+    for 0.0 to a negative power, OverflowError where finite numbers give inf, and ``Refused``
+    for a negative number to a fractional power (Python's result is complex). Integers alone,
+    and arrays, as Numba computes them (numpy's semantics, as the Python backpropagator's)."""
+    if _number(a) and _number(b) and (isinstance(a, types.Float) or isinstance(b, types.Float)):
+
+        def pow_float(a, b):
+            x, y = float(a), float(b)
+            if x == 0.0 and y < 0.0:
+                raise ZeroDivisionError("0.0 cannot be raised to a negative power")
+            if x < 0.0 and not math.isinf(y) and math.floor(y) != y:
+                raise Refused()
+            z = x**y
+            if math.isinf(z) and not math.isinf(x) and not math.isinf(y):
+                _range_error()
+            return z
+
+        return pow_float
+    return lambda a, b: a**b

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -1059,6 +1060,36 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
         f"{target} {op[:-1]} {rhs}` to make a new value (then {holder} keeps the old one), or "
         f"give {holder} a copy (`.copy()`)"
     )
+
+
+# ------------------------------------------------------------------ math as Python computes it
+# Staged code (``cpsad.jit``; Flatten respells the calls) calls ``math.sqrt(x)`` as
+# ``math_sqrt(x)`` and ``a ** b`` as ``python_pow(a, b)``: Numba's ``math`` and ``**`` of numbers
+# give nan or inf where Python's raise (``math.sqrt(-2.0)``: ValueError; ``math.exp(1000.0)``,
+# ``1e200 ** 2.0``: OverflowError). In Python these are math's own; Numba's versions
+# (``cpsad.jit_runtime``) raise as Python does, and the Python backpropagator then runs and raises.
+MATH_RAISES = (
+    "sqrt", "log", "log2", "log10", "log1p", "acos", "asin", "acosh", "atanh",
+    "sin", "cos", "tan", "exp", "expm1", "cosh", "sinh",
+)  # fmt: skip
+
+
+def _as_python(name: str):
+    fn = getattr(math, name)
+
+    def checked(x):
+        return fn(x)
+
+    checked.__name__ = checked.__qualname__ = f"math_{name}"
+    return checked
+
+
+CHECKED_MATH = {name: _as_python(name) for name in MATH_RAISES}
+
+
+def python_pow(a, b):
+    """``a ** b`` (staged code's spelling: see ``CHECKED_MATH``)."""
+    return a**b
 
 
 def check_in_place_compiled(x, op, held, values, within=None):

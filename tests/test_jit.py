@@ -896,6 +896,43 @@ def test_an_index_out_of_range_raises_as_in_python():
     np.testing.assert_array_equal(g, 2 * x)
 
 
+def _math_domains(x, y):
+    return math.sqrt(x) + math.log(x + 1.0) + math.acos(y) + math.exp(x * y) + x**y
+
+
+@pytest.mark.parametrize(
+    "x, y, error",
+    [
+        (-2.0, 0.5, ValueError),  # sqrt of a negative
+        (2.0, 1.5, ValueError),  # acos outside [-1, 1]
+        (800.0, 1.0, OverflowError),  # exp of 800
+        (0.0, -0.5, ZeroDivisionError),  # 0.0 ** -0.5
+        (2.0, 0.5, None),
+        (0.3, -0.9, None),
+    ],
+)
+def test_math_raises_as_in_python(x, y, error):
+    """Numba's ``math`` and ``**`` give nan or inf where Python's raise (``math.sqrt(-2.0)``
+    returned nan under cpsad.jit): staged code calls versions that raise as Python does, the
+    Python backpropagator then runs and raises as the function does; inside the domain the
+    code is compiled and gives Python's numbers."""
+    want = cpsad.value_and_grad(_math_domains, (0, 1))
+    got = cpsad.value_and_grad(cpsad.jit(_math_domains), (0, 1))
+    if error is not None:
+        for h in (want, got):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cpsad.JitWarning)
+                with pytest.raises(error):
+                    h(x, y)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, grads = got(x, y)
+    want_value, want_grads = want(x, y)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(grads, want_grads, rtol=1e-10)
+
+
 def test_the_staged_file_names_the_numba_helpers_version():
     """Numba's cache keys on the staged file: its name carries a digest of the Numba helpers'
     source, so code compiled with another cpsad's helpers is not loaded."""

@@ -508,6 +508,8 @@ NOT_FUNCTIONS_OF_VALUES = {
     "staged_callee",
     "MISSING",  # a value, not a function: a default's placeholder
     "check_in_place_compiled",  # only in code Numba compiles (cpsad.jit), never transformed again
+    "CHECKED_MATH",  # (a table: math's functions as staged code calls them, only there)
+    "python_pow",  # only in code Numba compiles, as CHECKED_MATH's functions
 }
 
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.

@@ -49,6 +49,7 @@ array): Numba would freeze them as constants, so they become parameters, read at
 from __future__ import annotations
 
 import builtins
+import math
 import types
 
 import numpy
@@ -395,12 +396,33 @@ class Flatten:
     def _numba_spellings(self, f) -> None:
         """The same computation, spelt as Numba compiles it: ``np.matmul(a, b)`` -> ``a @ b``
         (Numba takes the ufunc np.matmul as elementwise), ``np.s_[0, 1:]`` -> ``(0, slice(1,
-        None, None))`` (what ``np.s_`` returns: the index itself)."""
+        None, None))`` (what ``np.s_`` returns: the index itself); and as Python computes it:
+        ``math.sqrt(x)`` -> ``math_sqrt(x)``, ``a ** b`` -> ``python_pow(a, b)`` (Numba's give
+        nan or inf where Python's raise; the runtime's ``CHECKED_MATH``)."""
         bound = set(A.arg_names(f.args))
         bound |= {
             n.id for n in A.walk(f) if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load)
         }
+        ctx = self.unit.ctx
+        checked = ctx.runtime("CHECKED_MATH")
         for node in list(A.walk(f)):
+            if isinstance(node, A.Call) and len(node.args) == 1 and not node.keywords:
+                name = self._math_function(node.func, bound, checked)
+                if name is not None and not isinstance(node.args[0], A.Starred):
+                    node.func = A.copy_location(
+                        A.name(self.unit.inject(checked[name], f"math_{name}")), node.func
+                    )
+                    continue
+            if isinstance(node, (A.BinOp, A.AugAssign)) and isinstance(node.op, A.Pow):
+                power = A.name(self.unit.inject(ctx.runtime("python_pow"), "python_pow"))
+                if isinstance(node, A.BinOp):
+                    call = A.call(power, [node.left, node.right])
+                    A.replace(f, node, A.copy_location(call, node))
+                elif isinstance(node.target, A.Name):
+                    base = A.name(node.target.id)
+                    call = A.copy_location(A.call(power, [base, node.value]), node)
+                    A.replace(f, node, A.copy_location(A.assign(node.target, call), node))
+                continue
             if isinstance(node, A.Call) and self._is(node.func, numpy.matmul, bound):
                 if len(node.args) == 2 and not node.keywords:
                     if not any(isinstance(a, A.Starred) for a in node.args):
@@ -410,6 +432,20 @@ class Flatten:
                 if not self._is(A.name("slice"), builtins.slice, bound):
                     raise self.unstageable("`np.s_` where `slice` is not the built-in", node)
                 A.replace(f, node, A.copy_location(_index_value(node.slice), node))
+
+    def _math_function(self, node, bound, checked) -> str | None:
+        """The name of the function of ``math`` whose result Python checks (``checked``, the
+        runtime's table) that ``node`` names, or None."""
+        path = A.dotted(node)
+        if path is None or path.split(".")[0] in bound:
+            return None
+        found, value = self.unit.lookup(path.split(".")[0])
+        for a in path.split(".")[1:]:
+            value = getattr(value, a, None)
+        if not found or getattr(value, "__module__", None) != "math":
+            return None
+        name = getattr(value, "__name__", None)
+        return name if name in checked and getattr(math, name, None) is value else None
 
     def _is(self, node, obj, bound) -> bool:
         """Does the name or dotted name ``node`` (``np.matmul``) refer to ``obj``? (Not where
