@@ -969,13 +969,28 @@ def iter_child_nodes(node: AST) -> list:
 def walk(node: AST):
     """``node`` and every node below it, breadth first, in the order of ``ast.walk`` (a node's
     children are queued before the node is yielded, so the caller may change them)."""
+    return _breadth_first(node, _WALKED, _walked)
+
+
+_WALKED: dict = {}  # node class -> ((field, what it holds), ...): ``CHILDREN``'s, and operators
+
+
+def walk_nodes(node: AST) -> list:
+    """``list(walk(node))`` without the contexts and operators: the other nodes in ``walk``'s
+    order (those leaves hold nothing, so leaving them out moves nothing else). For speed, where
+    a pass looks at every node of a long function for calls or statements: half the nodes."""
+    return list(_breadth_first(node, CHILDREN, children_of))
+
+
+def _breadth_first(node: AST, table: dict, fields_of):
+    """``walk``'s loop over the fields ``table`` (made by ``fields_of``) lists for each class."""
     todo = _deque([node])
     pop, push, extend = todo.popleft, todo.append, todo.extend
     while todo:  # (the loop of ``scoping.push_children`` is written out, as there, for speed)
         node = pop()
-        fields = _WALKED.get(node.__class__)
+        fields = table.get(node.__class__)
         if fields is None:
-            fields = _walked(node.__class__)
+            fields = fields_of(node.__class__)
         for f, holds in fields:
             v = getattr(node, f, None)
             if v is None:
@@ -990,38 +1005,6 @@ def walk(node: AST):
                     if isinstance(x, AST):
                         push(x)
         yield node
-
-
-_WALKED: dict = {}  # node class -> ((field, what it holds), ...): ``CHILDREN``'s, and operators
-
-
-def walk_nodes(node: AST) -> list:
-    """``list(walk(node))`` without the contexts and operators: the other nodes in ``walk``'s
-    order (those leaves hold nothing, so leaving them out moves nothing else). For speed, where
-    a pass looks at every node of a long function for calls or statements: half the nodes."""
-    out = [node]
-    append, extend = out.append, out.extend
-    i = 0
-    while i < len(out):
-        n = out[i]
-        i += 1
-        fields = CHILDREN.get(n.__class__)
-        if fields is None:
-            fields = children_of(n.__class__)
-        for f, holds in fields:
-            v = getattr(n, f, None)
-            if v is None:
-                continue
-            if holds == NODES:
-                extend(v)
-            elif holds == NODE:
-                if isinstance(v, AST):
-                    append(v)
-            else:
-                for x in v if v.__class__ is list else (v,):
-                    if isinstance(x, AST):
-                        append(x)
-    return out
 
 
 def _walked(cls) -> tuple:
