@@ -699,7 +699,8 @@ def _reached_stores(stmts: list) -> set:
             yes, no = _reached_stores(s.body), _reached_stores(s.orelse)
             out |= no if skips == "body" else yes if skips == "orelse" else yes & no
         elif isinstance(s, A.While):  # (an inner loop: every turn runs its body to the stop)
-            out |= _definite_stores(_last_turns([s]))
+            # (whatever join it reaches or skips: its ``if``s' marks are its own join's)
+            out |= _assigned_under(_last_turns([s]), {})
         else:
             out |= _top_level_stores([s])
     return out
@@ -790,7 +791,7 @@ def _guarded_reads(stmts: list, v: str, guards: dict):
 
 def _assigned_under(stmts: list, guards: dict) -> set:
     """Names every path through ``stmts`` assigns on which the tests ``guards`` names take the
-    branches it says."""
+    branches it says (no guards: every path), marks of joins aside."""
     out = set()
     for s in stmts:
         if isinstance(s, A.If):
@@ -799,18 +800,6 @@ def _assigned_under(stmts: list, guards: dict) -> set:
                 out |= _assigned_under(s.body if guards[t] else s.orelse, guards)
             else:
                 out |= _assigned_under(s.body, guards) & _assigned_under(s.orelse, guards)
-        elif not isinstance(s, A.While):
-            out |= _top_level_stores([s])
-    return out
-
-
-def _definite_stores(stmts: list) -> set:
-    """Names every path through ``stmts`` assigns, whatever join it reaches or skips (an inner
-    loop's last turn: its ``if``s' marks are of its own join, which that turn skips)."""
-    out = set()
-    for s in stmts:
-        if isinstance(s, A.If):
-            out |= _definite_stores(s.body) & _definite_stores(s.orelse)
         elif not isinstance(s, A.While):
             out |= _top_level_stores([s])
     return out

@@ -436,30 +436,32 @@ class Flatten:
     def _math_function(self, node, bound, checked) -> str | None:
         """The name of the function of ``math`` whose result Python checks (``checked``, the
         runtime's table) that ``node`` names, or None."""
-        path = A.dotted(node)
-        if path is None or path.split(".")[0] in bound:
-            return None
-        found, value = self.unit.lookup(path.split(".")[0])
-        for a in path.split(".")[1:]:
-            value = getattr(value, a, None)
-        if not found or getattr(value, "__module__", None) != "math":
-            return None
+        value = self._named(node, bound)
         name = getattr(value, "__name__", None)
-        return name if name in checked and getattr(math, name, None) is value else None
+        if name not in checked or value is None:
+            return None
+        return name if getattr(math, name, None) is value else None
 
     def _is(self, node, obj, bound) -> bool:
         """Does the name or dotted name ``node`` (``np.matmul``) refer to ``obj``? (Not where
         its first name is one of ``bound``, the function's own.)"""
+        return self._named(node, bound) is obj
+
+    def _named(self, node, bound):
+        """What the name or dotted name ``node`` refers to (None: not a name, one of ``bound``,
+        or nothing found)."""
         path = A.dotted(node)
         if path is None:
-            return False
+            return None
         first, *attrs = path.split(".")
         if first in bound:
-            return False
+            return None
         found, value = self.unit.lookup(first)
+        if not found:
+            return None
         for a in attrs:
             value = getattr(value, a, None)
-        return found and value is obj
+        return value
 
     def _data_names(self, f) -> list[str]:
         """Free names of ``f`` that hold data (not a module or a function): parameters."""
