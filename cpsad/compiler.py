@@ -474,23 +474,22 @@ def _compile(unit: Unit, path: str) -> types.CodeType:
     text (``_compiled_text``), or, where that cannot keep every location, as a tree.
     """
     free = sorted(set(unit.injected) | set(unit.callees) | set(unit.fn.__code__.co_freevars))
-    code = _compiled_text(unit, path, free) if _TEXT_LOCATIONS else None
+    code = _compiled_text(unit, path, free)
     return _compiled_tree(unit, path, free) if code is None else code
-
-
-# Python versions whose location table ``_columns_back`` knows (3.10 keeps no columns).
-_TEXT_LOCATIONS = sys.version_info < (3, 14)
 
 
 def _compiled_text(unit: Unit, path: str, free) -> types.CodeType | None:
     """``_compile`` by compiling text, for speed (a parsed tree is a Python object per node:
     parsing the 15,800 emitted lines of a 2,000-line function and compiling the tree took 0.24 s,
-    the text alone 0.10 s): the header line becomes the factory's ``def``, the comment and import
-    lines before the function blank lines, and the function's lines move one column right, so
-    every line keeps its number; ``_columns_back`` then moves every column back, so that a
-    traceback's carets stand under the file's text. None where a line cannot move (a string
-    or a line continued across lines; the renderer writes neither) -- or the text is not the
-    emitted module's layout."""
+    the text alone 0.10 s). The header line becomes the factory's ``def``, the comment and import
+    lines before the function blank lines, so every line keeps its number; and only the lines at
+    column 0 -- the function's decorators and ``def`` -- move one column right, under the
+    factory: the function's body is indented already, so every instruction of ``f_bp`` keeps
+    the file's line and columns (a traceback's carets stand under the file's text; the ``def``
+    line's own instructions run in the factory). None where another line stands at column 0 (a
+    second function, a line continued there), or a line cannot be read alone (a string or a line
+    continued across lines; the renderer writes neither) -- or the text is not the emitted
+    module's layout."""
     text = unit.text
     if '"""' in text or "'''" in text or "\\\n" in text:
         return None
@@ -498,82 +497,21 @@ def _compiled_text(unit: Unit, path: str, free) -> types.CodeType | None:
     start = next((i for i, line in enumerate(lines) if line and not line.startswith(_PRELUDE)), 0)
     if start < 1 or not lines[start].startswith(("def ", "@")):
         return None
+    body = lines[start:]
+    top = [i for i, line in enumerate(body) if line[:1].strip() and line[0] != "#"]
+    if top != list(range(len(top))) or not body[top[-1]].startswith("def "):
+        return None  # (column 0: decorators, then the def, and nothing after it)
     head = f"def {FACTORY}({', '.join(free)}):"
-    body = [" " + line if line else line for line in lines[start:]]
+    body[: len(top)] = [" " + line for line in body[: len(top)]]
     source = "\n".join([head] + [""] * (start - 1) + body + [f" return {unit.bp_name}\n"])
     code = compile(source, path, "exec")
     fcode = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    bp = next(
+    return next(
         c for c in fcode.co_consts if isinstance(c, types.CodeType) and c.co_name == unit.bp_name
     )
-    return _columns_back(bp) if sys.version_info >= (3, 11) else bp
 
 
 _PRELUDE = ("#", "import ", "from ")  # the lines of an emitted module before its function
-
-
-def _columns_back(code: types.CodeType) -> types.CodeType:
-    """``code`` and the functions in it with every column one less: the location table rewritten
-    (its format: CPython's InternalDocs/locations.md, 3.11 to 3.13). Each entry starts with a
-    byte ``1 cccc lll``: code ``c``, ``l`` + 1 instructions. Codes 0-9 (short form): the same
-    line, column ``c * 8`` + the next byte's bits 4-6, end column that + its bits 0-3; 10-12:
-    the line ``c - 10`` on, column and end column in the next two bytes; 13: a line, no column;
-    14: line, end line, column + 1, end column + 1 as variable-length numbers; 15: no location.
-    A column 0 stays 0: the compiler's own (the ``def`` line of a function's first instruction),
-    not from the moved text, where every column is at least 1."""
-    t = code.co_linetable
-    out = bytearray()
-    put = out.append
-    i, n = 0, len(t)
-    while i < n:
-        first = t[i]
-        c = (first >> 3) & 15
-        if c < 10:
-            second = t[i + 1]
-            col = (c << 3) | ((second >> 4) & 7)
-            if col:
-                col -= 1
-                first = 0x80 | ((col >> 3) << 3) | (first & 7)
-                second = ((col & 7) << 4) | (second & 15)
-            put(first)
-            put(second)
-            i += 2
-        elif c < 13:
-            col, end = t[i + 1], t[i + 2]
-            put(first)
-            put(col - 1 if col else 0)
-            put(end - 1 if end else 0)
-            i += 3
-        elif c == 14:
-            j = i + 1
-            for _ in range(2):  # the line and the end line: as they are
-                while t[j] & 64:
-                    j += 1
-                j += 1
-            out += t[i:j]
-            for _ in range(2):  # the column + 1 and the end column + 1 (0: none)
-                v = shift = 0
-                while True:
-                    b = t[j]
-                    j += 1
-                    v |= (b & 63) << shift
-                    shift += 6
-                    if not b & 64:
-                        break
-                v = v - 1 if v > 1 else v
-                while v >= 64:
-                    put(64 | (v & 63))
-                    v >>= 6
-                put(v)
-            i = j
-        else:  # 13 (a line, its number a variable-length number) and 15: as they are
-            j = i + 1
-            while j < n and not t[j] & 128:
-                j += 1
-            out += t[i:j]
-            i = j
-    consts = tuple(_columns_back(k) if isinstance(k, types.CodeType) else k for k in code.co_consts)
-    return code.replace(co_linetable=bytes(out), co_consts=consts)
 
 
 def _compiled_tree(unit: Unit, path: str, free) -> types.CodeType:

@@ -223,10 +223,10 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> None:
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="columns are kept from Python 3.11 on")
 def test_the_emitted_text_compiles_to_the_code_its_tree_compiles_to():
-    """The emitted module is compiled as text, its lines moved a column right inside a factory
-    function and the columns moved back (compiler._compiled_text): every instruction must be
-    where compiling its parsed tree puts it, or tracebacks' carets and coverage would point
-    beside the file's text."""
+    """The emitted module is compiled as text inside a factory function, only its ``def`` line
+    moved a column right (compiler._compiled_text): every instruction must be where compiling its
+    parsed tree puts it, or tracebacks' carets and coverage would point beside the file's text
+    (moving every line a column right, as an indented block would be, fails this)."""
     checked = 0
     for f, _args, argnums in corpus_core.CASES + corpus_control.CASES:
         nums = (argnums,) if isinstance(argnums, int) else argnums
