@@ -672,12 +672,22 @@ def test_simplify_facts_agree_with_a_fresh_analysis(name, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "name", ["loop_return_inside", "loop_nested", "tree_rnn", "loop_break_continue", "long"]
+    "name",
+    [
+        "loop_return_inside",
+        "loop_nested",
+        "tree_rnn",
+        "loop_break_continue",
+        "long",
+        "long_floats",
+        "copy_renamed",
+    ],
 )
 def test_simplify_recounted_facts_agree_with_a_fresh_analysis(name, monkeypatch):
-    """Facts brought up to date by counting what definedness, dead stores and forward
-    substitutions took out (``Simplify._recount``, no walk of the tree) are those a fresh
-    analysis finds."""
+    """Facts brought up to date by counting what definedness, dead stores, forward
+    substitutions and copy propagation took out or renamed (``Simplify._recount``, no walk of
+    the tree) are those a fresh analysis finds. (``long_floats``: float arguments, whose
+    adjoints start at 0.0 and leave chains of copies ``c_bar = add_bar``.)"""
     import dataclasses
 
     from cpsad import compiler
@@ -700,12 +710,26 @@ def test_simplify_recounted_facts_agree_with_a_fresh_analysis(name, monkeypatch)
         checked.append(root)
 
     monkeypatch.setattr(simplify.Simplify, "_recount", checking)
-    if name == "long":
+    copied = []
+    copies = simplify.Simplify.copies
+    monkeypatch.setattr(
+        simplify.Simplify, "copies", lambda self, f: copied.append(copies(self, f)) or copied[-1]
+    )
+    kinds = ()
+    if name.startswith("long"):
         fn = function_from_source(long_function_source(60))
+        if name == "long_floats":
+            kinds = compiler.kinds_of(fn.__code__, [0.5, 0.25], {})
+    elif name == "copy_renamed":  # (``z = y`` goes, ``y``'s second value named ``z``)
+        fn = function_from_source(
+            "def f(x):\n    y = x\n    y = y * 2.0\n    z = y\n    return z * x\n"
+        )
     else:
         fn = getattr(corpus_control, name)
-    compiler.run_pipeline(fn, (fn.__code__.co_varnames[0],), upto="simplify")
+    compiler.run_pipeline(fn, (fn.__code__.co_varnames[0],), upto="simplify", kinds=kinds)
     assert checked
+    if name in ("long_floats", "copy_renamed"):
+        assert any(copied)  # (copies counted what they changed: recounted, not analysed again)
 
 
 @pytest.mark.parametrize(

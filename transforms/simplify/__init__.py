@@ -131,8 +131,10 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
             for f in every:
                 changed |= self.copies(f)
             if changed:
-                counted = False
-                continue  # names moved: analyse again before anything else reads them
+                # names moved: the facts brought up to date (``copies`` counted what it changed
+                # where no function is nested in it) or made again before anything else reads them
+                counted = not self.uncounted
+                continue
             other = False  # a change that is not counted
             for f in every:
                 if id(f) not in clean:

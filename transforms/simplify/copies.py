@@ -36,6 +36,9 @@ class Copies:
         )
         touched: set[str] = set()
         changed = False
+        # what each change does to the scope's counts, for the driver's ``_recount`` -- where no
+        # function is nested in ``f`` (a rename would change its facts too: analysed again)
+        count = self._count_moved if not fa.nested and self.removed is not None else None
         Assign, Name = A.Assign, A.Name
         blocks = statement_lists(f)  # (the same lists after this sweep: it removes assignments)
         copies = []  # (block, a = b), in order: what the second loop looks at (for speed)
@@ -65,6 +68,8 @@ class Copies:
                         del block[i + 1]
                         touched |= {a, b}
                         changed = True
+                        if count is not None:  # (``b``'s store and read gone)
+                            count(f, fa, b, None, -1, -1)
                 i += 1
             # the last statement was never ``first`` (unless merged into the one before it)
             if i == len(block) - 1 and _is_copy(block[i]):
@@ -77,6 +82,8 @@ class Copies:
             if a == b:
                 block.remove(s)
                 changed = True
+                if count is not None:
+                    count(f, fa, a, None, -1, -1)
                 continue
             if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
                 # a shared variable (a cell) is one name for all its values: ``b`` named
@@ -96,6 +103,8 @@ class Copies:
                     renames[b] = a
                     touched |= {a, b}
                     changed = True
+                    if count is not None:  # (the copy stored ``a`` and read ``b``)
+                        count(f, fa, b, a, -1, -1)
                     continue
             if counts.get(a, 0) != 1 or a in params or a in borrowed:
                 continue
@@ -105,10 +114,28 @@ class Copies:
             renames[a] = b
             touched |= {a, b}
             changed = True
+            if count is not None:
+                count(f, fa, a, b, -1, -1)
+        if changed and count is None:
+            self.uncounted = True
         # (all at once, in one walk: each rename's names are touched by no other one, so
         # applying them together is applying them one after the other)
         S.rename_free(f.body, renames)
         return changed
+
+    def _count_moved(self, f, fa, old: str, new: str | None, stores: int, loads: int) -> None:
+        """Count into the driver's ``removed`` a change of ``f``'s own scope (its facts ``fa``,
+        from before the sweep): every mention of ``old`` becomes one of ``new`` (None: none is
+        left, ``old``'s counts change alone), and ``new`` -- or ``old`` -- then has ``stores``
+        and ``loads`` more (a removed copy's store and read: -1)."""
+        _, deltas_s, deltas_l = self.removed.setdefault(id(f), (f, {}, {}))
+        for delta, counts, c in ((deltas_s, fa.stores, stores), (deltas_l, fa.loads, loads)):
+            if new is None:
+                delta[old] = delta.get(old, 0) + c
+                continue
+            moved = counts.get(old, 0)
+            delta[old] = delta.get(old, 0) - moved
+            delta[new] = delta.get(new, 0) + moved + c
 
     def _shared(self, name: str) -> bool:
         """Is ``name`` a variable closures share (a cell), or its adjoint or tangent?"""
