@@ -35,6 +35,20 @@ def test_long_loops_runs():
     assert "10,000" in out
 
 
+def test_long_function_times_each_kind_and_reports_the_slowest():
+    import json
+
+    from benchmarks.report import lifecycle_section
+
+    out = json.loads(run("long_function.py", "--n", "40", "--json").strip().splitlines()[-1])
+    (row,) = out["rows"]
+    assert set(row["kinds"]) == {"floats", "arrays", "none"}
+    assert row["kinds"][row["slowest"]] == max(row["kinds"].values())
+    assert round(row["seconds"], 4) == row["kinds"][row["slowest"]]
+    table = "\n".join(lifecycle_section({"long": out}))
+    assert "| 40 |" in table and "floats / arrays / none" in table
+
+
 def test_import_time_runs():
     out = run("import_time.py", "--runs", "1")
     assert "import cpsad" in out and "first use" in out
