@@ -654,35 +654,51 @@ def rename_free(node, mapping: dict[str, str]) -> None:
     """Rename names in ``node`` (a statement list or a node) that refer to an outer binding.
 
     Nested functions that bind a name themselves keep it: renaming follows Python's scoping.
-    (One loop over a stack of ``(node, mapping)``, not a recursion per node, for speed: Simplify's
-    copy propagation renames in the whole body of a function after each sweep.)
+    (Loops, not a recursion per node, for speed: Simplify's copy propagation renames in a whole
+    function body after each sweep. A nested function's body waits, with its own mapping.)
     """
-    if not mapping:
-        return
-    stack = [(n, mapping) for n in (node if isinstance(node, list) else [node])]
-    pop = stack.pop
-    Name, FunctionDef, Nonlocal = A.Name, A.FunctionDef, A.Nonlocal
-    while stack:
-        n, m = pop()
-        cls = n.__class__
-        if cls is Name:
-            new = m.get(n.id)
-            if new is not None:
-                n.id = new
+    work = [(node if isinstance(node, list) else [node], mapping)]
+    Name, FunctionDef, Nonlocal, AST = A.Name, A.FunctionDef, A.Nonlocal, A.AST
+    NODES, NODE, CHILDREN = A.NODES, A.NODE, A.CHILDREN
+    while work:
+        roots, m = work.pop()
+        if not m:
             continue
-        if cls is FunctionDef:
-            if n.name in m:
-                n.name = m[n.name]
-            stack += [(d, m) for d in n.args.defaults]
-            stack += [(d, m) for d in n.args.kw_defaults if d is not None]
-            shadow = local_names(n)
-            inner = {k: v for k, v in m.items() if k not in shadow}
-            if inner:
-                stack += [(x, inner) for x in n.body]
-            continue
-        if cls is Nonlocal:
-            n.names = [m.get(x, x) for x in n.names]
-            continue
-        below: list = []
-        push_children(n, below)
-        stack += [(x, m) for x in below]
+        stack = list(roots)
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            n = pop()
+            cls = n.__class__
+            if cls is Name:
+                new = m.get(n.id)
+                if new is not None:
+                    n.id = new
+                continue
+            if cls is FunctionDef:
+                if n.name in m:
+                    n.name = m[n.name]
+                extend(n.args.defaults)
+                extend(d for d in n.args.kw_defaults if d is not None)
+                shadow = local_names(n)
+                work.append((n.body, {k: v for k, v in m.items() if k not in shadow}))
+                continue
+            if cls is Nonlocal:
+                n.names = [m.get(x, x) for x in n.names]
+                continue
+            # (``push_children``, written out as in ``names``)
+            fields = CHILDREN.get(cls)
+            if fields is None:
+                fields = A.children_of(cls)
+            for name, holds in fields:
+                v = getattr(n, name, None)
+                if v is None:
+                    continue
+                if holds == NODES:
+                    extend(v)
+                elif holds == NODE:
+                    if isinstance(v, AST):
+                        push(v)
+                else:
+                    for x in v if v.__class__ is list else (v,):
+                        if isinstance(x, AST):
+                            push(x)
