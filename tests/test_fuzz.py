@@ -109,6 +109,23 @@ def test_finding(name, request):
 
 # --------------------------------------------------------------------------- the fuzzer itself
 
+
+def test_autograd_is_asked_of_a_refused_program():
+    """A refusal is judged too: autograd's slopes against central differences, so that the
+    report lists the refusals of programs a peer differentiates (an array ``MEMORY`` holds,
+    changed in place: the run-time check refuses; autograd, a tracer, follows Python)."""
+    from tests.fuzz.gen import Program
+
+    pytest.importorskip("autograd")
+    source = (
+        "import numpy as np\n\nMEMORY = []\n\n\ndef f(x):\n    v = np.ones(3) * 2.0\n"
+        "    MEMORY.append(v)\n    v -= np.ones(3)\n    return np.sum(MEMORY[-1] * x)\n"
+    )
+    program = Program(0, source, [("x", "vector")], set(), 0, (np.array([0.5, -0.2, 0.3]),))
+    r = check(program)
+    assert r.cls == "refused" and "shares" in r.message, (r.cls, r.message)
+    assert r.autograd == "agrees"
+
 SELF_CHECK_SEEDS = range(10_000, 10_025)
 
 

@@ -122,8 +122,20 @@ def report(results, features=False, out=sys.stdout):
     p("forward over reverse (hessian, hvp):" if order > 1 else "forward mode (jvp):")
     for c in CLASSES:
         p(f"  {c:12s} {jc.get(c, 0):6d}")
-    ag = collections.Counter(r.autograd for r in judged)
+    ag = collections.Counter(r.autograd for r in judged if r.cls != "refused")
     p(f"autograd beside finite differences: {dict(ag)}")
+    taken = collections.defaultdict(list)  # refused by cpsad, differentiated right by autograd
+    for r in judged:
+        if r.cls == "refused" and r.autograd == "agrees":
+            taken[r.message].append(r.seed)
+    refused = sum(1 for r in judged if r.cls == "refused")
+    p(
+        f"refused programs autograd differentiates (its slopes those of central differences): "
+        f"{sum(map(len, taken.values()))} of {refused}"
+    )
+    for msg, seeds in sorted(taken.items(), key=lambda kv: -len(kv[1])):
+        p(f"  {len(seeds):5d}  {msg}")
+        p(f"         seeds: {_seeds(seeds, 12)}")
     jit = collections.Counter(r.jit for r in judged if r.jit)
     if jit:
         p("cpsad.jit (the same numbers as the Python backpropagator; a mismatch is wrong-*):")

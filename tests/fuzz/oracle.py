@@ -19,7 +19,8 @@
 Judges, all independent of cpsad: Python itself for the value; for the gradient, central
 differences along two random directions at two step sizes (1e-4 and 1e-6); HIPS autograd, run on
 the same source with ``np`` bound to ``autograd.numpy``, where it can run the program (a third
-opinion, recorded in ``autograd``, never the verdict). Forward mode, ``cpsad.jvp`` along the same
+opinion, recorded in ``autograd``, never the verdict -- asked of refused programs too, so that the
+report can list the refusals of programs a peer differentiates). Forward mode, ``cpsad.jvp`` along the same
 directions, is judged the same way and reported separately (``jvp_cls``).
 
 ``perturb="grad"`` (or ``"value"``) makes cpsad's answer deliberately wrong -- the gradient
@@ -464,6 +465,8 @@ def _check(f, path, program, res, perturb, use_autograd, forward):
             got, grads = run_cpsad_grad(f, program, perturb)
     except (Exception, Timeout) as exc:
         res.cls, res.message, res.detail = classify_exception(exc, path)
+        if res.cls == "refused" and use_autograd:
+            res.autograd = _autograd_verdict(program, dirs, slopes, want)
         _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward)
         return res
     got_s = as_scalar(got) if np.ndim(got) == 0 else None
@@ -502,6 +505,24 @@ def _check(f, path, program, res, perturb, use_autograd, forward):
     res.detail = "\n".join(notes)
     _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward)
     return res
+
+
+def _autograd_verdict(program, dirs, slopes, want) -> str:
+    """Of a program cpsad refused: does autograd run it and give the central differences'
+    slopes ("agrees"), other ones ("disagrees"), or neither ("n/a": it cannot run it, or no
+    direction is smooth)? A refusal autograd agrees on is of a program a peer differentiates:
+    the report lists those as refusals to make precise, or features to support."""
+    ag = autograd_slopes(program.source, program, dirs)
+    if ag is None or not value_agrees(ag[0], want):
+        return "n/a"
+    verdict = "n/a"
+    for k, sl in enumerate(slopes):
+        if sl is None or not smooth(sl, want):
+            continue
+        if not slope_agrees(ag[1][k], sl, want):
+            return "disagrees"
+        verdict = "agrees"
+    return verdict
 
 
 JIT = bool(os.environ.get("CPSAD_FUZZ_JIT"))  # --jit: judge cpsad.jit(f) too
