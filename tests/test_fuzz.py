@@ -126,6 +126,7 @@ def test_autograd_is_asked_of_a_refused_program():
     assert r.cls == "refused" and "shares" in r.message, (r.cls, r.message)
     assert r.autograd == "agrees"
 
+
 SELF_CHECK_SEEDS = range(10_000, 10_025)
 
 

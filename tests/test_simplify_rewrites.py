@@ -111,6 +111,26 @@ CASES = [
         "return k(loop_L5_x)",
     ),
     (
+        # a loop whose carried value is unused after it (an RNN collecting its states): the
+        # continuation `k(v); return zeros_like(v)` is `k` -- every one `k` is given returns
+        # zeros_like of its value -- so the loop hands `k` down and Defunctionalize rewrites it
+        "tails_zero",
+        (simplify.Simplify, "_zero_k", lambda self, f, k: False),
+        """
+        def f(x):
+            hs = []
+            h = x
+            for i in range(3):
+                h = np.tanh(h * 1.5 + 0.1)
+                hs.append(h)
+            return np.sum(np.stack(hs))
+        """,
+        None,
+        (np.array([0.3, -0.2]),),
+        "h_1_bar = loop_L6_bp(k, i + 1, h_1)",
+        "def after_loop_L6(",
+    ),
+    (
         "peephole",
         (peephole._Peephole, "binop", lambda self, node: node),
         """
