@@ -42,6 +42,10 @@ class Copies:
         Assign, Name = A.Assign, A.Name
         blocks = statement_lists(f)  # (the same lists after this sweep: it removes assignments)
         copies = []  # (block, a = b), in order: what the second loop looks at (for speed)
+        # The statements taken out, by id: each block is rebuilt once, at the end of the sweep
+        # (for speed: removing them one by one from a block of 45,000 statements was quadratic);
+        # until then the sweep reads a block as if they were gone.
+        gone: set[int] = set()
         for block in blocks:
             # b = e; a = b  ->  a = e   (b used nowhere else)
             i = 0
@@ -65,11 +69,12 @@ class Copies:
                         and loads.get(b) == 1
                     ):
                         first.targets = second.targets
-                        del block[i + 1]
+                        gone.add(id(second))
                         touched |= {a, b}
                         changed = True
                         if count is not None:  # (``b``'s store and read gone)
                             count(f, fa, b, None, -1, -1)
+                        i += 1  # (past ``second``: the merged statement pairs with no other)
                 i += 1
             # the last statement was never ``first`` (unless merged into the one before it)
             if i == len(block) - 1 and _is_copy(block[i]):
@@ -80,7 +85,7 @@ class Copies:
             if a in touched or b in touched:
                 continue
             if a == b:
-                block.remove(s)
+                gone.add(id(s))
                 changed = True
                 if count is not None:
                     count(f, fa, a, None, -1, -1)
@@ -98,8 +103,8 @@ class Copies:
             if b not in local or counts.get(b, 0) + (b in params) > 1:
                 continue
             if self._prefer(a, b) and b not in params and counts.get(b, 0) == 1:
-                if self._can_rename(f, b, a) and _unused_between(block, b, s, a):
-                    block.remove(s)
+                if self._can_rename(f, b, a) and _unused_between(block, b, s, a, gone):
+                    gone.add(id(s))
                     renames[b] = a
                     touched |= {a, b}
                     changed = True
@@ -110,12 +115,15 @@ class Copies:
                 continue
             if not self._can_rename(f, a, b):
                 continue
-            block.remove(s)
+            gone.add(id(s))
             renames[a] = b
             touched |= {a, b}
             changed = True
             if count is not None:
                 count(f, fa, a, b, -1, -1)
+        if gone:
+            for block in blocks:
+                block[:] = [s for s in block if id(s) not in gone]
         if changed and count is None:
             self.uncounted = True
         # (all at once, in one walk: each rename's names are touched by no other one, so
@@ -165,10 +173,13 @@ def _is_copy(s) -> bool:
     return s.__class__ is Assign and s.value.__class__ is Name and s.targets[0].__class__ is Name
 
 
-def _unused_between(block, b: str, copy, a: str) -> bool:
-    """In ``block``, is ``a`` neither read nor written after ``b`` is assigned and before the copy
-    ``a = b``? (Then ``b`` can be named ``a`` from its assignment on: ``b = a * a; ...; a = b``
-    with ``a`` read in between must keep both names -- the reads want the old ``a``.)"""
+def _unused_between(block, b: str, copy, a: str, gone=frozenset()) -> bool:
+    """In ``block`` (without the statements whose ids are in ``gone``), is ``a`` neither read nor
+    written after ``b`` is assigned and before the copy ``a = b``? (Then ``b`` can be named ``a``
+    from its assignment on: ``b = a * a; ...; a = b`` with ``a`` read in between must keep both
+    names -- the reads want the old ``a``.)"""
+    if gone:
+        block = [s for s in block if id(s) not in gone]
     start = None
     for i, s in enumerate(block):
         if s is copy:
