@@ -1280,6 +1280,26 @@ def _max_vjp(g, ans, a, axis=None, keepdims=False):
     return max_vjp_whole
 
 
+def _float64_or_int64(t) -> bool:
+    """A float64 or int64 number, or an array of them (numpy casts int64 to float64 safely)."""
+    dtype = t.dtype if _array(t) else t
+    return dtype in (types.float64, types.int64)
+
+
+@overload(runtime.log_as)
+def _log_as(x, like):
+    """``np.log(x, dtype=np.result_type(like))`` where that dtype is float64 -- ``like`` a
+    float64 number or array -- and ``x`` float64 or int64 (numpy casts it to float64; Numba's
+    ``np.log`` computes in float64 too, and gives a number for a 0-d array, as numpy does).
+    Another dtype (float32: numpy computes in float32; an integer, where numpy raises) is not
+    covered."""
+    if not _float64_or_int64(x) or not (_array(like) or isinstance(like, types.Float)):
+        return None
+    if (like.dtype if _array(like) else like) != types.float64:
+        return None
+    return lambda x, like: np.log(x)
+
+
 # ------------------------------------------------------------------ math as Python computes it
 
 

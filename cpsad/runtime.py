@@ -1092,6 +1092,13 @@ def python_pow(a, b):
     return a**b
 
 
+def log_as(x, like):
+    """``np.log(x, dtype=np.result_type(like))`` (staged code's spelling: Numba's ``np.log``
+    takes no ``dtype``, and it has no ``np.result_type``; Numba's version, in
+    ``cpsad.jit_runtime``, covers float64 results only)."""
+    return np.log(x, dtype=np.result_type(like))
+
+
 def check_in_place_compiled(x, op, held, values, within=None):
     """What staged code (``cpsad.jit``; Flatten rewrites the call) runs where the emitted code
     runs ``check_in_place(x, op, statement, line, held, names, *values, within=within)``: the

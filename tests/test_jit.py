@@ -81,6 +81,9 @@ MUST_COMPILE = {
     # a tuple's entries read, their adjoints gathered (items_adjoint of a tuple of numbers)
     "build_tuple",
     "calls_tuple",
+    # math.log in a base (math_log(x) / math_log(b)), a power's adjoint in its exponent (log_as)
+    "operators",
+    "math_functions",
 }
 
 
@@ -931,6 +934,76 @@ def test_math_raises_as_in_python(x, y, error):
     want_value, want_grads = want(x, y)
     assert value == pytest.approx(want_value, rel=1e-12)
     np.testing.assert_allclose(grads, want_grads, rtol=1e-10)
+
+
+def _log_base(x, y):
+    return math.log(x, y) + y**x
+
+
+def _central(f, args, i, h=1e-6):
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+@pytest.mark.parametrize(
+    "x, y, error",
+    [
+        (-1.0, 10.0, ValueError),  # the log of a negative
+        (0.0, 10.0, ValueError),
+        (2.0, 0.0, ValueError),  # a base of 0
+        (2.0, 1.0, ZeroDivisionError),  # a base of 1: CPython divides by log(1)
+        (2.0, 10.0, None),
+        (3.5, 0.5, None),
+        (0.7, 2.0, None),
+    ],
+)
+def test_a_log_in_a_base_and_a_power_are_compiled(x, y, error):
+    """``math.log(x, y)`` (Numba's takes one argument) is staged as ``math_log(x) /
+    math_log(y)``, CPython's computation, raising where it does; ``y ** x``'s adjoint in ``x``,
+    ``np.log(.., dtype=np.result_type(ans))`` (Numba has no ``np.result_type``), as ``log_as``.
+    Compiled, the numbers are the Python backpropagator's and central differences'."""
+    want = cpsad.value_and_grad(_log_base, (0, 1))
+    got = cpsad.value_and_grad(cpsad.jit(_log_base), (0, 1))
+    if error is not None:
+        for h in (want, got):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cpsad.JitWarning)
+                with pytest.raises(error):
+                    h(x, y)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, grads = got(x, y)
+    want_value, want_grads = want(x, y)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(grads, want_grads, rtol=1e-10)
+    for i in (0, 1):
+        assert grads[i] == pytest.approx(_central(_log_base, (x, y), i), rel=1e-6)
+    kinds = compiler.kinds_of(_log_base.__code__, [x, y], {})
+    lines = staging.staged_source(_log_base, ("x", "y"), kinds).splitlines()
+    code = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))
+    assert "math_log(x) / math_log(y)" in code and "log_as(" in code
+    assert "math.log(" not in code and "result_type" not in code
+
+
+def _power_of(x, y):
+    return y**x
+
+
+def test_a_power_of_a_negative_number_gives_python_nan():
+    """``(-2.0) ** 3.0``'s adjoint in the exponent is ``-8 log(-2)``: nan, as numpy's log gives
+    it in the Python backpropagator -- the compiled one gives nan too, not another number."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gy) = cpsad.value_and_grad(cpsad.jit(_power_of), (0, 1))(3.0, -2.0)
+    with np.errstate(invalid="ignore"):
+        want_value, (wx, wy) = cpsad.value_and_grad(_power_of, (0, 1))(3.0, -2.0)
+    assert value == want_value == -8.0
+    assert math.isnan(gx) and math.isnan(wx)
+    assert gy == wy == 12.0
+    assert _compiled(_power_of, (3.0, -2.0), (0, 1))
 
 
 def test_the_staged_file_names_the_numba_helpers_version():

@@ -140,6 +140,10 @@ def test_as_sequence_is_what_a_loop_indexes():
         (joining.parts, (V, V.astype(np.float32))),  # (the helper converts to float32)
         (composite.diff, (A, 1, 0)),  # (along another axis)
         (reductions.max_vjp, (V[:3], A.max(axis=1), A, 1)),  # (along an axis)
+        (runtime.log_as, (V.astype(np.float32), 0.5)),  # (numpy: float64; Numba's: float32)
+        (runtime.log_as, (V, V.astype(np.float32))),  # (numpy computes in float32)
+        (runtime.log_as, (V, 2)),  # (an integer dtype: numpy raises)
+        (runtime.log_as, (V > 0, 0.5)),
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -316,6 +320,12 @@ MORE = [
     (reductions.max_vjp, (0.7, A.min(), A)),
     (reductions.max_vjp, (0.7, 3.0, np.array([1.0, 3.0, 3.0, 2.0]))),  # (a tie: halves)
     (reductions.max_vjp, (0.7, 3.0, np.array([[3.0, 3.0], [3.0, 2.0]]))),
+    (runtime.log_as, (np.abs(V) + 0.1, 0.5)),
+    (runtime.log_as, (np.abs(A) + 0.1, A)),
+    (runtime.log_as, (np.array(2.5), 1.5)),  # (0-d: a number)
+    (runtime.log_as, (2.5, 1.5)),
+    (runtime.log_as, (3, 1.5)),  # (an integer: in float64)
+    (runtime.log_as, (np.arange(1, 5), V)),
 ]
 
 

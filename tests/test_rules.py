@@ -510,6 +510,7 @@ NOT_FUNCTIONS_OF_VALUES = {
     "check_in_place_compiled",  # only in code Numba compiles (cpsad.jit), never transformed again
     "CHECKED_MATH",  # (a table: math's functions as staged code calls them, only there)
     "python_pow",  # only in code Numba compiles, as CHECKED_MATH's functions
+    "log_as",  # only in code Numba compiles: np.log(x, dtype=np.result_type(like)) respelt
 }
 
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.

@@ -413,6 +413,21 @@ class Flatten:
                         A.name(self.unit.inject(checked[name], f"math_{name}")), node.func
                     )
                     continue
+            if isinstance(node, A.Call) and self._is(node.func, math.log, bound):
+                if len(node.args) == 2 and not node.keywords:  # (a base: CPython divides)
+                    if not any(isinstance(a, A.Starred) for a in node.args):
+                        log = self.unit.inject(checked["log"], "math_log")
+                        num, den = (A.call(A.name(log), [a]) for a in node.args)
+                        new = A.binop(num, A.Div(), den)
+                        A.replace(f, node, A.copy_location(new, node))
+                        continue
+            if isinstance(node, A.Call) and self._is(node.func, numpy.log, bound):
+                like = self._dtype_of_result_type(node, bound)
+                if like is not None:
+                    log_as = A.name(self.unit.inject(ctx.runtime("log_as"), "log_as"))
+                    new = A.call(log_as, [node.args[0], like])
+                    A.replace(f, node, A.copy_location(new, node))
+                    continue
             if isinstance(node, (A.BinOp, A.AugAssign)) and isinstance(node.op, A.Pow):
                 power = A.name(self.unit.inject(ctx.runtime("python_pow"), "python_pow"))
                 if isinstance(node, A.BinOp):
@@ -432,6 +447,18 @@ class Flatten:
                 if not self._is(A.name("slice"), builtins.slice, bound):
                     raise self.unstageable("`np.s_` where `slice` is not the built-in", node)
                 A.replace(f, node, A.copy_location(_index_value(node.slice), node))
+
+    def _dtype_of_result_type(self, node, bound):
+        """``like`` where the call ``node`` is ``f(x, dtype=np.result_type(like))``, else None."""
+        if len(node.args) != 1 or isinstance(node.args[0], A.Starred) or len(node.keywords) != 1:
+            return None
+        k = node.keywords[0]
+        v = k.value
+        if k.arg != "dtype" or not (isinstance(v, A.Call) and len(v.args) == 1 and not v.keywords):
+            return None
+        if isinstance(v.args[0], A.Starred) or not self._is(v.func, numpy.result_type, bound):
+            return None
+        return v.args[0]
 
     def _math_function(self, node, bound, checked) -> str | None:
         """The name of the function of ``math`` whose result Python checks (``checked``, the
