@@ -1193,6 +1193,38 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return cross_vectors
 
 
+@overload(np.squeeze)
+def _np_squeeze(a, axis=None):
+    """``np.squeeze`` of a matrix or a stack of matrices along one axis (an integer) of length 1:
+    a view, as numpy's, the axis indexed at 0 (not of length 1, or out of range: ``Refused``,
+    where numpy raises). Without an axis the result's rank depends on the shape: not covered."""
+    if not (_array(a) and a.ndim in (2, 3) and isinstance(axis, types.Integer)):
+        return None
+    if a.ndim == 2:
+
+        def squeeze_matrix(a, axis=None):
+            ax = _axis(axis, 2)
+            if a.shape[ax] != 1:
+                raise Refused()
+            if ax == 0:
+                return a[0, :]
+            return a[:, 0]
+
+        return squeeze_matrix
+
+    def squeeze_stack(a, axis=None):
+        ax = _axis(axis, 3)
+        if a.shape[ax] != 1:
+            raise Refused()
+        if ax == 0:
+            return a[0, :, :]
+        if ax == 1:
+            return a[:, 0, :]
+        return a[:, :, 0]
+
+    return squeeze_stack
+
+
 @overload(composite.average)
 def _average(a, axis=None, weights=None, returned=False, keepdims=False):
     """The composite ``average`` of a float64 vector or matrix, over all of it (``axis``,

@@ -84,6 +84,8 @@ MUST_COMPILE = {
     # math.log in a base (math_log(x) / math_log(b)), a power's adjoint in its exponent (log_as)
     "operators",
     "math_functions",
+    # np.squeeze along one axis
+    "reshaping",
 }
 
 

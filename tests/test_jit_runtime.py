@@ -144,6 +144,9 @@ def test_as_sequence_is_what_a_loop_indexes():
         (runtime.log_as, (V, V.astype(np.float32))),  # (numpy computes in float32)
         (runtime.log_as, (V, 2)),  # (an integer dtype: numpy raises)
         (runtime.log_as, (V > 0, 0.5)),
+        (np.squeeze, (A[:1],)),  # (every axis of length 1: the rank depends on the shape)
+        (np.squeeze, (A[:1], (0,))),
+        (np.squeeze, (V[:1], 0)),  # (a 0-d result: not covered)
     ],
 )
 def test_what_it_does_not_cover_is_not_compiled(helper, args):
@@ -170,6 +173,9 @@ def test_what_it_does_not_cover_is_not_compiled(helper, args):
         (composite.cross, (U[:2], U)),  # (a 2-vector: left to the Python one)
         (linalg.diagonal_vjp, (S, None, V)),  # (np.diag's adjoint of a vector: never run)
         (composite.diff, (V, -1)),
+        (np.squeeze, (A, 0)),  # (an axis not of length 1: numpy raises)
+        (np.squeeze, (A[:1], 2)),
+        (np.squeeze, (A[None], -4)),
     ],
 )
 def test_what_the_python_helper_decides_is_refused(helper, args):
@@ -282,6 +288,14 @@ NUMPY = [
     (np.roll, (A, -3, 1)),
     (np.roll, (A, 7, -1)),
     (np.roll, (A, 2, -2)),
+    (np.squeeze, (A[:1], 0)),
+    (np.squeeze, (A[:, 1:2], 1)),
+    (np.squeeze, (A[:, 1:2], -1)),
+    (np.squeeze, (A[None], 0)),
+    (np.squeeze, (A[:, None], 1)),
+    (np.squeeze, (A[:, :, None], 2)),
+    (np.squeeze, (A[:, :, None], -1)),
+    (np.squeeze, (A.T[None], -3)),  # (a transposed view)
 ]
 
 Z = np.array([[1.5, 0.0, 2.0], [-0.5, 3.0, 0.25]])  # (a zero: prod_vjp's products of the others)
