@@ -658,14 +658,13 @@ def rename_free(node, mapping: dict[str, str]) -> None:
     function body after each sweep. A nested function's body waits, with its own mapping.)
     """
     work = [(node if isinstance(node, list) else [node], mapping)]
-    Name, FunctionDef, Nonlocal, AST = A.Name, A.FunctionDef, A.Nonlocal, A.AST
-    NODES, NODE, CHILDREN = A.NODES, A.NODE, A.CHILDREN
+    Name, FunctionDef, Nonlocal = A.Name, A.FunctionDef, A.Nonlocal
     while work:
         roots, m = work.pop()
         if not m:
             continue
         stack = list(roots)
-        pop, push, extend = stack.pop, stack.append, stack.extend
+        pop, extend = stack.pop, stack.extend
         while stack:
             n = pop()
             cls = n.__class__
@@ -685,20 +684,4 @@ def rename_free(node, mapping: dict[str, str]) -> None:
             if cls is Nonlocal:
                 n.names = [m.get(x, x) for x in n.names]
                 continue
-            # (``push_children``, written out as in ``names``)
-            fields = CHILDREN.get(cls)
-            if fields is None:
-                fields = A.children_of(cls)
-            for name, holds in fields:
-                v = getattr(n, name, None)
-                if v is None:
-                    continue
-                if holds == NODES:
-                    extend(v)
-                elif holds == NODE:
-                    if isinstance(v, AST):
-                        push(v)
-                else:
-                    for x in v if v.__class__ is list else (v,):
-                        if isinstance(x, AST):
-                            push(x)
+            push_children(n, stack)
