@@ -921,21 +921,28 @@ def test_math_raises_as_in_python(x, y, error):
     returned nan under cpsad.jit): staged code calls versions that raise as Python does, the
     Python backpropagator then runs and raises as the function does; inside the domain the
     code is compiled and gives Python's numbers."""
-    want = cpsad.value_and_grad(_math_domains, (0, 1))
-    got = cpsad.value_and_grad(cpsad.jit(_math_domains), (0, 1))
+    _raises_or_agrees(_math_domains, x, y, error)
+
+
+def _raises_or_agrees(f, x, y, error):
+    """``cpsad.jit(f)`` at ``(x, y)``: raises ``error`` as the Python backpropagator does, or,
+    ``error`` None, is compiled (no JitWarning) and gives its numbers; the gradient returned."""
+    want = cpsad.value_and_grad(f, (0, 1))
+    got = cpsad.value_and_grad(cpsad.jit(f), (0, 1))
     if error is not None:
         for h in (want, got):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", cpsad.JitWarning)
                 with pytest.raises(error):
                     h(x, y)
-        return
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("error", cpsad.JitWarning)
         value, grads = got(x, y)
     want_value, want_grads = want(x, y)
     assert value == pytest.approx(want_value, rel=1e-12)
     np.testing.assert_allclose(grads, want_grads, rtol=1e-10)
+    return grads
 
 
 def _log_base(x, y):
@@ -966,21 +973,9 @@ def test_a_log_in_a_base_and_a_power_are_compiled(x, y, error):
     math_log(y)``, CPython's computation, raising where it does; ``y ** x``'s adjoint in ``x``,
     ``np.log(.., dtype=np.result_type(ans))`` (Numba has no ``np.result_type``), as ``log_as``.
     Compiled, the numbers are the Python backpropagator's and central differences'."""
-    want = cpsad.value_and_grad(_log_base, (0, 1))
-    got = cpsad.value_and_grad(cpsad.jit(_log_base), (0, 1))
-    if error is not None:
-        for h in (want, got):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", cpsad.JitWarning)
-                with pytest.raises(error):
-                    h(x, y)
+    grads = _raises_or_agrees(_log_base, x, y, error)
+    if grads is None:
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", cpsad.JitWarning)
-        value, grads = got(x, y)
-    want_value, want_grads = want(x, y)
-    assert value == pytest.approx(want_value, rel=1e-12)
-    np.testing.assert_allclose(grads, want_grads, rtol=1e-10)
     for i in (0, 1):
         assert grads[i] == pytest.approx(_central(_log_base, (x, y), i), rel=1e-6)
     kinds = compiler.kinds_of(_log_base.__code__, [x, y], {})
