@@ -132,7 +132,10 @@ class Tails:
         if len(defs.get(f.name, ())) != 1:
             return False
         parents = {}
+        stored = set()  # (a name bound other than by its def: not known to be the def's)
         for n in A.walk(self.unit.tree):
+            if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load):
+                stored.add(n.id)
             for c in A.iter_child_nodes(n):
                 parents[id(c)] = n
         for n in A.walk(self.unit.tree):
@@ -151,6 +154,6 @@ class Tails:
                     return False
                 continue
             bound = defs.get(given.id, ())
-            if len(bound) != 1 or not self._returns_zero(bound[0]):
+            if len(bound) != 1 or given.id in stored or not self._returns_zero(bound[0]):
                 return False
         return True
