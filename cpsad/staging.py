@@ -91,6 +91,10 @@ class _Compiled:
 _LOCK = threading.RLock()
 _MADE: dict = {}  # (code, active, kinds) -> _Compiled, or the reason it falls back (a str)
 _WARNED: set = set()
+# code -> how many calls its compiled code refused at run time (``Refused``: the Python
+# backpropagator ran, without a warning -- a refusal may depend on the data). Read by the tests:
+# a function said to compile whose compiled code refuses every call would pass them unnoticed.
+REFUSED: dict = {}
 
 
 def run(fn, spec, kinds, args: list, kwargs: dict, seed):
@@ -129,6 +133,8 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
     try:
         return c.dispatcher(*first, *args, *extra)
     except Refused:  # (the Python backpropagator decides, and says why where it refuses)
+        with _LOCK:
+            REFUSED[fn.__code__] = REFUSED.get(fn.__code__, 0) + 1
         return None
     except NotImplementedError as exc:  # (what Numba compiled but cannot do: a reshape of a
         # transposed array -- numpy copies, Numba raises; the Python one runs, as it would)

@@ -121,6 +121,7 @@ def _compiled(f, args, argnums) -> bool:
 @pytest.mark.parametrize("f, args, argnums", CASES)
 def test_same_numbers_as_python(f, args, argnums):
     want_value, want = cpsad.value_and_grad(f, argnums)(*args)
+    refused = staging.REFUSED.get(f.__code__, 0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         value, got = cpsad.value_and_grad(cpsad.jit(f), argnums)(*args)
@@ -128,6 +129,9 @@ def test_same_numbers_as_python(f, args, argnums):
     warned = [w for w in caught if issubclass(w.category, cpsad.JitWarning)]
     if compiled:
         assert not warned, warned[0].message
+        # (and its compiled code ran: one that refuses at run time hands the call to the
+        # Python backpropagator without a warning)
+        assert staging.REFUSED.get(f.__code__, 0) == refused, "its compiled code refused"
         np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-12)
         for a, b in zip(_flat(got), _flat(want)):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
