@@ -73,7 +73,7 @@ class Copies:
                         touched |= {a, b}
                         changed = True
                         if count is not None:  # (``b``'s store and read gone)
-                            count(f, fa, b, None, -1, -1)
+                            count(f, b)
                         i += 1  # (past ``second``: the merged statement pairs with no other)
                 i += 1
             # the last statement was never ``first`` (unless merged into the one before it)
@@ -88,7 +88,7 @@ class Copies:
                 gone.add(id(s))
                 changed = True
                 if count is not None:
-                    count(f, fa, a, None, -1, -1)
+                    count(f, a)
                 continue
             if a in params or a in borrowed or b in borrowed or counts.get(a, 0) != 1:
                 # a shared variable (a cell) is one name for all its values: ``b`` named
@@ -109,7 +109,7 @@ class Copies:
                     touched |= {a, b}
                     changed = True
                     if count is not None:  # (the copy stored ``a`` and read ``b``)
-                        count(f, fa, b, a, -1, -1)
+                        count(f, b, a)
                     continue
             if counts.get(a, 0) != 1 or a in params or a in borrowed:
                 continue
@@ -120,7 +120,7 @@ class Copies:
             touched |= {a, b}
             changed = True
             if count is not None:
-                count(f, fa, a, b, -1, -1)
+                count(f, a, b)
         if gone:
             for block in blocks:
                 block[:] = [s for s in block if id(s) not in gone]
@@ -131,19 +131,20 @@ class Copies:
         S.rename_free(f.body, renames)
         return changed
 
-    def _count_moved(self, f, fa, old: str, new: str | None, stores: int, loads: int) -> None:
-        """Count into the driver's ``removed`` a change of ``f``'s own scope (its facts ``fa``,
-        from before the sweep): every mention of ``old`` becomes one of ``new`` (None: none is
-        left, ``old``'s counts change alone), and ``new`` -- or ``old`` -- then has ``stores``
-        and ``loads`` more (a removed copy's store and read: -1)."""
+    def _count_moved(self, f, old: str, new: str | None = None) -> None:
+        """Count into the driver's ``removed`` what a sweep's change did to ``f``'s own scope: a
+        copy or a merged temporary took out one store and one read -- of ``old``, or, where every
+        mention of ``old`` became one of ``new``, of ``new`` (the counts moved with the names:
+        ``f``'s facts are those from before the sweep)."""
+        fa = self.facts[id(f)]
         _, deltas_s, deltas_l = self.removed.setdefault(id(f), (f, {}, {}))
-        for delta, counts, c in ((deltas_s, fa.stores, stores), (deltas_l, fa.loads, loads)):
+        for delta, counts in ((deltas_s, fa.stores), (deltas_l, fa.loads)):
             if new is None:
-                delta[old] = delta.get(old, 0) + c
+                delta[old] = delta.get(old, 0) - 1
                 continue
             moved = counts.get(old, 0)
             delta[old] = delta.get(old, 0) - moved
-            delta[new] = delta.get(new, 0) + moved + c
+            delta[new] = delta.get(new, 0) + moved - 1
 
     def _shared(self, name: str) -> bool:
         """Is ``name`` a variable closures share (a cell), or its adjoint or tangent?"""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .. import anno
 from .. import astlib as A
 from .. import scoping as S
+from ..joins import parents_of
 from ._common import statement_lists
 
 
@@ -131,15 +132,12 @@ class Tails:
             defs.setdefault(g.name, []).append(g)
         if len(defs.get(f.name, ())) != 1:
             return False
-        parents = {}
-        stored = set()  # (a name bound other than by its def: not known to be the def's)
-        for n in A.walk(self.unit.tree):
-            if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load):
-                stored.add(n.id)
-            for c in A.iter_child_nodes(n):
-                parents[id(c)] = n
-        for n in A.walk(self.unit.tree):
-            if not (isinstance(n, A.Name) and n.id == f.name):
+        parents = parents_of(self.unit.tree)
+        names = S.name_nodes(self.unit.tree)
+        # (a name bound other than by its def: not known to be the def's)
+        stored = {n.id for n in names if not isinstance(n.ctx, A.Load)}
+        for n in names:
+            if n.id != f.name:
                 continue
             call = parents.get(id(n))
             if not (isinstance(call, A.Call) and call.func is n and not call.keywords):
