@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from cpsad.higher import hessian, hvp, jacfwd, jacobian, jacrev
     from cpsad.rules import defjvp, defvjp
     from cpsad.runtime import register_pytree
-    from cpsad.staging import JitWarning, jit
+    from cpsad.staging import JitWarning, jit, shaped
     from cpsad.transforms.errors import TransformError
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "TransformError",
     "clear_cache",
     "jit",
+    "shaped",
     "JitWarning",
 ]
 __version__ = "0.1.0"
@@ -79,7 +80,7 @@ _SOURCES = {
     "cpsad.custom": ("checkpoint", "custom_vjp", "stop_gradient"),
     "cpsad.diskcache": ("clear_cache",),
     "cpsad.higher": ("hessian", "hvp", "jacfwd", "jacobian", "jacrev"),
-    "cpsad.staging": ("JitWarning", "jit"),
+    "cpsad.staging": ("JitWarning", "jit", "shaped"),
     "cpsad.rules": ("defjvp", "defvjp"),
     "cpsad.runtime": ("register_pytree",),
     "cpsad.transforms.errors": ("TransformError",),

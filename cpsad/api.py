@@ -48,6 +48,8 @@ def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True):
         i = i % len(args)
         call_args[i] = promote(args[i])
     kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
+    if staging.is_shaped(f):
+        kinds = kinds + compiler.shapes_of(fn.__code__, call_args, kwargs)
     spec = specialize(fn, active, kinds)
     out = (
         _staged(fn, spec, kinds, call_args, kwargs, k if check else None, seed) if staged else None
@@ -291,6 +293,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
     kinds = compiler.kinds_of(fn.__code__, args, kwargs)
+    if staging.is_shaped(f):
+        kinds = kinds + compiler.shapes_of(fn.__code__, args, kwargs)
     spec = specialize(fn, active, kinds, "forward")
     ran = None
     if staging.is_staged(f) and all(idx is None for _, idx in where):
@@ -351,10 +355,12 @@ class Transformed:
     wrt: int | tuple[int, ...] | None = 0  # what ``.grad`` differentiates, as ``cpsad.grad`` does
 
     def at(self, *args: Any, **kwargs: Any) -> Transformed:
-        """The transformation a call with these arguments runs: specialized to their kinds (a
-        float program's backward pass is float arithmetic, an array's unbroadcasts)."""
+        """The transformation specialized to these arguments: to their kinds (a float program's
+        backward pass is float arithmetic), and to the shapes of their arrays (no
+        ``unbroadcast`` where nothing was broadcast) -- what ``cpsad.shaped(f)`` runs for such a
+        call; ``cpsad.grad(f)`` runs the one specialized to kinds only."""
         code = self.fn.__code__
-        kinds = compiler.kinds_of(code, args, kwargs)
+        kinds = compiler.kinds_of(code, args, kwargs) + compiler.shapes_of(code, args, kwargs)
         return Transformed(self.fn, self.argnums, kinds, self.mode, self.of, self.wrt)
 
     @property

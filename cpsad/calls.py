@@ -35,7 +35,7 @@ def target(f: Callable) -> Callable:
 def _python_function(f: Callable) -> Callable:
     from cpsad import staging  # (a Numba function, or one marked by cpsad.jit: the Python function)
 
-    if isinstance(f, staging.Staged):
+    if isinstance(f, (staging.Staged, staging.Shaped)):
         return _python_function(f.fn)
     if staging.is_numba_function(f):
         return _python_function(f.py_func)
@@ -86,8 +86,8 @@ def _unstaged(f):
     API decides to stage from the callable it was given: ``staging.is_staged``)."""
     from cpsad import staging
 
-    while isinstance(f, staging.Staged) or staging.is_numba_function(f):
-        f = f.fn if isinstance(f, staging.Staged) else f.py_func
+    while isinstance(f, (staging.Staged, staging.Shaped)) or staging.is_numba_function(f):
+        f = f.fn if isinstance(f, (staging.Staged, staging.Shaped)) else f.py_func
     return f
 
 

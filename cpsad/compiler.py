@@ -48,6 +48,7 @@ from cpsad.runtime import scalar_seed
 from cpsad.transforms import pipeline
 from cpsad.transforms.errors import TransformError
 from cpsad.transforms.naming import own_qualname
+from cpsad.transforms.shapes import shapes_key
 from cpsad.transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEED, SEQUENCE, Unit, kinds_key
 
 
@@ -365,6 +366,13 @@ def kinds_of(code, args, kwargs) -> tuple:
     if key is None:
         key = _KINDS[memo] = _kinds_of(code, args, kwargs)
     return key
+
+
+def shapes_of(code, args, kwargs) -> tuple:
+    """The item of a kinds key that specializes a transformation to the shapes and dtypes of a
+    call's arrays (``cpsad.shaped``, ``Transformed.at``): appended to ``kinds_of``'s key."""
+    names = code.co_varnames[: code.co_argcount]
+    return shapes_key(list(names[: len(args)]) + list(kwargs), list(args) + list(kwargs.values()))
 
 
 def _kinds_of(code, args, kwargs) -> tuple:

@@ -61,6 +61,33 @@ def jit(f: Callable) -> Staged:
     return f if isinstance(f, Staged) else Staged(f)
 
 
+class Shaped:
+    """What ``cpsad.shaped(f)`` returns: ``f``, marked for the differentiation API to run
+    derivatives specialized to each call's argument shapes. Calling it calls ``f``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"cpsad.shaped({self.fn!r})"
+
+
+def shaped(f: Callable) -> Shaped:
+    """``f`` marked so that ``cpsad.grad``, ``value_and_grad`` and ``vjp`` of it run a
+    backpropagator specialized to the shapes and dtypes of the arrays each call brings (each a
+    transformation of its own, as ``transform(f).at(*args)`` shows): no ``unbroadcast`` where no
+    broadcast happened. A call with other shapes transforms again, as jax.jit traces again."""
+    return f if isinstance(f, Shaped) else Shaped(f)
+
+
+def is_shaped(f) -> bool:
+    return isinstance(f, Shaped)
+
+
 def is_staged(f) -> bool:
     return isinstance(f, Staged) or is_numba_function(f)
 

@@ -29,6 +29,7 @@ from .normalize import Normalize
 from .parse import Parse
 from .release import Release
 from .resolve import Resolve
+from .shapes import Shapes
 from .shift_reset import ShiftReset
 from .simplify import Simplify
 from .tangent import Tangent
@@ -43,6 +44,7 @@ PIPELINE = [
     (Inline, "replace calls of small helper functions by the expressions they compute"),
     (Normalize, "A-normal form: every operand a name or a constant, one operation a line"),
     (Activity, "mark what depends on the differentiated inputs and reaches the result"),
+    (Shapes, "each name's shape, where the arguments' shapes prove it (staged at shapes only)"),
     (Kinds, "what each name may hold (number, numpy scalar, array), from the arguments' kinds"),
     (ShiftReset, "each active operation an explicit shift with its adjoint rule; entry a reset"),
     (LowerCPS, "shift/reset become plain closures: the rest of the block is the continuation"),

@@ -80,6 +80,7 @@ class ShiftReset:
         self.ctx = unit.ctx
         self.active = unit.active_by_scope[""]
         self.kinds = unit.kinds.get("", {})
+        self.shapes = unit.shapes.get("", {})
         fdef = unit.tree
         self.key = ""
         # (before any statement becomes a shift: the analysis reads plain statements)
@@ -179,12 +180,13 @@ class ShiftReset:
         info = self.unit.locals[anno.getanno(fdef, anno.DEF_KEY)]
         if not info.transformed:
             return fdef
-        saved = self.active, self.kinds, self.key
+        saved = self.active, self.kinds, self.shapes, self.key
         key = anno.getanno(fdef, anno.DEF_KEY)
         self.active, self.kinds = self.unit.active_by_scope[key], self.unit.kinds.get(key, {})
+        self.shapes = self.unit.shapes.get(key, {})
         self.key = key
         fdef.body = self.block(fdef.body)
-        self.active, self.kinds, self.key = saved
+        self.active, self.kinds, self.shapes, self.key = saved
         return fdef
 
     def local_call(self, value):
@@ -622,6 +624,32 @@ class ShiftReset:
                         (n, self.without_unbroadcast(e) if n == side.id else e)
                         for n, e in contributions
                     ]
+        if self.shapes and matrices(value, self.shape):
+            # staged at shapes, a product of two matrices: its rule's case, without the call
+            x, y = value.left, value.right
+            contributions = [
+                (
+                    n,
+                    (
+                        A.BinOp(left=A.deepcopy(gname), op=A.MatMult(), right=_transposed(y))
+                        if i == 0 and n == x.id
+                        else (
+                            A.BinOp(left=_transposed(x), op=A.MatMult(), right=A.deepcopy(gname))
+                            if n == y.id
+                            else e
+                        )
+                    ),
+                )
+                for i, (n, e) in enumerate(contributions)
+            ]
+        if self.shapes and elementwise(value, self.unit):
+            # staged at shapes: an operand with the result's shape was not broadcast (Shapes)
+            shape = self.shapes.get(targets[0], (None, None))[1]
+            if shape is not None:
+                contributions = [
+                    (n, self.without_unbroadcast(e) if self.shape(n) == shape else e)
+                    for n, e in contributions
+                ]
         functions = self.functions  # a local function put in a tuple: what it closes over
         # gets its adjoints inside it (it has none of its own)
         return [
@@ -635,6 +663,11 @@ class ShiftReset:
         if isinstance(node, A.Constant):
             return type(node.value) in (int, float, bool, complex)
         return isinstance(node, A.Name) and is_scalar(self.kinds.get(node.id, UNKNOWN))
+
+    def shape(self, name):
+        """The shape of ``name``'s value where Shapes proved one (a call staged at shapes)."""
+        v = self.shapes.get(name)
+        return None if v is None else v[1]
 
     def without_unbroadcast(self, e):
         return without_calls(self.unit, e, self.ctx.runtime("unbroadcast"))
@@ -1115,6 +1148,36 @@ def python_in_place(unit, s):
         A.Call(func=func, args=[s.value.left, s.value.right], keywords=[]), s.value
     )
     return s
+
+
+def matrices(value, shape) -> bool:
+    """Is ``value`` ``x @ y`` of two names ``shape`` knows are matrices (2-D arrays)?"""
+    return (
+        isinstance(value, A.BinOp)
+        and isinstance(value.op, A.MatMult)
+        and isinstance(value.left, A.Name)
+        and isinstance(value.right, A.Name)
+        and len(shape(value.left.id) or ()) == 2
+        and len(shape(value.right.id) or ()) == 2
+    )
+
+
+def _transposed(name):
+    return A.Attribute(value=A.name(name.id), attr="T", ctx=A.Load())
+
+
+def elementwise(value, unit) -> bool:
+    """Is ``value`` an elementwise operation -- arithmetic but ``@``, a sign, a numpy ufunc -- the
+    adjoint of whose operand is an expression of the result's shape, summed by ``unbroadcast``
+    to the operand's?"""
+    if isinstance(value, A.BinOp):
+        return not isinstance(value.op, A.MatMult)
+    if isinstance(value, A.UnaryOp):
+        return isinstance(value.op, (A.USub, A.UAdd))
+    if isinstance(value, A.Call) and not value.keywords:
+        fn = anno.getanno(value.func, anno.CALLEE)
+        return isinstance(fn, numpy.ufunc) and fn.nout == 1
+    return False
 
 
 def without_calls(unit, e, fn):

@@ -120,6 +120,7 @@ class Unit:
         None  # parameter -> kinds of the arguments specialized to
     )
     kinds: dict = field(default_factory=dict)  # set by Kinds: scope -> name -> kinds
+    shapes: dict = field(default_factory=dict)  # set by Shapes: scope -> name -> ("a", shape, kind)
     never_none: set[str] = field(default_factory=set)  # adjoints that start at 0.0, never None
     active_names: set[str] = field(default_factory=set)  # set by Activity
     # Activity's function tree (``activity.Scopes``, with the names each function mentions), for

@@ -479,6 +479,9 @@ def _check(f, path, program, res, perturb, use_autograd, forward):
         res.cls, res.message, res.detail = "wrong-grad", "gradient shape", bad
         _check_jvp(f, path, program, res, want, dirs, slopes, perturb, forward)
         return res
+    _check_shaped(f, path, program, res, got, grads)
+    if res.failed:
+        return res
     if JIT:
         _check_jit(f, path, program, res, got, grads)
         if res.failed:
@@ -526,6 +529,36 @@ def _autograd_verdict(program, dirs, slopes, want) -> str:
 
 
 JIT = bool(os.environ.get("CPSAD_FUZZ_JIT"))  # --jit: judge cpsad.jit(f) too
+
+
+def _check_shaped(f, path, program, res, got, grads) -> None:
+    """``cpsad.shaped(f)`` -- the backpropagator specialized to the arguments' shapes -- against
+    the generic one's value and gradient (``got``, ``grads``): what Shapes drops (an
+    ``unbroadcast`` of an adjoint already of its operand's shape, a matrix product's rule called
+    for its one case) changes no number, so they must be equal, not close -- a differential
+    test of the shape analysis on programs nobody wrote for it."""
+    import cpsad
+
+    nums = program.float_argnums
+    try:
+        with time_limit(CPSAD_SECONDS * 4), np.errstate(all="ignore"):
+            val, sgrads = cpsad.value_and_grad(cpsad.shaped(f), argnums=nums)(*program.args())
+    except (Exception, Timeout) as exc:
+        res.cls, res.message, res.detail = classify_exception(exc, path)
+        res.message = "shaped: " + res.message
+        return
+    same = lambda a, b: np.array_equal(  # noqa: E731
+        np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True
+    ) and np.shape(a) == np.shape(b)
+    if not same(val, got):
+        res.cls, res.message = "wrong-value", "shaped"
+        res.detail = f"cpsad.shaped value {val!r}, generic backpropagator {got!r}"
+        return
+    for i, (a, b) in enumerate(zip(sgrads, grads)):
+        if not same(a, b):
+            res.cls, res.message = "wrong-grad", "shaped"
+            res.detail = f"argument {nums[i]}: cpsad.shaped {a!r}, generic backpropagator {b!r}"
+            return
 
 
 def _check_jit(f, path, program, res, got, grads) -> None:
