@@ -21,16 +21,18 @@ from benchmarks.problem import Problem
 
 HAND = "numpy (hand-written)"
 CPSAD = "cpsad"
+CPSAD_SHAPED = "cpsad shaped"
 AUTOGRAD = "autograd"
 TORCH = "PyTorch"
 JAX_EAGER = "jax eager"
 JAX_JIT = "jax jit"
-FRAMEWORKS = [HAND, CPSAD, AUTOGRAD, TORCH, JAX_EAGER, JAX_JIT]
+FRAMEWORKS = [HAND, CPSAD, CPSAD_SHAPED, AUTOGRAD, TORCH, JAX_EAGER, JAX_JIT]
 
 PEER_OF = {AUTOGRAD: "autograd", TORCH: "torch", JAX_EAGER: "jax", JAX_JIT: "jax"}
 KEYS = {  # how the command line names them
     "hand": HAND,
     "cpsad": CPSAD,
+    "cpsad-shaped": CPSAD_SHAPED,
     "autograd": AUTOGRAD,
     "torch": TORCH,
     "jax-eager": JAX_EAGER,
@@ -90,6 +92,13 @@ def _cpsad(w, problem):
     args = problem.args
     vg = cpsad.value_and_grad(w.loss, _argnums(problem))
     return Runner(CPSAD, lambda: vg(*args), _plain)
+
+
+def _cpsad_shaped(w, problem):
+    """``cpsad.shaped``: the backpropagator specialized to the shapes of the call's arrays."""
+    args = problem.args
+    vg = cpsad.value_and_grad(cpsad.shaped(w.loss), _argnums(problem))
+    return Runner(CPSAD_SHAPED, lambda: vg(*args), _plain)
 
 
 def _source_module(w):
@@ -192,6 +201,7 @@ def _jax(w, problem, jit: bool):
 _MAKERS = {
     HAND: _hand,
     CPSAD: _cpsad,
+    CPSAD_SHAPED: _cpsad_shaped,
     AUTOGRAD: _autograd,
     TORCH: _torch,
     JAX_EAGER: lambda w, p: _jax(w, p, jit=False),

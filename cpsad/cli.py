@@ -111,6 +111,13 @@ def parser() -> argparse.ArgumentParser:
         "arguments' kinds)",
     )
     show.add_argument(
+        "--at",
+        metavar="EXPR",
+        help="show the backpropagator staged at the arguments EXPR evaluates to (a Python "
+        "expression in the file's namespace, numpy as np: '(np.ones((64, 784)), np.ones(784))'), "
+        "specialized to their kinds and their arrays' shapes, as cpsad.shaped(f) runs it",
+    )
+    show.add_argument(
         "--out", metavar="DIR", help="also write each emitted module to DIR as a .py file"
     )
     show.add_argument(
@@ -338,6 +345,18 @@ def _shown(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def _arguments(expr: str, fn) -> tuple:
+    """The arguments ``--at EXPR`` names: EXPR evaluated in ``fn``'s module, numpy as ``np``;
+    a tuple is the arguments, anything else the one argument."""
+    import numpy
+
+    try:
+        value = eval(expr, {"np": numpy, "numpy": numpy, **fn.__globals__})  # noqa: S307
+    except Exception as exc:
+        raise ValueError(f"--at {expr!r}: {type(exc).__name__}: {exc}") from None
+    return value if isinstance(value, tuple) else (value,)
+
+
 def render(fn, argnums, args, shown: set, written: Written | None = None) -> list[str]:
     if args.order < 1:
         raise ValueError("--order is 1 or more")
@@ -350,6 +369,10 @@ def render(fn, argnums, args, shown: set, written: Written | None = None) -> lis
             target = api.grad(target, nums[0])
         argnums = nums[0]
     t = api.transform(target, argnums, "forward" if args.forward else "reverse")
+    if getattr(args, "at", None):
+        if args.order > 1 or getattr(args, "jit", False):
+            raise ValueError("--at shows the first-order backpropagator: no --order, --jit")
+        t = t.at(*_arguments(args.at, fn))
     if getattr(args, "jit", False):
         if args.order > 1 or args.stages or args.stage:
             raise ValueError(
@@ -361,7 +384,7 @@ def render(fn, argnums, args, shown: set, written: Written | None = None) -> lis
         mode = compiler.STAGED_FORWARD if args.forward else compiler.STAGED
         return [api.format_source(staging.staged_source(t.fn, t.active, mode=mode))]
     if args.stages or args.stage:
-        _, stages = compiler.run_pipeline(t.fn, t.active, record=True, mode=t.mode)
+        _, stages = compiler.run_pipeline(t.fn, t.active, record=True, kinds=t.kinds, mode=t.mode)
         if args.stage and args.stage not in [s.name for s in stages]:
             raise ValueError(
                 f"no stage {args.stage!r} in {t.mode} mode; its stages are "

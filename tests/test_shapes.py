@@ -255,3 +255,40 @@ def test_a_call_that_brings_no_array_specializes_nothing_more():
         "x": ("a", (2,), "f"),
         "c": ("d", (("a", ("a", (1, 2), "f")),)),
     }
+
+
+# ---------------------------------------------------------------- where a reader sees it
+
+
+def test_show_at_prints_the_staged_code(capsys):
+    from cpsad.cli import main
+
+    path = "benchmarks/workloads/mlp.py::loss"
+    assert main(["show", path, "--color", "never"]) == 0
+    generic = capsys.readouterr().out
+    assert main(["show", path, "--at", "problem(False).args", "--color", "never"]) == 0
+    staged = capsys.readouterr().out
+    assert staged.count("unbroadcast(") < generic.count("unbroadcast(")
+    assert "matmul_x(" in generic and "matmul_x(" not in staged
+    assert main(["show", path, "--at", "problem(False).args", "--stage", "shapes"]) == 0
+    assert "params_W1: (784, 256)" in capsys.readouterr().out  # what the pass proved
+    assert main(["show", path, "--at", "no_such_name"]) == 2
+    assert "--at 'no_such_name': NameError" in capsys.readouterr().err
+
+
+def test_the_treebank_script_times_each_new_tree():
+    from benchmarks import frameworks, treebank
+    from benchmarks.workloads import treelstm
+
+    forest = treebank.trees(2, leaves=4)
+    times = treebank.per_tree(frameworks.CPSAD, forest)
+    assert len(times) == 2 and all(t > 0 for t in times)
+    base = treelstm.problem(False)
+    for tree in forest:  # cpsad's gradient on a tree it was not first called with: the hand pass's
+        problem = type(base)(args=(base.args[0], tree, 1), argnums=base.argnums)
+        want = frameworks.make(frameworks.HAND, treelstm, problem)
+        got = frameworks.make(frameworks.CPSAD_SHAPED, treelstm, problem)
+        (v0, g0), (v1, g1) = want.result(want.call()), got.result(got.call())
+        assert np.isclose(v0, v1)
+        for k in g0:
+            assert np.allclose(g0[k], g1[k], rtol=1e-8, atol=1e-12)

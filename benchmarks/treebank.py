@@ -1,0 +1,64 @@
+"""The Tree-LSTM as a user training on a treebank sees it: every tree a new shape.
+
+``make bench`` times each framework on one fixed tree, called again and again: jax.jit compiles
+that tree once and then runs XLA's fused code (about 1.0x of the hand-written pass). A treebank
+has a different tree in every example, and jax.jit, whose trace unrolls the recursion over the
+tree, compiles again for each new one. This script times one pass over ``--trees`` distinct
+random trees (32 words each, as the workload's), each call the first for its tree: jax.jit's
+compile included, cpsad's code the same for every tree (transformed once, before the pass).
+
+    python -m benchmarks.treebank --trees 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from benchmarks import frameworks, peers
+from benchmarks.problem import Problem
+from benchmarks.workloads import treelstm
+
+
+def trees(n: int, leaves: int = 32, vocab: int = 100, seed: int = 1) -> list:
+    rng = np.random.default_rng(seed)
+    return [treelstm.random_tree(rng, leaves, vocab) for _ in range(n)]
+
+
+def per_tree(framework: str, forest: list, label: int = 1) -> list[float]:
+    """Seconds of each tree's first value-and-gradient call (the framework made once)."""
+    base = treelstm.problem(False)
+    params = base.args[0]
+    warm = frameworks.make(framework, treelstm, base)
+    warm.call()  # (cpsad: transformed; jax: its own first trace of the fixed tree)
+    out = []
+    for tree in forest:
+        problem = Problem(args=(params, tree, label), argnums=base.argnums, static=base.static)
+        runner = frameworks.make(framework, treelstm, problem)
+        t0 = time.perf_counter()
+        runner.call()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--trees", type=int, default=5)
+    a = p.parse_args(argv)
+    forest = trees(a.trees)
+    fws = [frameworks.HAND, frameworks.CPSAD]
+    if "jax" not in peers.MISSING:
+        fws.append(frameworks.JAX_JIT)
+    print("| framework | mean per new tree | slowest | fastest |")
+    print("|---|---:|---:|---:|")
+    for fw in fws:
+        ts = per_tree(fw, forest)
+        print(
+            f"| {fw} | {np.mean(ts) * 1e3:.1f} ms | {max(ts) * 1e3:.1f} ms | {min(ts) * 1e3:.1f} ms |"
+        )
+
+
+if __name__ == "__main__":
+    main()
