@@ -31,6 +31,14 @@ TARGET = {
     "TreeLSTM": 1.3,
     "CNN": 1.15,
 }
+# staging's targets (issue 18, Part 2), for the backpropagator staged at shapes (cpsad.shaped):
+# a ratio to the hand-written pass, and whether it must be faster than jax.jit
+STAGED_TARGET = {
+    "MLP": (1.05, True),
+    "RNN": (1.05, True),
+    "TreeLSTM": (1.3, False),
+    "CNN": (1.15, True),
+}
 LATENCY_TARGET = 0.050  # seconds per function
 
 
@@ -267,6 +275,20 @@ def _jit_lines(j) -> list[str]:
     return out
 
 
+def _staged_verdict(row: dict) -> str:
+    """``cpsad.shaped`` against staging's target for the workload (issue 18, Part 2)."""
+    target = STAGED_TARGET.get(row["name"])
+    sm = row["frameworks"].get(frameworks.CPSAD_SHAPED, {})
+    if target is None or "ratio" not in sm:
+        return ""
+    ratio, against_jit = target
+    out = f"<= {ratio}x " + ("met" if sm["ratio"] <= ratio else "**missed**")
+    jm = row["frameworks"].get(frameworks.JAX_JIT, {})
+    if against_jit and "median" in jm:
+        out += ", jax jit " + ("yes" if sm["median"] < jm["median"] else "**no**")
+    return out
+
+
 def markdown(rows: list[dict], command: str, lifecycle: dict | None = None) -> str:
     fws = frameworks.FRAMEWORKS
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -290,8 +312,10 @@ def markdown(rows: list[dict], command: str, lifecycle: dict | None = None) -> s
         "Each cell: the median of the timed calls, and its ratio to the hand-written numpy",
         'backward pass (lower is faster). `-`: not measured (see "Not measured" below).',
         "",
-        "| workload | " + " | ".join(fws) + " | cpsad target | cpsad faster than |",
-        "|---|" + "---:|" * (len(fws) + 1) + "---|",
+        "| workload | "
+        + " | ".join(fws)
+        + " | cpsad target | cpsad faster than | cpsad shaped: staging's target |",
+        "|---|" + "---:|" * (len(fws) + 1) + "---|---|",
     ]
     for row in rows:
         cells = []
@@ -315,6 +339,7 @@ def markdown(rows: list[dict], command: str, lifecycle: dict | None = None) -> s
             if "median" in pm and "median" in cm:
                 beats.append(f"{peer} {'yes' if cm['median'] < pm['median'] else '**no**'}")
         cells.append(", ".join(beats))
+        cells.append(_staged_verdict(row))
         out.append(f"| {row['name']} | " + " | ".join(cells) + " |")
     out += [
         "",

@@ -39,9 +39,11 @@ class JitWarning(UserWarning):
     """A function ``cpsad.jit`` runs with its Python backpropagator: the message says why."""
 
 
-class Staged:
-    """What ``cpsad.jit(f)`` returns: ``f``, marked for the differentiation API to compile its
-    derivatives with Numba. Calling it calls ``f``."""
+class _Marked:
+    """``f``, marked for the differentiation API (``marker`` names the mark). Calling it calls
+    ``f``."""
+
+    marker = ""
 
     def __init__(self, fn):
         self.fn = fn
@@ -51,7 +53,14 @@ class Staged:
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"cpsad.jit({self.fn!r})"
+        return f"cpsad.{self.marker}({self.fn!r})"
+
+
+class Staged(_Marked):
+    """What ``cpsad.jit(f)`` returns: ``f``, marked for the differentiation API to compile its
+    derivatives with Numba."""
+
+    marker = "jit"
 
 
 def jit(f: Callable) -> Staged:
@@ -61,19 +70,11 @@ def jit(f: Callable) -> Staged:
     return f if isinstance(f, Staged) else Staged(f)
 
 
-class Shaped:
+class Shaped(_Marked):
     """What ``cpsad.shaped(f)`` returns: ``f``, marked for the differentiation API to run
-    derivatives specialized to each call's argument shapes. Calling it calls ``f``."""
+    derivatives specialized to each call's argument shapes."""
 
-    def __init__(self, fn):
-        self.fn = fn
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args, **kwargs):
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"cpsad.shaped({self.fn!r})"
+    marker = "shaped"
 
 
 def shaped(f: Callable) -> Shaped:

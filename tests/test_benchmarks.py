@@ -96,7 +96,7 @@ def test_a_missing_peer_is_skipped_and_named():
     assert r.returncode == 0, r.stderr
     assert "PyTorch: skipped -- not installed" in r.stdout
     assert "jax jit: skipped -- not installed" in r.stdout
-    assert "gradients agree: numpy (hand-written), cpsad, autograd" in r.stdout
+    assert "gradients agree: numpy (hand-written), cpsad, cpsad shaped, autograd" in r.stdout
 
 
 def test_the_gpu_benchmark_says_why_it_did_not_run_or_runs():
@@ -114,3 +114,19 @@ def test_the_gpu_benchmark_says_why_it_did_not_run_or_runs():
         assert "not run -- " + reason in "\n".join(report._gpu_lines(out))
     else:  # pragma: no cover - a machine with a GPU
         assert [r["workload"] for r in out["rows"]] == ["MLP", "CNN", "RNN"]
+
+
+def test_the_report_judges_the_shaped_column_against_staging_s_targets():
+    from benchmarks import frameworks, report
+
+    def row(name, shaped, jit):
+        fws = {frameworks.CPSAD_SHAPED: {"ratio": shaped, "median": shaped}}
+        if jit is not None:
+            fws[frameworks.JAX_JIT] = {"ratio": jit, "median": jit}
+        return {"name": name, "frameworks": fws}
+
+    assert report._staged_verdict(row("MLP", 1.01, 1.19)) == "<= 1.05x met, jax jit yes"
+    assert report._staged_verdict(row("RNN", 1.15, 1.12)) == "<= 1.05x **missed**, jax jit **no**"
+    assert report._staged_verdict(row("TreeLSTM", 2.6, 0.9)) == "<= 1.3x **missed**"
+    assert report._staged_verdict(row("CNN", 1.1, None)) == "<= 1.15x met"
+    assert report._staged_verdict(row("scalar loop", 1.0, 0.3)) == ""

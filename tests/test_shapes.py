@@ -292,3 +292,30 @@ def test_the_treebank_script_times_each_new_tree():
         assert np.isclose(v0, v1)
         for k in g0:
             assert np.allclose(g0[k], g1[k], rtol=1e-8, atol=1e-12)
+
+
+def _steps(a, b, n):
+    for _ in range(n):  # (a loop: not inlined into its caller)
+        a = np.tanh(a * b + 1.0)
+    return a
+
+
+def calls_a_helper(x, y):
+    return np.sum(_steps(x, y, 3) * x)
+
+
+def test_a_callee_is_staged_at_the_shapes_its_caller_proved():
+    from cpsad import compiler
+
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    staged = compiler.call_graph(cpsad.transform(calls_a_helper, (0, 1)).at(x, y).spec)
+    generic = compiler.call_graph(cpsad.transform(calls_a_helper, (0, 1)).spec)
+    callee = next(s for s in staged if "_steps" in s.text.split("def ", 1)[1][:10])
+    assert dict(callee.key[1])[S.SHAPES] == ("a=('a', (3, 4), 'f')", "b=('a', (4,), 'f')")
+    before = next(s for s in generic if "_steps" in s.text.split("def ", 1)[1][:10])
+    # a * b: a has the result's shape, b (4,) was broadcast over the rows and is still summed
+    assert callee.text.count("unbroadcast(") == before.text.count("unbroadcast(") - 1 >= 1
+    got = cpsad.grad(cpsad.shaped(calls_a_helper), (0, 1))(x, y)
+    want = cpsad.grad(calls_a_helper, (0, 1))(x, y)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))

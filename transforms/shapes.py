@@ -106,6 +106,13 @@ def shapes_key(names, values) -> tuple:
 _KEYS: dict = {}  # (names, fingerprints) -> key
 
 
+def callee_key(known: dict) -> tuple:
+    """The ``SHAPES`` item of a callee's key: ``{parameter: abstract value}`` its caller proved
+    of the arguments (a call with them gets the callee staged at those shapes), or ()."""
+    entries = [f"{p}={v!r}" for p, v in known.items() if isinstance(v, tuple)]
+    return ((SHAPES, tuple(sorted(entries))),) if entries else ()
+
+
 def _fingerprint(value):
     """What ``describe`` depends on, cheaply: shapes and dtypes, a dict's keys, the types."""
     t = type(value)
@@ -221,7 +228,7 @@ class Shapes:
                             again = True
         unit.shapes = {key: {} for key, _ in scopes.functions()}
         for (k, n), v in values.items():
-            if is_array(v) and k in unit.shapes:
+            if isinstance(v, tuple) and k in unit.shapes:
                 unit.shapes[k][n] = v
         # (a nested function reads its parents' names: each scope sees what resolves for it)
         for key in list(unit.shapes):
@@ -233,7 +240,11 @@ class Shapes:
                 parent = scopes.parent.get(parent)
         known = unit.shapes.get("", {})
         unit.notes[self.name] = [
-            ", ".join(f"{n}: {v[1]}" for n, v in sorted(known.items()) if n in unit.active_names)
+            ", ".join(
+                f"{n}: {v[1]}"
+                for n, v in sorted(known.items())
+                if n in unit.active_names and is_array(v)
+            )
             or "nothing known"
         ]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from . import aliasing, anno, hints
+from . import aliasing, anno, hints, shapes
 from . import astlib as A
 from . import scoping as S
 from .activity import RET, attribute_read, flow_operands
@@ -667,7 +667,7 @@ class ShiftReset:
     def shape(self, name):
         """The shape of ``name``'s value where Shapes proved one (a call staged at shapes)."""
         v = self.shapes.get(name)
-        return None if v is None else v[1]
+        return v[1] if shapes.is_array(v) else None
 
     def without_unbroadcast(self, e):
         return without_calls(self.unit, e, self.ctx.runtime("unbroadcast"))
@@ -750,6 +750,13 @@ class ShiftReset:
                 elif isinstance(v, A.Constant) and type(v.value) in (int, float):
                     known[p] = frozenset({NUMBER})
             kinds = kinds_key(known) + held_by_caller(value, bound.arguments)
+            kinds += shapes.callee_key(
+                {
+                    p: self.shapes.get(v.id)
+                    for p, v in bound.arguments.items()
+                    if isinstance(v, A.Name)
+                }
+            )
             bp = unit.inject_callee(fn, tuple(active_params), kinds)
         call = A.call(bp, [A.name(self.k), *value.args])
         call.keywords = value.keywords
