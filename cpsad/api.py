@@ -355,12 +355,13 @@ class Transformed:
     wrt: int | tuple[int, ...] | None = 0  # what ``.grad`` differentiates, as ``cpsad.grad`` does
 
     def at(self, *args: Any, **kwargs: Any) -> Transformed:
-        """The transformation specialized to these arguments: to their kinds (a float program's
-        backward pass is float arithmetic), and to the shapes of their arrays (no
-        ``unbroadcast`` where nothing was broadcast) -- what ``cpsad.shaped(f)`` runs for such a
-        call; ``cpsad.grad(f)`` runs the one specialized to kinds only."""
+        """The transformation a call with these arguments runs: specialized to their kinds (a
+        float program's backward pass is float arithmetic) -- and, for ``transform(shaped(f))``,
+        to the shapes of their arrays (no ``unbroadcast`` where nothing was broadcast)."""
         code = self.fn.__code__
-        kinds = compiler.kinds_of(code, args, kwargs) + compiler.shapes_of(code, args, kwargs)
+        kinds = compiler.kinds_of(code, args, kwargs)
+        if staging.is_shaped(self.of):
+            kinds += compiler.shapes_of(code, args, kwargs)
         return Transformed(self.fn, self.argnums, kinds, self.mode, self.of, self.wrt)
 
     @property

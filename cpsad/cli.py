@@ -15,7 +15,7 @@ import traceback
 import types
 import warnings
 
-from cpsad import api, compiler, diskcache
+from cpsad import api, compiler, diskcache, staging
 from cpsad.transforms.errors import TransformError
 from cpsad.transforms.pipeline import FORWARD, FORWARD_STAGES, PIPELINE, STAGES
 
@@ -372,15 +372,13 @@ def render(fn, argnums, args, shown: set, written: Written | None = None) -> lis
     if getattr(args, "at", None):
         if args.order > 1 or getattr(args, "jit", False):
             raise ValueError("--at shows the first-order backpropagator: no --order, --jit")
-        t = t.at(*_arguments(args.at, fn))
+        t = api.transform(staging.shaped(target), argnums).at(*_arguments(args.at, fn))
     if getattr(args, "jit", False):
         if args.order > 1 or args.stages or args.stage:
             raise ValueError(
                 "--jit shows the first-order backpropagator (or, with --forward, the tangent "
                 "function): no --order, --stage"
             )
-        from cpsad import staging
-
         mode = compiler.STAGED_FORWARD if args.forward else compiler.STAGED
         return [api.format_source(staging.staged_source(t.fn, t.active, mode=mode))]
     if args.stages or args.stage:

@@ -80,7 +80,7 @@ class Shaped(_Marked):
 def shaped(f: Callable) -> Shaped:
     """``f`` marked so that ``cpsad.grad``, ``value_and_grad`` and ``vjp`` of it run a
     backpropagator specialized to the shapes and dtypes of the arrays each call brings (each a
-    transformation of its own, as ``transform(f).at(*args)`` shows): no ``unbroadcast`` where no
+    transformation of its own, as ``transform(shaped(f)).at(*args)`` shows): no ``unbroadcast`` where no
     broadcast happened. A call with other shapes transforms again, as jax.jit traces again."""
     return f if isinstance(f, Shaped) else Shaped(f)
 

@@ -1,4 +1,4 @@
-"""Staging at shapes (``cpsad.shaped``, ``transform(f).at``): the backpropagator specialized to
+"""Staging at shapes (``cpsad.shaped``, ``transform(shaped(f)).at``): the backpropagator specialized to
 the shapes of a call's arrays drops what the shapes make unneeded -- and changes no number.
 
 Every corpus function with an array argument is differentiated both ways and must give the same
@@ -132,7 +132,7 @@ def _mlp_args(rng, n=5):
 def test_the_staged_code_drops_what_the_shapes_make_unneeded():
     rng = np.random.default_rng(1)
     generic = cpsad.transform(mlp).source
-    staged = cpsad.transform(mlp).at(*_mlp_args(rng)).source
+    staged = cpsad.transform(cpsad.shaped(mlp)).at(*_mlp_args(rng)).source
     # generic: every elementwise adjoint summed, the products through their rules' helpers
     assert generic.count("unbroadcast(") > staged.count("unbroadcast(")
     assert "matmul_x(" in generic and "matmul_x(" not in staged
@@ -156,7 +156,7 @@ def test_other_shapes_are_another_transformation():
 
         slope, v = _central(loss, [params["W1"], x], 0, rng)
         assert np.isclose(np.sum(got["W1"] * v), slope, rtol=1e-6)
-    specs = {id(cpsad.transform(mlp).at(*_mlp_args(rng, n)).spec) for n in (5, 1, 7)}
+    specs = {id(cpsad.transform(cpsad.shaped(mlp)).at(*_mlp_args(rng, n)).spec) for n in (5, 1, 7)}
     assert len(specs) == 3  # one transformation for each shape of x
 
 
@@ -179,7 +179,7 @@ def sets_a_shape(z, y):
 
 def test_a_shape_set_in_place_leaves_nothing_known():
     y = np.arange(3.0)
-    staged = cpsad.transform(sets_a_shape, 1).at(np.arange(3.0), y).source
+    staged = cpsad.transform(cpsad.shaped(sets_a_shape), 1).at(np.arange(3.0), y).source
     assert "unbroadcast(" in staged
     g = cpsad.grad(cpsad.shaped(sets_a_shape), argnums=1)(np.arange(3.0), y)
     assert g.shape == (3,)
@@ -309,7 +309,9 @@ def test_a_callee_is_staged_at_the_shapes_its_caller_proved():
 
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((3, 4)), rng.standard_normal(4)
-    staged = compiler.call_graph(cpsad.transform(calls_a_helper, (0, 1)).at(x, y).spec)
+    staged = compiler.call_graph(
+        cpsad.transform(cpsad.shaped(calls_a_helper), (0, 1)).at(x, y).spec
+    )
     generic = compiler.call_graph(cpsad.transform(calls_a_helper, (0, 1)).spec)
     callee = next(s for s in staged if "_steps" in s.text.split("def ", 1)[1][:10])
     assert dict(callee.key[1])[S.SHAPES] == ("a=('a', (3, 4), 'f')", "b=('a', (4,), 'f')")

@@ -1,9 +1,9 @@
 """After Shapes, a transformation specialized to its arguments' shapes knows the shape of every
 name it can prove one of -- and ShiftReset drops an ``unbroadcast`` where nothing was broadcast.
 
-``transform(f).at(*args)`` and ``cpsad.shaped(f)`` specialize a transformation to the shapes
-of the arrays a call brings (``W`` a (64, 784) array, ``params`` a dict of arrays, each its
-own), as jax.jit does: the key of the specialization names them (``SHAPES`` in the kinds key),
+``cpsad.shaped(f)`` (shown by ``transform(shaped(f)).at(*args)``) specializes a transformation
+to the shapes of the arrays a call brings (``W`` a (64, 784) array, ``params`` a dict of arrays,
+each its own), as jax.jit does: the key of the specialization names them (``SHAPES`` in the kinds key),
 so a call with other shapes gets a transformation of its own. This pass carries them through
 the program, as Kinds carries kinds: an elementwise operation broadcasts its operands' shapes,
 ``@`` takes the rows of one and the columns of the other, an array indexed by an integer loses
