@@ -130,3 +130,17 @@ def test_the_report_judges_the_shaped_column_against_staging_s_targets():
     assert report._staged_verdict(row("TreeLSTM", 2.6, 0.9)) == "<= 1.3x **missed**"
     assert report._staged_verdict(row("CNN", 1.1, None)) == "<= 1.15x met"
     assert report._staged_verdict(row("scalar loop", 1.0, 0.3)) == ""
+
+
+def test_the_round_robin_rotates_its_order():
+    """Every framework takes every place in a round as often: no position's bias (the allocator
+    state another framework leaves) falls on one of them."""
+    from benchmarks import timing
+
+    seen = []
+    plan = {name: ((lambda name=name: seen.append(name)), 6) for name in "abc"}
+    times = timing.round_robin(plan)
+    assert all(len(times[n].wall) == 6 for n in "abc")
+    rounds = [seen[i : i + 3] for i in range(0, len(seen), 3)]
+    for place in range(3):
+        assert sorted(r[place] for r in rounds) == sorted("abc" * 2)
