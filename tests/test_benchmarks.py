@@ -144,3 +144,12 @@ def test_the_round_robin_rotates_its_order():
     rounds = [seen[i : i + 3] for i in range(0, len(seen), 3)]
     for place in range(3):
         assert sorted(r[place] for r in rounds) == sorted("abc" * 2)
+
+
+def test_the_shaped_ab_reports_both_ratios():
+    from benchmarks import shaped
+    from benchmarks.run import by_name
+
+    out = shaped.ab(by_name("MLP"), rounds=2, seconds=0.005)
+    assert set(out) == {"MLP"}
+    assert out["MLP"]["hand"] > 0 and out["MLP"]["generic"] > 0 and out["MLP"]["shaped"] > 0
