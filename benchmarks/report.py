@@ -209,7 +209,27 @@ def lifecycle_section(lifecycle: dict) -> list[str]:
         out += [f"dask: failed ({d.get('error', '?')})", ""]
     out += _jit_lines(lifecycle.get("jit"))
     out += _gpu_lines(lifecycle.get("gpu"))
+    out += _treebank_lines(lifecycle.get("treebank"))
     return out
+
+
+def _treebank_lines(t) -> list[str]:
+    """The Tree-LSTM over distinct trees (``benchmarks/treebank.py``): each call the first for
+    its tree, as training on a treebank meets them."""
+    if not t:
+        return []
+    if "rows" not in t:
+        return ["", f"- treebank: failed ({t.get('error', '?')})"]
+    cells = ", ".join(
+        f"{fw} {sum(ts) / len(ts) * 1e3:,.1f} ms" for fw, ts in t["rows"].items() if ts
+    )
+    return [
+        "",
+        f"- **Tree-LSTM over a treebank** (`benchmarks/treebank.py`: {t['trees']} distinct random "
+        "trees of 32 words, each call the first for its tree -- jax.jit's trace unrolls the "
+        "recursion, so each new tree compiles again; the table above times one tree called "
+        f"again and again), mean time per new tree: {cells}.",
+    ]
 
 
 def _gpu_lines(g) -> list[str]:

@@ -168,6 +168,8 @@ LIFECYCLE = {
     "jit": ["benchmarks/jit.py", "--json"],
     # the MLP, CNN and RNN on CuPy arrays against PyTorch on the same GPU (where there is one)
     "gpu": ["benchmarks/gpu.py", "--json"],
+    # the Tree-LSTM as a treebank user sees it: every tree new (jax.jit compiles each again)
+    "treebank": ["-m", "benchmarks.treebank", "--trees", "3", "--json"],
 }
 
 
@@ -176,7 +178,8 @@ def lifecycle_in_fresh_processes() -> dict:
     script that is missing or fails is reported as such."""
     out = {}
     for key, cmd in LIFECYCLE.items():
-        if not os.path.exists(os.path.join(ROOT, cmd[0])):
+        script = cmd[1].replace(".", "/") + ".py" if cmd[0] == "-m" else cmd[0]
+        if not os.path.exists(os.path.join(ROOT, script)):
             continue
         print(f"{key}: {' '.join(cmd)}", flush=True)
         r = subprocess.run(

@@ -13,6 +13,7 @@ compile included, cpsad's code the same for every tree (transformed once, before
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
@@ -43,21 +44,29 @@ def per_tree(framework: str, forest: list, label: int = 1) -> list[float]:
     return out
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--trees", type=int, default=5)
-    a = p.parse_args(argv)
-    forest = trees(a.trees)
+def measure(n: int) -> dict:
+    """``{"trees": n, "rows": {framework: [seconds per tree]}}`` for ``n`` distinct trees."""
+    forest = trees(n)
     fws = [frameworks.HAND, frameworks.CPSAD]
     if "jax" not in peers.MISSING:
         fws.append(frameworks.JAX_JIT)
+    return {"trees": n, "rows": {fw: per_tree(fw, forest) for fw in fws}}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--trees", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="one line of JSON (for make bench)")
+    a = p.parse_args(argv)
+    out = measure(a.trees)
+    if a.json:
+        print(json.dumps(out))
+        return
     print("| framework | mean per new tree | slowest | fastest |")
     print("|---|---:|---:|---:|")
-    for fw in fws:
-        ts = per_tree(fw, forest)
-        print(
-            f"| {fw} | {np.mean(ts) * 1e3:.1f} ms | {max(ts) * 1e3:.1f} ms | {min(ts) * 1e3:.1f} ms |"
-        )
+    for fw, ts in out["rows"].items():
+        mean, most, least = np.mean(ts) * 1e3, max(ts) * 1e3, min(ts) * 1e3
+        print(f"| {fw} | {mean:.1f} ms | {most:.1f} ms | {least:.1f} ms |")
 
 
 if __name__ == "__main__":

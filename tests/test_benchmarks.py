@@ -153,3 +153,14 @@ def test_the_shaped_ab_reports_both_ratios():
     out = shaped.ab(by_name("MLP"), rounds=2, seconds=0.005)
     assert set(out) == {"MLP"}
     assert out["MLP"]["hand"] > 0 and out["MLP"]["generic"] > 0 and out["MLP"]["shaped"] > 0
+
+
+def test_the_report_has_the_treebank_line():
+    from benchmarks import report
+
+    t = {"trees": 2, "rows": {"numpy (hand-written)": [0.003, 0.005], "jax jit": [20.0, 30.0]}}
+    (line,) = [x for x in report._treebank_lines(t) if x]
+    assert "2 distinct random trees" in line
+    assert "numpy (hand-written) 4.0 ms" in line and "jax jit 25,000.0 ms" in line
+    assert report._treebank_lines(None) == []
+    assert "failed (boom)" in report._treebank_lines({"error": "boom"})[-1]
