@@ -13,6 +13,7 @@ well above 1 would betray a framework that escaped the one-thread setting.
 from __future__ import annotations
 
 import gc
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -43,7 +44,7 @@ def calls_for(seconds: float, share: float, least: int = 5, most: int = 500) -> 
 
 def round_robin(calls: dict[str, tuple[Callable[[], object], int]]) -> dict[str, Timings]:
     """Time each ``name: (call, n)`` n times, interleaved: in every round each framework that is
-    due runs once, in turn, the turn rotating from round to round.
+    due runs once, in turn, in an order drawn anew for each round.
 
     The objects alive before timing (the frameworks' modules: a full collection takes 0.4 s with
     torch and jax loaded) are frozen out of the collector; the rest is collected between rounds,
@@ -63,13 +64,15 @@ def round_robin(calls: dict[str, tuple[Callable[[], object], int]]) -> dict[str,
 
 def _rounds(calls, rounds, out, clock, cpu) -> None:
     names = list(calls)
+    order = random.Random(0)  # (seeded: a run is repeatable)
     for r in range(rounds):
         gc.collect()
-        # each round starts one framework later: every one takes every place in the order as
-        # often, so none is always the one after the hand-written pass's garbage (a fixed order
-        # gave the same code 6.0 and 5.3 ms a call, second and third in the round)
-        k = r % len(names)
-        for name in names[k:] + names[:k]:
+        # each round in an order of its own: no framework always follows the same one, whose
+        # garbage and allocations it would meet (in a fixed order, or one only rotated, the
+        # Tree-LSTM's same code measured 6.2 and 5.5 ms a call as the two frameworks after
+        # the hand-written pass)
+        order.shuffle(names)
+        for name in names:
             call, n = calls[name]
             if (r + 1) * n // rounds == r * n // rounds:
                 continue  # not due this round: its n calls are spread over the rounds
