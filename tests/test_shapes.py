@@ -321,3 +321,14 @@ def test_a_callee_is_staged_at_the_shapes_its_caller_proved():
     got = cpsad.grad(cpsad.shaped(calls_a_helper), (0, 1))(x, y)
     want = cpsad.grad(calls_a_helper, (0, 1))(x, y)
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def square(x):
+    return np.sum(x @ x)
+
+
+def test_a_product_of_a_matrix_with_itself_gets_both_adjoints():
+    x = np.random.default_rng(5).standard_normal((3, 3))
+    staged = cpsad.transform(cpsad.shaped(square)).at(x).source
+    assert "@ x.T" in staged and "x.T @" in staged and "matmul_x(" not in staged
+    assert np.array_equal(cpsad.grad(cpsad.shaped(square))(x), cpsad.grad(square)(x))

@@ -626,23 +626,16 @@ class ShiftReset:
                     ]
         if self.shapes and matrices(value, self.shape):
             # staged at shapes, a product of two matrices: its rule's case, without the call
+            # (x's adjoint g @ y.T comes first, y's x.T @ g second: `x @ x` has both)
             x, y = value.left, value.right
+            g = A.deepcopy(gname)
+            products = {x.id: A.BinOp(left=g, op=A.MatMult(), right=_transposed(y))}
+            second = A.BinOp(left=_transposed(x), op=A.MatMult(), right=A.deepcopy(gname))
             contributions = [
-                (
-                    n,
-                    (
-                        A.BinOp(left=A.deepcopy(gname), op=A.MatMult(), right=_transposed(y))
-                        if i == 0 and n == x.id
-                        else (
-                            A.BinOp(left=_transposed(x), op=A.MatMult(), right=A.deepcopy(gname))
-                            if n == y.id
-                            else e
-                        )
-                    ),
-                )
+                (n, products.pop(n) if i == 0 and n in products else second if n == y.id else e)
                 for i, (n, e) in enumerate(contributions)
             ]
-        if self.shapes and elementwise(value, self.unit):
+        if self.shapes and elementwise(value):
             # staged at shapes: an operand with the result's shape was not broadcast (Shapes)
             shape = self.shapes.get(targets[0], (None, None))[1]
             if shape is not None:
@@ -1173,7 +1166,7 @@ def _transposed(name):
     return A.Attribute(value=A.name(name.id), attr="T", ctx=A.Load())
 
 
-def elementwise(value, unit) -> bool:
+def elementwise(value) -> bool:
     """Is ``value`` an elementwise operation -- arithmetic but ``@``, a sign, a numpy ufunc -- the
     adjoint of whose operand is an expression of the result's shape, summed by ``unbroadcast``
     to the operand's?"""
