@@ -91,12 +91,7 @@ def shapes_key(names, values) -> tuple:
     memo = (tuple(names), raw)
     key = _KEYS.get(memo)
     if key is None:
-        entries = []
-        for name, value in zip(names, values):
-            d = describe(value)
-            if d is not None:
-                entries.append(f"{name}={d!r}")
-        key = ((SHAPES, tuple(sorted(entries))),) if entries else ()
+        key = callee_key({name: describe(value) for name, value in zip(names, values)})
         if len(_KEYS) > 4096:
             _KEYS.clear()
         _KEYS[memo] = key
@@ -107,8 +102,8 @@ _KEYS: dict = {}  # (names, fingerprints) -> key
 
 
 def callee_key(known: dict) -> tuple:
-    """The ``SHAPES`` item of a callee's key: ``{parameter: abstract value}`` its caller proved
-    of the arguments (a call with them gets the callee staged at those shapes), or ()."""
+    """The ``SHAPES`` item of a key from ``{parameter: abstract value}`` (None or TOP: not
+    known, left out) -- a call's arguments, or what a caller proved of a callee's -- or ()."""
     entries = [f"{p}={v!r}" for p, v in known.items() if isinstance(v, tuple)]
     return ((SHAPES, tuple(sorted(entries))),) if entries else ()
 
