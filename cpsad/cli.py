@@ -107,15 +107,16 @@ def parser() -> argparse.ArgumentParser:
         "--jit",
         action="store_true",
         help="show the backpropagator (with --forward: the tangent function) flattened for Numba, "
-        "as cpsad.jit compiles it (for arguments of unknown kinds: a call specializes it to its "
-        "arguments' kinds)",
+        "as cpsad.jit compiles it (for arguments of unknown kinds, unless --at gives them: a "
+        "call specializes it to its arguments' kinds)",
     )
     show.add_argument(
         "--at",
         metavar="EXPR",
         help="show the backpropagator staged at the arguments EXPR evaluates to (a Python "
         "expression in the file's namespace, numpy as np: '(np.ones((64, 784)), np.ones(784))'), "
-        "specialized to their kinds and their arrays' shapes, as cpsad.shaped(f) runs it",
+        "specialized to their kinds and their arrays' shapes, as cpsad.shaped(f) runs it (with "
+        "--jit: to their kinds, as cpsad.jit compiles it)",
     )
     show.add_argument(
         "--out", metavar="DIR", help="also write each emitted module to DIR as a .py file"
@@ -369,18 +370,25 @@ def render(fn, argnums, args, shown: set, written: Written | None = None) -> lis
             target = api.grad(target, nums[0])
         argnums = nums[0]
     t = api.transform(target, argnums, "forward" if args.forward else "reverse")
-    if getattr(args, "at", None):
-        if args.order > 1 or getattr(args, "jit", False):
-            raise ValueError("--at shows the first-order backpropagator: no --order, --jit")
-        t = api.transform(staging.shaped(target), argnums).at(*_arguments(args.at, fn))
-    if getattr(args, "jit", False):
+    jit, at = getattr(args, "jit", False), getattr(args, "at", None)
+    if at and not jit:
+        if args.order > 1:
+            raise ValueError("--at shows the first-order backpropagator: no --order")
+        t = api.transform(staging.shaped(target), argnums).at(*_arguments(at, fn))
+    if jit:
         if args.order > 1 or args.stages or args.stage:
             raise ValueError(
                 "--jit shows the first-order backpropagator (or, with --forward, the tangent "
                 "function): no --order, --stage"
             )
         mode = compiler.STAGED_FORWARD if args.forward else compiler.STAGED
-        return [api.format_source(staging.staged_source(t.fn, t.active, mode=mode))]
+        kinds = ()
+        if at:  # (what cpsad.jit compiles for a call with these arguments: their kinds)
+            values = list(_arguments(at, fn))
+            kinds = staging.staged_kinds(
+                t.fn, compiler.kinds_of(t.fn.__code__, values, {}), values, mode
+            )
+        return [api.format_source(staging.staged_source(t.fn, t.active, kinds, mode=mode))]
     if args.stages or args.stage:
         _, stages = compiler.run_pipeline(t.fn, t.active, record=True, kinds=t.kinds, mode=t.mode)
         if args.stage and args.stage not in [s.name for s in stages]:

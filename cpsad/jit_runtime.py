@@ -1392,6 +1392,39 @@ for _name in runtime.MATH_RAISES:
     _checked_math(_name)
 
 
+@overload(runtime.trip_count)
+def _trip_count(start, stop):
+    """Integers: ``max(stop - start, 0)``; a float among them: the ceiling of the difference (0
+    where ``stop > start`` is false: nan). Anything else is not typed, and the loop keeps its
+    lists (``cpsad.staging``)."""
+    if isinstance(start, types.Integer) and isinstance(stop, types.Integer):
+        return lambda start, stop: max(stop - start, 0)
+    if _number(start) and _number(stop):
+        return lambda start, stop: int(math.ceil(stop - start)) if stop > start else 0
+    return None
+
+
+@overload(runtime.float_frames)
+def _float_frames(count):
+    if isinstance(count, types.Integer):
+        return lambda count: np.empty(count, np.float64)
+    return None
+
+
+@overload(runtime.push_float)
+def _push_float(frames, top, value):
+    """Only a float64 goes into the buffer: an integer or a bool would come back a float, and
+    be another value than the list of the Python backpropagator holds -- not typed, and the
+    loop keeps its lists (``cpsad.staging``)."""
+    if isinstance(value, types.Float) and value.bitwidth == 64 and _float_array(frames):
+
+        def push(frames, top, value):
+            frames[top] = value
+
+        return push
+    return None
+
+
 @overload(runtime.python_pow)
 def _python_pow(a, b):
     """``a ** b`` as Python computes it for numbers with a float among them: ZeroDivisionError

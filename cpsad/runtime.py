@@ -1092,6 +1092,26 @@ def python_pow(a, b):
     return a**b
 
 
+# A staged loop's floats, saved in a buffer made for the iterations it will run, not a list
+# (``transforms/stacks.py``; Numba's versions, in ``cpsad.jit_runtime``, take floats only).
+
+
+def trip_count(start, stop) -> int:
+    """How many times ``while i < stop`` runs from ``i = start``, ``i`` stepping by one (what
+    ``range(start, stop)`` holds): 0 where ``stop`` is not past ``start`` (nan included)."""
+    return math.ceil(stop - start) if stop > start else 0
+
+
+def float_frames(count):
+    """A buffer for ``count`` floats."""
+    return np.empty(count)
+
+
+def push_float(frames, top, value) -> None:
+    """``frames[top] = value``: a float a loop saves."""
+    frames[top] = value
+
+
 def log_as(x, like):
     """``np.log(x, dtype=np.result_type(like))`` (staged code's spelling: Numba's ``np.log``
     takes no ``dtype``, and it has no ``np.result_type``; Numba's version, in

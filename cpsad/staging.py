@@ -29,10 +29,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cpsad import compiler, diskcache
+from cpsad import compiler, diskcache, runtime
 from cpsad.transforms.errors import InternalError, TransformError
 from cpsad.transforms.flatten import Unstageable
 from cpsad.transforms.naming import own_qualname
+from cpsad.transforms.stacks import floats_key
 
 
 class JitWarning(UserWarning):
@@ -102,13 +103,25 @@ def is_numba_function(f) -> bool:
 
 
 class _Compiled:
-    __slots__ = ("dispatcher", "params", "text", "path", "made_from", "frozen_cells", "spec")
+    __slots__ = (
+        "dispatcher",
+        "params",
+        "text",
+        "path",
+        "made_from",
+        "frozen_cells",
+        "spec",
+        "buffers",
+    )
 
-    def __init__(self, dispatcher, params, text, path):
+    def __init__(self, dispatcher, params, text, path, buffers=False):
         self.dispatcher = dispatcher
         self.params = params  # the data it reads: (name, "cell" index or "global")
         self.text = text
         self.path = path
+        # its loops save floats in buffers (``transforms/stacks.py``): where Numba cannot type
+        # them -- a value is not a float64 after all -- it is made again with lists
+        self.buffers = buffers
         # what it is valid for (``_still_valid``): the transformations of the call graph it was
         # made with, and the objects Numba froze from the closure's cells (index, reference)
         self.made_from: tuple = ()
@@ -142,6 +155,10 @@ def run_forward(fn, spec, kinds, args: list, kwargs: dict, tangents: list):
 
 def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
     active = spec.active
+    given, args = args, _positional(fn, args, kwargs)
+    if args is None:
+        return None  # (a wrong call: the Python one says so, as ``fn`` would)
+    python_kinds, kinds = kinds, staged_kinds(fn, kinds, args, mode)
     c = compiled(fn, active, kinds, spec, mode)
     if isinstance(c, str):
         return _fall_back(fn, c)
@@ -151,9 +168,6 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
             extra.append(fn.__globals__[name])
         else:
             extra.append(fn.__closure__[where].cell_contents)
-    args = _positional(fn, args, kwargs)
-    if args is None:
-        return None  # (a wrong call: the Python one says so, as ``fn`` would)
     from cpsad.jit_runtime import Refused
 
     key = (fn.__code__, active, kinds, mode)
@@ -172,12 +186,29 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
     except Exception as exc:
         # (what the compiled code raised, it raised after its compile, which added a signature)
         if _numba_error(exc) and len(c.dispatcher.overloads) == compiled_before:
+            if c.buffers:  # (a value the Stacks pass took for a float is not one: lists)
+                with _LOCK:
+                    made = _MADE[key] = _make(fn, active, kinds, mode, buffers=False)
+                    if isinstance(made, _Compiled):
+                        made.made_from, made.spec = c.made_from, c.spec
+                return _call(fn, spec, python_kinds, given, kwargs, first, mode)
             with _LOCK:  # Numba's typing of these argument types
                 _MADE[key] = reason = _numba_reason(exc)
             return _fall_back(fn, reason)
         # the compiled code raised: the Python one runs -- and raises as the function does, or
         # (where Numba's code alone fails: an Optional it could not unbox) gives the numbers
         return _fall_back(fn, f"its compiled code raised {type(exc).__name__}: {exc}")
+
+
+def staged_kinds(fn, kinds: tuple, args: list, mode=compiler.STAGED) -> tuple:
+    """The key of the staged code of ``fn`` for a call with ``args`` (all by position:
+    ``_positional``): the Python backpropagator's ``kinds``, and -- for a backpropagator, whose
+    loops save values (the Stacks pass) -- which parameters hold floats (Numba compiles a
+    function for each type)."""
+    if mode != compiler.STAGED:
+        return kinds
+    code = fn.__code__
+    return kinds + floats_key(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount], args)
 
 
 def _positional(fn, args: list, kwargs: dict) -> list | None:
@@ -271,9 +302,10 @@ def staged_source(fn, active, kinds=(), mode=compiler.STAGED) -> str:
     return unit.text
 
 
-def _make(fn, active, kinds, mode):
+def _make(fn, active, kinds, mode, buffers=True):
+    skip = () if buffers else ("stacks",)
     try:
-        unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode)
+        unit, _ = compiler.run_pipeline(fn, active, entry=False, kinds=kinds, mode=mode, skip=skip)
     except Unstageable as exc:
         return f"{exc.what} ({exc.filename}:{exc.lineno})"
     except (TransformError, InternalError) as exc:  # (the Python backpropagator was made)
@@ -310,13 +342,18 @@ def _make(fn, active, kinds, mode):
     dispatcher = numba.njit(cache=True, **_CHECKED)(py)
     # (a call of itself -- a tangent function's recursion -- calls the compiled function)
     namespace[unit.bp_name] = dispatcher
-    made = _Compiled(dispatcher, params, unit.text, path)
+    made = _Compiled(dispatcher, params, unit.text, path, buffers=_made_buffers(unit))
     made.frozen_cells = tuple(
         (freevars.index(name), _reference(obj))
         for name, obj in frozen.items()
         if name in freevars and name not in unit.injected
     )
     return made
+
+
+def _made_buffers(unit) -> bool:
+    """Did the Stacks pass give a loop of ``unit`` buffers of floats?"""
+    return any(obj is runtime.float_frames for obj in unit.injected.values())
 
 
 # An index out of range raises IndexError, as in Python: Numba does not check by default, and

@@ -114,7 +114,7 @@ def _compiled(f, args, argnums) -> bool:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     code = fn.__code__
     active = tuple(code.co_varnames[i] for i in nums)
-    kinds = compiler.kinds_of(code, list(args), {})
+    kinds = staging.staged_kinds(fn, compiler.kinds_of(code, list(args), {}), list(args))
     return not isinstance(staging.compiled(fn, active, kinds), str)
 
 
@@ -1067,6 +1067,7 @@ def test_a_break_before_an_outer_join_gives_the_python_numbers(y):
     for a, b in zip(_flat(grads), _flat(want)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     kinds = compiler.kinds_of(_break_in_nested_if.__code__, [x, v, y], {})
+    kinds = staging.staged_kinds(_break_in_nested_if, kinds, [x, v, y])
     made = staging.compiled(_break_in_nested_if, ("x", "v"), kinds)
     assert not isinstance(made, str) or "not defined" not in made  # (no code Numba refused)
 

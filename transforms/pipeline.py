@@ -32,6 +32,7 @@ from .resolve import Resolve
 from .shapes import Shapes
 from .shift_reset import ShiftReset
 from .simplify import Simplify
+from .stacks import Stacks
 from .tangent import Tangent
 from .unit import Unit
 
@@ -73,6 +74,7 @@ STAGED = [
     (Joins, "an if's join, called from its branches, is inlined once after it"),
     *[(c, w) for c, w in PIPELINE[_BEFORE_LOOPS:] if c not in (Release, Emit)],
     (Flatten, "one flat function for Numba: continuations inlined, the seed a parameter"),
+    (Stacks, "a counted loop's floats saved in buffers of its trip count, not lists"),
     PIPELINE[-1],
 ]
 

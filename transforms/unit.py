@@ -51,6 +51,11 @@ NOT_NUMERIC = frozenset({OTHER, SEQUENCE})
 SEED = "seed"
 
 
+# The item of a staged specialization's key that names its float parameters (``stacks``): not
+# part of what the unit is to its callees -- a recursive call is a call of itself.
+FLOATS = "*floats*"
+
+
 def kinds_key(kinds: dict) -> tuple:
     """``{param: kinds}`` as a sorted, hashable key, parameters that may be "other" left out.
 
@@ -59,7 +64,11 @@ def kinds_key(kinds: dict) -> tuple:
     that may be "other" (or a sequence) is: such a parameter specializes nothing, so it is left out like an
     unknown one -- a recursive function called with an object (a tree's node) and calling itself
     with one of unknown kind (``node.left``) is transformed once, not twice."""
-    return tuple(sorted((p, tuple(sorted(k))) for p, k in kinds.items() if not k & NOT_NUMERIC))
+    return tuple(
+        sorted(
+            (p, tuple(sorted(k))) for p, k in kinds.items() if not k & NOT_NUMERIC and p != FLOATS
+        )
+    )
 
 
 @dataclass
