@@ -129,6 +129,11 @@ class _Compiled:
         self.spec = None  # (a weak reference to the spec last checked: the fast check)
 
 
+class _NotYet(Exception):
+    """Stands for ``cpsad.jit_runtime.Refused`` until that module is imported (Numba with it)."""
+
+
+_Refused: type = _NotYet  # what compiled code raises where the Python backpropagator decides
 _LOCK = threading.RLock()
 _MADE: dict = {}  # (code, active, kinds) -> _Compiled, or the reason it falls back (a str)
 _WARNED: set = set()
@@ -168,13 +173,11 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
             extra.append(fn.__globals__[name])
         else:
             extra.append(fn.__closure__[where].cell_contents)
-    from cpsad.jit_runtime import Refused
-
     key = (fn.__code__, active, kinds, mode)
     compiled_before = len(c.dispatcher.overloads)  # (``signatures`` makes a list: 2 us a call)
     try:
         return c.dispatcher(*first, *args, *extra)
-    except Refused:  # (the Python backpropagator decides, and says why where it refuses)
+    except _Refused:  # (the Python backpropagator decides, and says why where it refuses)
         with _LOCK:
             REFUSED[fn.__code__] = REFUSED.get(fn.__code__, 0) + 1
         return None
@@ -313,7 +316,10 @@ def _make(fn, active, kinds, mode, buffers=True):
     numba = _numba()
     if numba is None:
         return "Numba is not installed (pip install numba)"
-    from cpsad import jit_runtime  # noqa: F401  (importing it registers Numba's helpers)
+    from cpsad import jit_runtime  # (importing it registers Numba's helpers)
+
+    global _Refused
+    _Refused = jit_runtime.Refused
 
     stem = f"{fn.__module__}.{own_qualname(fn)}".replace("<", "_").replace(">", "_")
     suffix = "jvp.jit" if mode == compiler.STAGED_FORWARD else "jit"

@@ -270,7 +270,7 @@ def f(x, n):
 
 def test_floats_key():
     assert stacks.floats_key(["x", "n", "a"], [0.5, 3, np.float64(2.0)]) == (
-        ("*floats*", ("a", "x")),
+        ("*floats*", ("x", "a")),
     )
     assert stacks.floats_key(["n", "v"], [3, np.ones(2)]) == ()
 

@@ -62,11 +62,11 @@ def floats_key(names, values) -> tuple:
     """The ``(FLOATS, names)`` item of a staged kinds key: the parameters a call passes a float
     (Numba's float64: a Python float, a numpy float64), or () if none. A kinds key says
     "number" of an int and of a float alike; Numba compiles one function for each."""
-    floats = tuple(sorted(n for n, v in zip(names, values) if type(v) in _FLOAT_TYPES))
+    floats = tuple([n for n, v in zip(names, values) if type(v) is float or type(v) is _F64])
     return ((FLOATS, floats),) if floats else ()
 
 
-_FLOAT_TYPES = (float, numpy.float64)
+_F64 = numpy.float64
 
 
 class Stacks:
