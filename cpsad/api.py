@@ -157,7 +157,8 @@ def _value_and_grad(f: Callable, argnums, has_aux: bool) -> Callable:
                 _through_complex(result)
             return scalar_seed(result)
 
-        grads = _run(f, argnums, args, kwargs, k, seed=None if has_aux else 1.0)
+        # (with has_aux, the seed of the pair's adjoint: the scalar's 1.0, none for aux)
+        grads = _run(f, argnums, args, kwargs, k, seed=(1.0, None) if has_aux else 1.0)
         value = box[0]
         if derivative and not has_aux:
             value = _gradient_value(f, value, args)
@@ -254,7 +255,7 @@ def vjp(
 
         if not nums:
             return ()
-        seed = None if has_aux else as_adjoint(cotangent)
+        seed = (as_adjoint(cotangent), None) if has_aux else as_adjoint(cotangent)
         # (k's check that f computes what it did: Numba's arithmetic may differ in the last bit)
         return tuple(_run(f, nums, args, kwargs, k, cotangent, seed, check=False))
 

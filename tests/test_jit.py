@@ -1141,3 +1141,58 @@ def test_what_numba_cannot_run_falls_back():
     with pytest.warns(cpsad.JitWarning, match="Numba cannot run it"):
         got = cpsad.grad(cpsad.jit(_reshape_transposed))(v)
     np.testing.assert_array_equal(got, cpsad.grad(_reshape_transposed)(v))
+
+
+def _with_aux(x, n):
+    s = x
+    for _ in range(n):
+        s = s + math.sin(s * x)
+    return s, s * 2.0
+
+
+def _with_array_aux(w, X):
+    h = np.tanh(X @ w)
+    return np.sum(h * h), h
+
+
+def _with_dict_aux(x):
+    return x * x, {"m": x}
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [(_with_aux, (0.3, 5)), (_with_array_aux, (np.linspace(0.1, 0.3, 3), np.eye(3)[:2] + 0.5))],
+)
+def test_has_aux_compiled(f, args):
+    """``has_aux``: the seed of the pair's adjoint is ``(1.0, None)`` -- ``(cotangent, None)`` for
+    vjp's pullback -- known before the call, so the backpropagator is staged as without aux."""
+    (want_value, want_aux), want = cpsad.value_and_grad(f, has_aux=True)(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        (value, aux), got = cpsad.value_and_grad(cpsad.jit(f), has_aux=True)(*args)
+        gradient, aux_2 = cpsad.grad(cpsad.jit(f), has_aux=True)(*args)
+        out, pullback, aux_3 = cpsad.vjp(cpsad.jit(f), *args, has_aux=True)
+        pulled = pullback(1.0)[0]
+    assert value == pytest.approx(want_value, rel=1e-12)
+    for a in (aux, aux_2, aux_3):
+        np.testing.assert_allclose(a, want_aux, rtol=1e-12)
+    for g in (got, gradient, pulled):
+        np.testing.assert_allclose(g, want, rtol=1e-10, atol=1e-14)
+    code = f.__code__
+    assert any(k[0] is code and not isinstance(v, str) for k, v in staging._MADE.items())
+
+
+def test_has_aux_of_what_numba_cannot_return_falls_back():
+    with pytest.warns(cpsad.JitWarning, match="Numba could not compile"):
+        got = cpsad.value_and_grad(cpsad.jit(_with_dict_aux), has_aux=True)(0.5)
+    assert got == ((0.25, {"m": 0.5}), 1.0)
+
+
+def test_the_seed_of_a_pair():
+    from cpsad.runtime import Sparse, as_adjoint
+
+    assert staging.seed_matches(as_adjoint((1.0, None)), (1.0, None))
+    assert not staging.seed_matches(as_adjoint((2.0, None)), (1.0, None))
+    assert not staging.seed_matches(as_adjoint((1.0, 1.0)), (1.0, None))
+    assert not staging.seed_matches(Sparse({}), (1.0, None))
+    assert not staging.seed_matches(1.0, (1.0, None))
