@@ -12,6 +12,7 @@ again with lists, without a warning).
 from __future__ import annotations
 
 import math
+import textwrap
 import warnings
 
 import numpy as np
@@ -57,6 +58,24 @@ def breaks_early(x, n):
         if s > 1.5:
             break
         i += 1
+    return s
+
+
+def for_break(x, n):
+    s = 0.0
+    for _ in range(n):
+        s = s + math.cos(s * x) * x
+        if s > 1.5:
+            break
+    return s
+
+
+def for_continue(x, n):
+    s = 0.0
+    for i in range(n):
+        if i % 2 == 0:
+            continue
+        s = s + math.sin(s * x) * x
     return s
 
 
@@ -107,7 +126,10 @@ CASES = [
     (while_float_bound, (0.3, 4.5), True),
     (while_float_bound, (0.3, float("nan")), True),
     (while_float_bound, (0.3, -2.0), True),
-    (breaks_early, (0.7, 40), False),  # (a break's loop: ``while True``, the test in a branch)
+    (breaks_early, (0.7, 40), True),  # (``while True``, ``if not joining: break``)
+    (breaks_early, (0.7, 2), True),
+    (for_break, (0.7, 40), True),
+    (for_continue, (0.7, 9), True),
     (two_loops, (0.4, 5), True),
     (two_loops, (0.4, 1), True),
     (ints_saved, (0.3, 0), True),  # (no iteration: a buffer of none)
@@ -197,6 +219,70 @@ def test_a_value_numba_types_otherwise_makes_it_again_with_lists(monkeypatch):
 
 def _loop(source: str):
     return A.parse(source).body[0]
+
+
+def _joined(branch: str, orelse: str = "out = s", flag: str = "False") -> str:
+    """A loop left by ``break``, as Defunctionalize writes it (``for_break``'s): ``branch`` the
+    body of ``if b:``, ``orelse`` its ``else``."""
+    return textwrap.dedent("""\
+        while True:
+            joining = {flag}
+            b = i < n
+            if b:
+        {branch}
+            else:
+        {orelse}
+            if not joining:
+                break
+            frames.append(s)
+            i, s = j, t
+        """).format(
+        flag=flag,
+        branch=textwrap.indent(textwrap.dedent(branch).strip(), " " * 8),
+        orelse=textwrap.indent(textwrap.dedent(orelse).strip(), " " * 8),
+    )
+
+
+STEP = """
+    j = i + 1
+    t = s * 2.0
+    joining = True
+"""
+
+
+@pytest.mark.parametrize(
+    "source, counted",
+    [
+        (_joined(STEP), ("i", "n")),
+        # a break in the body: its path does not join
+        (_joined("if s > 1.0:\n    out = s\nelse:\n" + textwrap.indent(STEP, "    ")), ("i", "n")),
+        (_joined("k = i + 1\nj = k\nt = s\njoining = True"), ("i", "n")),
+        # a continue: two joins, each assigning what i steps to
+        (
+            _joined(
+                "if s:\n"
+                + textwrap.indent(STEP, "    ")
+                + "else:\n"
+                + textwrap.indent(STEP, "    ")
+            ),
+            ("i", "n"),
+        ),
+        (_joined("t = s\njoining = True"), None),  # j not assigned where it joins
+        (_joined(STEP.replace("j = i + 1", "j = i")), None),  # a path that does not step
+        (_joined(STEP, orelse=STEP), None),  # joins where i >= n too
+        # one path that joins without stepping (j keeps the last iteration's value)
+        (
+            _joined(
+                "if s:\n" + textwrap.indent(STEP, "    ") + "else:\n    t = s\n    joining = True"
+            ),
+            None,
+        ),
+        (_joined(STEP, flag="True"), None),  # joining not reset each iteration
+        (_joined(STEP + "    b = False\n"), None),  # the test's flag rebound
+    ],
+)
+def test_counted_when_it_leaves_by_break(source, counted):
+    test_counted(source, counted)
 
 
 @pytest.mark.parametrize(

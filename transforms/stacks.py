@@ -5,9 +5,10 @@ Defunctionalize gives each value a staged loop saves a list of its own (``frames
 ``frames_x.append(x)`` in the forward loop, ``x = frames_x.pop()`` in the backward one). A list
 checks its capacity at each append and its length at each pop. Where the forward loop is
 ``while i < stop`` -- ``i`` stepping by one, once an iteration, ``stop`` unchanged by it, as a
-``for _ in range(n)`` becomes -- it runs at most ``trip_count(i, stop)`` times, counted before it
-starts, as Lantern's generator knew a loop's trip count when it emitted C++. Each float it saves
-then goes into a buffer of that size, and one count says how far they are filled::
+``for _ in range(n)`` becomes, with or without a ``break`` or ``continue`` (``_counted``'s three
+forms) -- it runs at most ``trip_count(i, stop)`` times, counted before it starts, as Lantern's
+generator knew a loop's trip count when it emitted C++. Each float it saves then goes into a
+buffer of that size, and one count says how far they are filled::
 
     frames_x = []                          frames_count = trip_count(i, n)
     while i < n:                           frames_x = float_frames(frames_count)
@@ -42,11 +43,10 @@ count, filled up to one count the loop's backward part walks down.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy
 
 from . import astlib as A
+from .joins import statement_lists
 from .naming import Namer
 from .unit import FLOATS, NUMBER, Unit
 
@@ -210,17 +210,22 @@ def _length_of(test) -> str | None:
 
 
 def _counted(loop) -> tuple[str, A.AST, int] | None:
-    """``(i, stop, first)`` for ``while i < stop`` (or ``while True:`` whose body tests ``if not
-    i < stop: break`` at its top level) whose iterations past the test -- its statements from
-    ``first`` on -- run at most ``trip_count(i, stop)`` times from where it starts: ``i``
-    assigned once in it, at the top level of its body, ``i + 1`` or a name assigned ``i + 1``
-    once there; ``stop`` a constant or a name it does not assign; no ``continue`` of its own
-    (which would skip the step). A ``break`` only ends it sooner."""
+    """``(i, stop, first)`` for a loop whose iterations past its test -- its statements from
+    ``first`` on -- run at most ``trip_count(i, stop)`` times from where it starts, or None.
+
+    Three forms, as Defunctionalize writes them: ``while i < stop:``; ``while True:`` whose
+    body tests ``if not i < stop: break`` at its top level, after statements of its own; and a
+    loop that leaves by ``break`` (or goes on by ``continue``), ``while True:`` whose body tests
+    ``if not joining: break``, where ``joining`` is set False at its top, and True only inside
+    ``if b:`` of ``b = i < stop``, each time beside an assignment of what ``i`` steps to. In
+    each: ``i`` is assigned once in the loop, at the top level of its body -- ``i + 1``, or a
+    name all of whose assignments are ``i + 1`` (or names assigned ``i + 1``) and that every
+    iteration past the test assigns; ``stop`` is a constant or a name the loop does not assign;
+    no ``continue`` of its own skips the step. A ``break`` only ends it sooner."""
     if loop.orelse:
         return None
-    t, after = loop.test, 0
+    t, after, joining = loop.test, 0, None
     if isinstance(t, A.Constant) and t.value is True:
-        # ``while True:`` with statements before the test: ``if not i < stop: break``
         for k, s in enumerate(loop.body):
             if (
                 isinstance(s, A.If)
@@ -232,6 +237,9 @@ def _counted(loop) -> tuple[str, A.AST, int] | None:
             ):
                 t, after = s.test.operand, k + 1
                 break
+        if isinstance(t, A.Name):  # ``if not joining: break``: the test is ``b = i < stop``
+            joining = t.id
+            t = _joined_test(loop, loop.body[: after - 1], joining)
     if not (
         isinstance(t, A.Compare)
         and len(t.ops) == 1
@@ -248,25 +256,99 @@ def _counted(loop) -> tuple[str, A.AST, int] | None:
         return None
     if _continues(loop.body) or [n.id for n in bound].count(i) != 1:
         return None  # (``i`` bound once: by the step, not also by a for, a with, a del)
-    # the step: ``i = i + 1``, or ``i = j`` after ``j = i + 1`` (``i += 1`` in a while loop)
-    times = Counter(n.id for n in bound)
-    once = {n for n, k in times.items() if k == 1}
-    plus_one = {
-        s.targets[0].id
-        for s in loop.body
-        if isinstance(s, A.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], A.Name)
-        and s.targets[0].id in once
-        and _plus_one(s.value, i)
-    }
+    step = None  # what the step assigns ``i``, at the top level of the body
     for s in loop.body:
         if isinstance(s, A.Assign) and len(s.targets) == 1:
             for target, value in _pairs(s.targets[0], s.value) or ():
                 if A.is_name(target, i):
-                    ok = _plus_one(value, i) or (isinstance(value, A.Name) and value.id in plus_one)
-                    return (i, stop, after) if ok else None
-    return None
+                    step = value
+    if step is None or _plus_one(step, i):
+        return (i, stop, after) if step is not None else None
+    if not isinstance(step, A.Name) or not _only_plus_one(loop, step.id, i):
+        return None
+    # every iteration past the test assigns it: at the top level before the step, or -- joined
+    # -- beside each ``joining = True``
+    if joining is None:
+        return (i, stop, after) if _assigns(loop.body, step.id) else None
+    blocks = [b for b in statement_lists(loop) if _assigns(b, joining, True)]
+    return (i, stop, after) if all(_assigns(b, step.id) for b in blocks) else None
+
+
+def _joined_test(loop, before: list, joining: str):
+    """The test ``i < stop`` of a loop left by ``if not joining: break`` (``before``: the
+    statements before it at the top level of its body), or None: ``joining = False`` among
+    them, then ``b = i < stop`` and ``if b:`` -- the only statement that sets ``joining`` True
+    (anywhere inside it), ``b`` assigned nowhere else."""
+    flags = [s for s in before if _assigns([s], joining)]
+    if not flags or not _assigns([flags[0]], joining, False):
+        return None
+    tests = {}
+    for s in before:
+        if (
+            isinstance(s, A.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], A.Name)
+            and isinstance(s.value, A.Compare)
+        ):
+            tests[s.targets[0].id] = s.value
+    setting = [s for s in before if any(_assigns([x], joining, True) for x in A.walk(s))]
+    if len(setting) != 1 or not isinstance(setting[0], A.If):
+        return None
+    branch = setting[0]
+    if not isinstance(branch.test, A.Name) or branch.test.id not in tests:
+        return None
+    if any(_assigns([x], joining, True) for s in branch.orelse for x in A.walk(s)):
+        return None
+    b = branch.test.id
+    stores = [n for n in A.walk(loop) if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load)]
+    if [n.id for n in stores].count(b) != 1:
+        return None  # (assigned once in the loop: nothing else rebinds it)
+    return tests[b]
+
+
+def _assigns(stmts, name: str, value=None) -> bool:
+    """Does one of ``stmts`` (their top level) assign ``name`` (``value`` given: that constant)?"""
+    for s in stmts:
+        if not isinstance(s, A.Assign):
+            continue
+        for target, v in _pairs(s.targets[0], s.value) or () if len(s.targets) == 1 else ():
+            if A.is_name(target, name) and (
+                value is None or (isinstance(v, A.Constant) and v.value is value)
+            ):
+                return True
+    return False
+
+
+def _only_plus_one(loop, j: str, i: str) -> bool:
+    """Is every assignment of ``j`` in ``loop`` ``i + 1``, or a name every assignment of which
+    is ``i + 1``?"""
+    values: dict[str, list] = {}
+    for s in A.walk(loop):
+        if isinstance(s, (A.AugAssign, A.AnnAssign, A.For)):
+            for n in A.walk(s.target):
+                if isinstance(n, A.Name):
+                    values.setdefault(n.id, []).append(None)
+        elif isinstance(s, A.Assign):
+            for target in s.targets:
+                pairs = _pairs(target, s.value)
+                for n in A.walk(target) if pairs is None else ():
+                    if isinstance(n, A.Name):
+                        values.setdefault(n.id, []).append(None)
+                for t, v in pairs or ():
+                    values.setdefault(t.id, []).append(v)
+
+    def plus_one(name, depth):
+        vs = values.get(name)
+        return bool(vs) and all(
+            v is not None
+            and (
+                _plus_one(v, i)
+                or (depth and isinstance(v, A.Name) and v.id != name and plus_one(v.id, 0))
+            )
+            for v in vs
+        )
+
+    return plus_one(j, 1)
 
 
 def _continues(body) -> bool:
