@@ -278,6 +278,7 @@ STEP = """
             None,
         ),
         (_joined(STEP, flag="True"), None),  # joining not reset each iteration
+        (_joined(STEP, flag="c"), None),
         (_joined(STEP + "    b = False\n"), None),  # the test's flag rebound
     ],
 )
