@@ -64,6 +64,8 @@ def _acc(a, b):
         return lambda a, b: b
     if _is_none(b):
         return lambda a, b: a
+    if isinstance(a, types.BaseTuple) or isinstance(b, types.BaseTuple):
+        return _acc_tuples(a, b)
     if isinstance(a, types.Optional) or isinstance(b, types.Optional):
 
         def acc_optional(a, b):
@@ -75,6 +77,22 @@ def _acc(a, b):
 
         return acc_optional
     return lambda a, b: a + b
+
+
+def _acc_tuples(a, b):
+    """The adjoints of a tuple, added entry by entry (``Sparse`` adds them so in Python): Numba's
+    ``a + b`` of two tuples is their concatenation -- ``(g1, None) + (g2, None)`` four entries,
+    the first of which alone was read back (a captured pair unpacked in a helper called twice
+    had half its gradient). Tuples of two lengths, or a tuple and anything else: not typed."""
+    if not (isinstance(a, types.BaseTuple) and isinstance(b, types.BaseTuple)):
+        return None
+    if len(a.types) != len(b.types):
+        return None
+    n = len(a.types)
+    entries = "".join(f"runtime.acc(a[{i}], b[{i}]), " for i in range(n))
+    namespace = {"runtime": runtime}
+    exec(f"def acc_tuples(a, b):\n    return ({entries})\n", namespace)  # noqa: S102
+    return namespace["acc_tuples"]
 
 
 @overload(runtime.like)

@@ -1196,3 +1196,25 @@ def test_the_seed_of_a_pair():
     assert not staging.seed_matches(as_adjoint((1.0, 1.0)), (1.0, None))
     assert not staging.seed_matches(Sparse({}), (1.0, None))
     assert not staging.seed_matches(1.0, (1.0, None))
+
+
+def _captured_pair_unpacked_twice(v):
+    """Reduced from a generated program (fuzz seed 160165): the pair's adjoint, accumulated over
+    the helper's two calls, was Numba's concatenation of two tuples -- half the gradient."""
+    pair = (np.dot(v, v), np.sum(v))
+
+    def helper(u):
+        a, b = pair
+        return u * a + b
+
+    return helper(2.0) + helper(0.6)
+
+
+def test_a_tuple_adjoint_accumulated_over_two_calls():
+    v = np.array([0.5, -1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        got = cpsad.grad(cpsad.jit(_captured_pair_unpacked_twice))(v)
+    want = cpsad.grad(_captured_pair_unpacked_twice)(v)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, 2.6 * 2.0 * v + 2.0, rtol=1e-12)  # d/dv of 2.6 |v|^2 + 2 sum v

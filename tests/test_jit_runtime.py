@@ -326,11 +326,15 @@ MORE = [
     (composite.cross, (U, V[1:])),
     (composite.cross, (V[:3], V[:3])),
     (joining.parts, (A, A)),  # (``np.asarray(a)`` of an array: its adjoint itself)
-    (joining.parts, (V[::-1], V)),    (composite.diff, (A,)),
+    (joining.parts, (V[::-1], V)),
+    (composite.diff, (A,)),
     (composite.diff, (V, 2)),
     (composite.diff, (A, 0)),
     (composite.diff, (A, 3)),
-    (composite.diff, (V, 6)),  # (more than its length: empty)    (reductions.max_vjp, (0.7, V.max(), V)),
+    (
+        composite.diff,
+        (V, 6),
+    ),  # (more than its length: empty)    (reductions.max_vjp, (0.7, V.max(), V)),
     (reductions.max_vjp, (0.7, A.min(), A)),
     (reductions.max_vjp, (0.7, 3.0, np.array([1.0, 3.0, 3.0, 2.0]))),  # (a tie: halves)
     (reductions.max_vjp, (0.7, 3.0, np.array([[3.0, 3.0], [3.0, 2.0]]))),
@@ -599,3 +603,33 @@ def test_max_vjp_of_a_nan_result_is_the_helpers_zeros():
         want = reductions.max_vjp(0.7, np.nan, a)
     got = _compiled(reductions.max_vjp, 3)(0.7, np.nan, a)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((1.5, None), (2.0, None)),
+        ((1.5, None), (None, 3.0)),
+        ((U, 0.5), (2.0 * U, 1.0)),
+        ((None, V), (U, None)),
+        ((1.0,), (2.0,)),
+    ],
+)
+def test_acc_of_tuples_adds_entry_by_entry(a, b):
+    """The adjoints of a tuple (a captured pair unpacked in a helper called twice): added entry
+    by entry, as the ``Sparse`` of the Python helpers adds them -- Numba's ``+`` of two tuples
+    concatenates them, and the second half of the gradient was lost."""
+    want = runtime.acc(runtime.as_adjoint(a), runtime.as_adjoint(b))
+    for helper in (runtime.acc, runtime.acc_into):
+        got = _compiled(helper, 2)(a, b)
+        assert len(got) == len(a)
+        for i, g in enumerate(got):
+            if want.get(i) is None:
+                assert g is None
+            else:
+                np.testing.assert_array_equal(g, want[i])
+
+
+def test_acc_of_tuples_of_two_lengths_is_not_compiled():
+    with pytest.raises(numba.core.errors.TypingError):
+        _compiled(runtime.acc, 2)((1.0, None), (1.0, None, 2.0))
