@@ -156,7 +156,7 @@ class Stacks:
         trip = self.unit.inject(rt("trip_count"), "trip_count")
         make = self.unit.inject(rt("float_frames"), "float_frames")
         push = self.unit.inject(rt("push_float"), "push_float")
-        before = [A.assign(A.store(count), A.call(A.name(trip), [A.name(i), stop]))]
+        before = [A.assign(A.store(count), A.call(A.name(trip), [A.name(i), A.deepcopy(stop)]))]
         for stack in buffers:
             f.body.remove(inits[stack])
             before.append(A.assign(A.store(stack), A.call(A.name(make), [A.name(count)])))
