@@ -278,6 +278,43 @@ def test_activity_marks_only_what_needs_an_adjoint():
     assert u.active_names == {"x", "s", "div", "add"}
 
 
+def test_activity_follows_a_tuples_entries_to_where_it_is_unpacked():
+    """A loop returns its carried values as one tuple; the entry no one reads after it (``s``,
+    which overflows) is not needed, and neither is its computation in the loop -- where the
+    tuple was one value, ``s`` got adjoint code, and its zero adjoint times an infinite slope
+    was a NaN in the gradient (tests/fuzz/findings/nan_through_unused_entry_of_loop_tuple.py).
+    Used as one value, a tuple still needs every entry."""
+    loop = """
+        def f(A, v):
+            s = np.sum(A)
+            m = v
+            for i in range(12):
+                m = np.tanh(m * A[0, 0])
+                s = s + s * s
+            return np.sum(m) + A[1, 0]
+    """
+    u = run_source(src(loop), "activity", CONTEXT, active=("A",))
+    assert "s" not in u.active_names and "m" in u.active_names
+    (inner,) = [k for k in u.active_by_scope if k]
+    assert u.active_by_scope[inner] >= {"m"} and "s" not in u.active_by_scope[inner]
+    whole = """
+        def f(A, v):
+            t = np.sum(A), v
+            a, b = t
+            return b[0] + g(t)
+    """
+    u = run_source(src(whole), "activity", CONTEXT, active=("A",))
+    assert {"t"} <= u.active_names  # (passed on as one value: every entry needed)
+    unpacked = """
+        def f(A, v):
+            t = np.sum(A), v
+            a, b = t
+            return b[0]
+    """
+    u = run_source(src(unpacked), "activity", CONTEXT, active=("A",))
+    assert not {"t", "a", "b"} & u.active_names
+
+
 # ----------------------------------------------------------------------------- shift/reset
 
 

@@ -6,8 +6,11 @@ counter costs nothing in the backward pass. Within a function the analysis is fl
 assignment of a name nothing else sees is a version of its own (``Versions``), so ``r = s`` read
 before ``s`` is rebound to an active value is not active (nor is a loop whose results reach
 nothing, which would otherwise send zero adjoints through overflowed values: 0 * inf is NaN).
-Across functions, and for what nested functions share, it is flow-insensitive and conservative: a
-variable is active if any of its assignments is. Variables are resolved as Python resolves them
+A tuple's entries are followed one by one from where it is made to where it is unpacked
+(``Entries``): of a loop's carried values, returned as one tuple, those nothing reads after the
+loop are not active, nor is their computation in it. Across functions, and for what nested
+functions share, it is flow-insensitive and conservative: a variable is active if any of its
+assignments is. Variables are resolved as Python resolves them
 -- a name in a nested function may be its own or an enclosing function's -- and derivatives flow
 into a local function through its parameters and out through its returns; a local function
 passed around as a value may receive anything, so all its parameters count as active.
@@ -244,6 +247,100 @@ class Versions:
         return out
 
 
+class Entries:
+    """A tuple's entries, each its own way from where the tuple is made to where it is unpacked:
+    a loop's function returns its carried values as one tuple, ``mat7, s6 = loop(...)``, and
+    where only ``mat7`` reaches the result, ``s6`` -- and its computation in the loop -- does
+    not. (As one value, the tuple made every carried value active: the loop got adjoint code
+    for a value nothing reads, and its rules multiplied that value's zero adjoint by an
+    infinite slope, a NaN in the gradient.)
+
+    An entry is a variable of its own, ``(*version, i)`` -- ``(g, RET, n, i)`` for entry ``i``
+    of what a local function ``g`` returns, unpacked to ``n`` names -- that the tuple depends
+    on: ``t = a, b`` gives ``t#0 <- a``, ``t#1 <- b`` and ``t <- t#0, t#1``, so a use of ``t``
+    as one value still needs every entry, and ``x, y = t`` gives ``x <- t#0``, ``y <- t#1``.
+    A local call's result ``c = g(...)`` unpacked gives ``c#i <- g#i``, and ``g#i`` comes
+    from entry ``i`` of each value ``g`` returns. A variable is active where one of its entries
+    is (``Activity.run`` takes ``v[:2]``). Followed only where the tuple is one version of a
+    name made of names and constants, or a local function's result, and the unpacking's
+    targets names: anything else is one value, as before."""
+
+    def __init__(self):
+        self.tuples: dict = {}  # version -> the number of its entries (a tuple of names made)
+        self.calls: dict = {}  # version -> the key of the local function whose result it is
+        self.returns: dict = {}  # function key -> the variables of what each return returns
+        self.unpacks: list = []  # (the variable of each target, the versions unpacked)
+
+    def made(self, target, value, targets, vars_, scopes) -> list | None:
+        """The edges of ``target = value`` where it makes a tuple followed by entries (None:
+        the caller's own, the value as one)."""
+        if not (isinstance(target, A.Name) and len(targets) == 1 and len(targets[0]) == 3):
+            return None  # (only a version of a name: it is assigned here alone)
+        t = targets[0]
+        if isinstance(value, A.Tuple) and all(
+            isinstance(e, (A.Name, A.Constant)) for e in value.elts
+        ):
+            self.tuples[t] = len(value.elts)
+            out = [
+                ([(*t, i)], vars_([e.id]) if isinstance(e, A.Name) else [])
+                for i, e in enumerate(value.elts)
+            ]
+            return out + [([t], [(*t, i) for i in range(len(value.elts))])]
+        if isinstance(value, A.Call):
+            g, gdef = called_local(scopes, value)
+            if gdef is not None:
+                self.calls[t] = g
+        return None
+
+    def unpacked(self, target, value, targets, vars_) -> bool:
+        """Record ``x, y = t`` (names, ``t`` a name): its edges are the entries' (True)."""
+        if not (
+            isinstance(target, A.Tuple)
+            and isinstance(value, A.Name)
+            and all(isinstance(e, A.Name) for e in target.elts)
+            and len(targets) == len(target.elts)
+        ):
+            return False
+        self.unpacks.append((targets, vars_([value.id])))
+        return True
+
+    def returned(self, key, variables) -> None:
+        self.returns.setdefault(key, []).append(variables)
+
+    def edges(self) -> list:
+        """The edges of the unpackings, and of the returns whose entries they read."""
+        out: list = []
+        asked: set = set()  # (function key, n, i): entry i of its result, unpacked to n
+        linked: set = set()  # (a call's result, i): its entry i is the function's
+        todo: list = []
+
+        def entry(v, i, n) -> list:
+            """The variables entry ``i`` of ``v``, unpacked to ``n`` names, comes from."""
+            if self.tuples.get(v) == n:
+                return [(*v, i)]
+            g = self.calls.get(v)
+            if g is not None and g in self.returns and len(v) == 3:
+                if (g, n, i) not in asked:
+                    asked.add((g, n, i))
+                    todo.append((g, n, i))
+                if (v, i) not in linked:
+                    linked.add((v, i))
+                    out.append(([(*v, i)], [(g, RET, n, i)]))
+                    out.append(([v], [(*v, i)]))
+                return [(*v, i)]
+            return [v]  # (a tuple from elsewhere: as one value)
+
+        for targets, versions in self.unpacks:
+            n = len(targets)
+            for i, t in enumerate(targets):
+                out.append(([t], [x for v in versions for x in entry(v, i, n)]))
+        while todo:
+            g, n, i = todo.pop()
+            for variables in self.returns[g]:
+                out.append(([(g, RET, n, i)], [x for v in variables for x in entry(v, i, n)]))
+        return out
+
+
 def _watch(s, key, scopes, outer, operands, targets, writes, reads) -> None:
     """Note an assignment that writes or reads a variable of the function around the entry."""
     order = len(writes) + len(reads)
@@ -337,6 +434,8 @@ class Activity:
         outer = set() if unit.emitted else S.declared_nonlocal(unit.tree)
         writes: list = []  # (order, statement, names, variables of the value)
         reads: list = []  # (order, function key, names, variables assigned)
+        # a tuple's entries, followed from where it is made to where it is unpacked (``Entries``)
+        entries = Entries()
 
         for key, fdef in scopes.functions():
             versions = Versions(scopes, key, fdef)
@@ -364,7 +463,11 @@ class Activity:
                             targets = versions.fresh(assigned_names(s))
                             if outer:
                                 _watch(s, key, scopes, outer, operands, targets, writes, reads)
-                            edges.append((targets, operands))
+                            made = entries.made(t, value, targets, vars_, scopes)
+                            if made is not None:
+                                edges.extend(made)
+                            elif not entries.unpacked(t, value, targets, vars_):
+                                edges.append((targets, operands))
                             edges.extend(self.local_call(value, targets, scopes, key, vars_))
                             versions.bind(env, targets)
                         elif isinstance(t, (A.Subscript, A.Attribute)) and isinstance(
@@ -395,6 +498,7 @@ class Activity:
                     elif isinstance(s, A.Return):
                         if isinstance(s.value, A.Name):
                             edges.append(([(key, RET)], vars_([s.value.id])))
+                            entries.returned(key, vars_([s.value.id]))
                         return None
                 return env
 
@@ -427,6 +531,7 @@ class Activity:
                 sources.add((parent, gdef.name))
                 sinks.add((parent, gdef.name))
 
+        edges.extend(entries.edges())
         forward = _closure(sources, edges, forward=True)
         useful = _closure(sinks, edges, forward=False)
         _through_outer(unit, writes, reads, forward, useful)
