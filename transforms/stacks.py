@@ -322,20 +322,7 @@ def _assigns(stmts, name: str, value=None) -> bool:
 def _only_plus_one(loop, j: str, i: str) -> bool:
     """Is every assignment of ``j`` in ``loop`` ``i + 1``, or a name every assignment of which
     is ``i + 1``?"""
-    values: dict[str, list] = {}
-    for s in A.walk(loop):
-        if isinstance(s, (A.AugAssign, A.AnnAssign, A.For)):
-            for n in A.walk(s.target):
-                if isinstance(n, A.Name):
-                    values.setdefault(n.id, []).append(None)
-        elif isinstance(s, A.Assign):
-            for target in s.targets:
-                pairs = _pairs(target, s.value)
-                for n in A.walk(target) if pairs is None else ():
-                    if isinstance(n, A.Name):
-                        values.setdefault(n.id, []).append(None)
-                for t, v in pairs or ():
-                    values.setdefault(t.id, []).append(v)
+    values = _assigned(loop)
 
     def plus_one(name, depth):
         vs = values.get(name)
@@ -396,6 +383,28 @@ def _pairs(target, value):
     return None
 
 
+def _assigned(node) -> dict[str, list]:
+    """Each name ``node`` assigns -> the values its assignments give it (``x += e``: ``x + e``;
+    None where it is bound otherwise: a ``for``'s target, an unpacked call's result)."""
+    values: dict[str, list] = {}
+    for s in A.walk(node):
+        if isinstance(s, A.Assign):
+            for target in s.targets:
+                pairs = _pairs(target, s.value)
+                for n in A.walk(target) if pairs is None else ():
+                    if isinstance(n, A.Name):
+                        values.setdefault(n.id, []).append(None)
+                for t, v in pairs or ():
+                    values.setdefault(t.id, []).append(v)
+        elif isinstance(s, A.AugAssign) and isinstance(s.target, A.Name):
+            values.setdefault(s.target.id, []).append(A.binop(A.name(s.target.id), s.op, s.value))
+        elif isinstance(s, (A.For, A.AnnAssign, A.AugAssign)):
+            for n in A.walk(s.target):
+                if isinstance(n, A.Name):
+                    values.setdefault(n.id, []).append(None)
+    return values
+
+
 # ---------------------------------------------------------------------- which names are floats
 
 
@@ -403,26 +412,7 @@ def _floats(f, unit, float_call) -> set[str]:
     """The names of ``f`` that hold a Python or numpy float64 wherever they are assigned, as Numba
     types them: the numbers (a greatest fixed point: each assignment a number), then the floats
     among them (a least one: each assignment a number and one a float)."""
-    values: dict[str, list] = {}  # name -> its assigned values (None: not known)
-    for s in A.walk(f):
-        if isinstance(s, A.Assign):
-            for target in s.targets:
-                pairs = _pairs(target, s.value)
-                if pairs is None:
-                    for n in A.walk(target):
-                        if isinstance(n, A.Name):
-                            values.setdefault(n.id, []).append(None)
-                    continue
-                for t, v in pairs:
-                    values.setdefault(t.id, []).append(v)
-        elif isinstance(s, A.AugAssign) and isinstance(s.target, A.Name):
-            values.setdefault(s.target.id, []).append(A.binop(A.name(s.target.id), s.op, s.value))
-        elif isinstance(s, (A.For, A.AnnAssign)) or (
-            isinstance(s, A.AugAssign) and not isinstance(s.target, A.Name)
-        ):
-            for m in A.walk(s.target):  # (bound otherwise: anything)
-                if isinstance(m, A.Name):
-                    values.setdefault(m.id, []).append(None)
+    values = _assigned(f)
     # a pop gives back what the stack's one append pushed (``x = frames_x.pop()``)
     pushed: dict[str, list] = {}
     for n in A.walk(f):
