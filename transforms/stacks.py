@@ -77,6 +77,7 @@ class Stacks:
         self.unit = unit
         f = unit.tree
         self.namer = Namer({n.id for n in A.walk(f) if isinstance(n, A.Name)})
+        self.checked = {id(v) for v in unit.ctx.runtime("CHECKED_MATH").values()}
         self.floats = _floats(f, self.unit, self._float_call)
         mentions: dict[str, int] = {}
         for n in A.walk(f):
@@ -103,9 +104,7 @@ class Stacks:
         """A call of a ``math`` function with a float result (``math.tanh``, or the staged
         spelling ``math_sin`` of the runtime's ``CHECKED_MATH``)."""
         if isinstance(node.func, A.Name):
-            obj = self.unit.injected.get(node.func.id)
-            checked = self.unit.ctx.runtime("CHECKED_MATH")
-            return any(obj is v for v in checked.values())
+            return id(self.unit.injected.get(node.func.id)) in self.checked
         path = A.dotted(node.func)
         return path is not None and path.startswith("math.") and path[5:] in FLOAT_MATH
 
