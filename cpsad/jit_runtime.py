@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from llvmlite import ir
 from numba import literal_unroll, types
-from numba.extending import overload, register_jitable
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, register_jitable
 
 from cpsad import runtime
 from cpsad.rules import composite, containers, joining, linalg, operators, reductions, shape
@@ -1440,6 +1442,107 @@ def _push_float(frames, top, value):
             frames[top] = value
 
         return push
+    return None
+
+
+# Bytes of C stack a staged recursion may use, of the 1 MB or more a thread has on the common
+# platforms (Numba's recursion has no bound of its own): past it, ``Refused``. About 7,000 levels
+# of a small function (``power``: 70 bytes a level).
+STACK_BUDGET = 512 * 1024
+
+
+@intrinsic
+def _frame_address(typingctx):
+    """The address of a byte of the calling function's stack frame."""
+
+    def codegen(context, builder, signature, args):
+        slot = cgutils.alloca_once(builder, ir.IntType(8))
+        return builder.ptrtoint(slot, context.get_value_type(types.intp))
+
+    return types.intp(), codegen
+
+
+@overload(runtime.within_stack)
+def _within_stack(stack):
+    """The first call's frame's address; ``Refused`` past ``STACK_BUDGET`` bytes of it (in
+    either direction: a stack that grows up too)."""
+    if not isinstance(stack, types.Integer):
+        return None
+    budget = STACK_BUDGET
+
+    def within(stack):
+        here = _frame_address()
+        if stack == 0:
+            return here
+        if abs(stack - here) > budget:
+            raise Refused()
+        return stack
+
+    return within
+
+
+@overload(runtime.recursion_result)
+def _recursion_result(value):
+    """A number passes; None (an Optional's) and anything else raise ``Refused``."""
+    if _number(value):
+        return lambda value: None
+    if isinstance(value, types.Optional) and _number(value.type):
+
+        def present(value):
+            if value is None:
+                raise Refused()
+
+        return present
+
+    def refused(value):
+        raise Refused()
+
+    return refused
+
+
+def _refuse(x):
+    raise Refused()
+
+
+@overload(runtime.expect_number)
+def _expect_number(x):
+    """Nothing for a number; ``Refused`` for anything else (decided as Numba types the call)."""
+    return (lambda x: None) if _number(x) else _refuse
+
+
+@overload(runtime.expect_array)
+def _expect_array(x):
+    return (lambda x: None) if _array(x) else _refuse
+
+
+@overload(runtime.scaled)
+def _scaled(adjoint, by):
+    """``adjoint * by``, entry by entry for a tuple; None stays None, as anything scaled by
+    None does. Adjoints of floats and float arrays only (others: not typed)."""
+    if _is_none(adjoint) or _is_none(by):
+        return lambda adjoint, by: None
+    if isinstance(adjoint, types.BaseTuple):
+        n = len(adjoint.types)
+        entries = "".join(f"runtime.scaled(adjoint[{i}], by), " for i in range(n))
+        namespace = {"runtime": runtime}
+        exec(f"def scaled_tuple(adjoint, by):\n    return ({entries})\n", namespace)  # noqa: S102
+        return namespace["scaled_tuple"]
+    plain = (types.Float, types.Integer, types.Array)
+    if isinstance(by, types.Optional) or isinstance(adjoint, types.Optional):
+        if not (
+            isinstance(getattr(adjoint, "type", adjoint), plain)
+            and _number(getattr(by, "type", by))
+        ):
+            return None
+
+        def scaled_optional(adjoint, by):
+            if adjoint is None or by is None:
+                return None
+            return adjoint * by
+
+        return scaled_optional
+    if isinstance(adjoint, plain) and _number(by):
+        return lambda adjoint, by: adjoint * by
     return None
 
 

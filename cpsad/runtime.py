@@ -1112,6 +1112,54 @@ def push_float(frames, top, value) -> None:
     frames[top] = value
 
 
+# A recursive call of staged code (``transforms/recursion.py``) runs with the seed 1.0, its
+# adjoints scaled afterwards by the adjoint of its result (Numba's versions in ``cpsad.jit_runtime``).
+
+
+def recursion_result(value) -> None:
+    """Check that a recursive call's result is a number, whose adjoint the seed 1.0 stands for
+    (the backpropagator is linear in it): anything else raises TypeError (Numba's version:
+    ``Refused``, and the Python backpropagator runs)."""
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"a recursive call's result is not a number: {type(value).__name__}")
+
+
+def expect_number(x) -> None:
+    """Check that ``x`` is a number, as the staged code of a function that calls itself was made
+    for (Numba's version refuses anything else where it compiles the call)."""
+    if not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+def expect_array(x) -> None:
+    """Check that ``x`` is an array (see ``expect_number``)."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"expected an array, got {type(x).__name__}")
+
+
+def scaled(adjoint, by):
+    """``adjoint * by`` -- entry by entry for a tuple of adjoints; None (zero) stays None, and so
+    does anything scaled by None."""
+    if adjoint is None or by is None:
+        return None
+    if isinstance(adjoint, tuple):
+        return tuple(scaled(a, by) for a in adjoint)
+    return adjoint * by
+
+
+# Staged code that calls itself (recursion, either mode) runs on the C stack, which Numba does
+# not bound: a recursion too deep would overflow it, a crash. So each run checks how much of
+# the stack the calls have used since the first (Numba's version, in ``cpsad.jit_runtime``).
+
+
+def within_stack(stack):
+    """``stack``: the address of the first call's frame (0 in the first call itself: the address
+    of its own). Numba's version raises ``Refused`` where this frame is more than
+    ``jit_runtime.STACK_BUDGET`` bytes from it, and the Python backpropagator runs, under
+    Python's limit; Python's has nothing to check (the interpreter counts its frames)."""
+    return stack
+
+
 def log_as(x, like):
     """``np.log(x, dtype=np.result_type(like))`` (staged code's spelling: Numba's ``np.log``
     takes no ``dtype``, and it has no ``np.result_type``; Numba's version, in

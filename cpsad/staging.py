@@ -116,7 +116,8 @@ class _Compiled:
 
     def __init__(self, dispatcher, params, text, path, buffers=False):
         self.dispatcher = dispatcher
-        self.params = params  # the data it reads: (name, "cell" index or "global")
+        self.params = params  # the data it reads: (name, "cell" index or "global"), and
+        # (name, "stack") where it calls itself: 0, the first call (``runtime.within_stack``)
         self.text = text
         self.path = path
         # its loops save floats in buffers (``transforms/stacks.py``): where Numba cannot type
@@ -171,6 +172,8 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
     for name, where in c.params:
         if where == "global":
             extra.append(fn.__globals__[name])
+        elif where == "stack":
+            extra.append(0)
         else:
             extra.append(fn.__closure__[where].cell_contents)
     key = (fn.__code__, active, kinds, mode)
@@ -345,6 +348,8 @@ def _make(fn, active, kinds, mode, buffers=True):
         (name, freevars.index(name) if name in freevars else "global")
         for name in unit.staged_params
     ]
+    if unit.stack_param:  # (the first call: 0, see ``runtime.within_stack``)
+        params.append((unit.stack_param, "stack"))
     dispatcher = numba.njit(cache=True, **_CHECKED)(py)
     # (a call of itself -- a tangent function's recursion -- calls the compiled function)
     namespace[unit.bp_name] = dispatcher

@@ -86,6 +86,11 @@ MUST_COMPILE = {
     "math_functions",
     # np.squeeze along one axis
     "reshaping",
+    # recursion: a call of itself with the seed 1.0, its adjoints scaled (transforms/recursion.py);
+    # is_even and is_odd call each other
+    "power",
+    "fib_like",
+    "is_even",
 }
 
 
@@ -277,18 +282,120 @@ def test_closure_cells_are_arguments():
     assert cpsad.grad(cpsad.jit(make(5.0)))(2.0) == pytest.approx(20.0)
 
 
+def _apply(h, x):
+    y = h(x)
+    return h(y) + y
+
+
 def test_fallback_warns_once_and_says_why():
     def f(x, n):
-        if n == 0:
-            return x
-        return x * f(x, n - 1)
+        return _apply(lambda t: t * x, x) * n  # (a function passed as a value)
 
     g = cpsad.grad(cpsad.jit(f))
-    with pytest.warns(cpsad.JitWarning, match="recursion|local function"):
-        assert g(1.5, 3) == pytest.approx(4 * 1.5**3)
+    want = (3 * 1.5**2 + 2 * 1.5) * 3
+    with pytest.warns(cpsad.JitWarning, match="a local function used as a value"):
+        assert g(1.5, 3) == pytest.approx(want)
     with warnings.catch_warnings():
         warnings.simplefilter("error", cpsad.JitWarning)
-        assert g(1.5, 3) == pytest.approx(4 * 1.5**3)
+        assert g(1.5, 3) == pytest.approx(want)
+
+
+def _walk(x, w, n):
+    """Recursion over arrays with two differentiated parameters: a tuple of adjoints scaled."""
+    if n == 0:
+        return np.sum(x * w)
+    return _walk(np.tanh(x * w), w, n - 1) * 0.9 + np.sum(x) * math.sin(n)
+
+
+def _ping(x, w, n):
+    if n <= 0:
+        return x * w
+    return _pong(math.sin(x) * w, w, n - 1) + x
+
+
+def _pong(x, w, n):
+    return _ping(x * x * 0.5, w, n - 1) * w
+
+
+@pytest.mark.parametrize("n", [0, 1, 6])
+def test_recursion_compiled_against_python_and_finite_differences(n):
+    """A function calling itself: run with the seed 1.0 and its adjoints scaled by the adjoint
+    of its result, which the rest of the caller gives afterwards (``transforms/recursion.py``)."""
+    rng = np.random.default_rng(n)
+    x, w = rng.normal(size=4), rng.normal(size=4)
+    refused = staging.REFUSED.get(_walk.__code__, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(_walk), (0, 1))(x, w, n)
+    assert _compiled(_walk, (x, w, n), (0, 1))
+    assert staging.REFUSED.get(_walk.__code__, 0) == refused
+    want_value, (wx, ww) = cpsad.value_and_grad(_walk, (0, 1))(x, w, n)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, ww, rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    for _ in range(3):
+        dx, dw = rng.normal(size=4), rng.normal(size=4)
+        fd = (_walk(x + eps * dx, w + eps * dw, n) - _walk(x - eps * dx, w - eps * dw, n)) / (
+            2 * eps
+        )
+        assert np.dot(gx, dx) + np.dot(gw, dw) == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_mutual_recursion_compiled_against_python_and_finite_differences(n):
+    """``_ping`` calls ``_pong``, copied into it, which calls ``_ping`` back: a call of itself."""
+    refused = staging.REFUSED.get(_ping.__code__, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gw) = cpsad.value_and_grad(cpsad.jit(_ping), (0, 1))(0.7, 1.3, n)
+    assert _compiled(_ping, (0.7, 1.3, n), (0, 1))
+    assert staging.REFUSED.get(_ping.__code__, 0) == refused
+    want_value, (wx, ww) = cpsad.value_and_grad(_ping, (0, 1))(0.7, 1.3, n)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    assert gx == pytest.approx(wx, rel=1e-10) and gw == pytest.approx(ww, rel=1e-10)
+    eps = 1e-6
+    assert gx == pytest.approx((_ping(0.7 + eps, 1.3, n) - _ping(0.7 - eps, 1.3, n)) / 2 / eps)
+    assert gw == pytest.approx((_ping(0.7, 1.3 + eps, n) - _ping(0.7, 1.3 - eps, n)) / 2 / eps)
+
+
+def test_recursion_deeper_than_the_stack_budget_runs_python():
+    """Numba's recursion does not bound the C stack (a million levels crashed the process):
+    past ``STACK_BUDGET`` bytes the compiled code refuses and the Python backpropagator runs --
+    the same numbers, and the same RecursionError where Python's limit is passed."""
+    from tests.corpus_control import power
+
+    g = cpsad.value_and_grad(cpsad.jit(power))
+    refused = staging.REFUSED.get(power.__code__, 0)
+    assert g(1.00001, 500) == pytest.approx(cpsad.value_and_grad(power)(1.00001, 500), rel=1e-12)
+    assert staging.REFUSED.get(power.__code__, 0) == refused  # (shallow: compiled)
+    assert g(1.00001, 20_000) == cpsad.value_and_grad(power)(1.00001, 20_000)
+    assert staging.REFUSED.get(power.__code__, 0) == refused + 1
+    forward = cpsad.jvp(cpsad.jit(power), (1.00001, 20_000), (1.0, None))
+    assert forward == cpsad.jvp(power, (1.00001, 20_000), (1.0, None))
+    assert staging.REFUSED.get(power.__code__, 0) == refused + 2
+    with pytest.raises(RecursionError):
+        g(1.00001, 1_000_000)
+
+
+def _grow(x, n):
+    if n == 0:
+        return x
+    return np.sin(_grow(x, n - 1)) * 2.0
+
+
+def test_recursion_with_an_array_result_runs_python():
+    """The seed 1.0 stands for a number's adjoint only: an array result is left to Python."""
+    x = np.linspace(0.1, 1.0, 3)
+    ct = np.array([1.0, -2.0, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)
+        value, pullback = cpsad.vjp(cpsad.jit(_grow), x, 3)
+        got = pullback(ct)
+    want_value, want_pullback = cpsad.vjp(_grow, x, 3)
+    np.testing.assert_array_equal(value, want_value)
+    for a, b in zip(got, want_pullback(ct)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_vjp_and_non_scalar_results():
@@ -1218,3 +1325,30 @@ def test_a_tuple_adjoint_accumulated_over_two_calls():
     want = cpsad.grad(_captured_pair_unpacked_twice)(v)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(got, 2.6 * 2.0 * v + 2.0, rtol=1e-12)  # d/dv of 2.6 |v|^2 + 2 sum v
+
+
+def _shrink(x, n):
+    if n == 0:
+        return np.sum(x * x)
+    return _shrink(np.sum(np.sin(x)), n - 1) * 0.5
+
+
+def test_recursion_with_arguments_of_other_kinds_is_checked():
+    """The code made for an array ``x`` is called by itself with a number: Numba compiles the
+    same code for it, which ``expect_array`` refuses, and the Python backpropagator runs."""
+    x = np.array([0.3, -0.2, 0.9])
+    g = cpsad.value_and_grad(cpsad.jit(_shrink))
+    refused = staging.REFUSED.get(_shrink.__code__, 0)
+    value, gx = g(x, 0)
+    assert staging.REFUSED.get(_shrink.__code__, 0) == refused  # (no call of itself: compiled)
+    np.testing.assert_allclose(gx, 2 * x, rtol=1e-12)
+    value, gx = g(x, 2)
+    assert staging.REFUSED.get(_shrink.__code__, 0) == refused + 1
+    want_value, want = cpsad.value_and_grad(_shrink)(x, 2)
+    assert value == want_value
+    np.testing.assert_array_equal(gx, want)
+    assert "expect_array(x)" in staging.compiled(_shrink, ("x",), _kinds(_shrink, (x, 2))).text
+
+
+def _kinds(f, args):
+    return staging.staged_kinds(f, compiler.kinds_of(f.__code__, list(args), {}), list(args))

@@ -633,3 +633,78 @@ def test_acc_of_tuples_adds_entry_by_entry(a, b):
 def test_acc_of_tuples_of_two_lengths_is_not_compiled():
     with pytest.raises(numba.core.errors.TypingError):
         _compiled(runtime.acc, 2)((1.0, None), (1.0, None, 2.0))
+
+
+@pytest.mark.parametrize(
+    "adjoint, by",
+    [
+        (1.5, 0.25),
+        (U, -2.0),
+        ((1.5, None, U), 3.0),
+        (((U, 0.5), None), -0.5),
+        (None, 2.0),
+        (1.5, None),
+        (7, 0.5),
+    ],
+)
+def test_scaled_multiplies_each_adjoint(adjoint, by):
+    """A recursive call's adjoints, got with the seed 1.0, times its result's adjoint
+    (``transforms/recursion.py``): entry by entry in a tuple, None kept."""
+    want = runtime.scaled(adjoint, by)
+    got = _compiled(runtime.scaled, 2)(adjoint, by)
+
+    def same(g, w):
+        if w is None:
+            assert g is None
+        elif isinstance(w, tuple):
+            assert isinstance(g, tuple) and len(g) == len(w)
+            for gi, wi in zip(g, w):
+                same(gi, wi)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+    same(got, want)
+    if by is not None and not isinstance(adjoint, tuple) and adjoint is not None:
+        np.testing.assert_array_equal(got, np.multiply(adjoint, by))  # (and not the adjoint)
+
+
+def test_recursion_result_passes_numbers_and_refuses_the_rest():
+    check = _compiled(runtime.recursion_result, 1)
+    for v in (1.5, 3, np.float64(2.0)):
+        assert check(v) is None
+        assert runtime.recursion_result(v) is None
+    with pytest.raises(jit_runtime.Refused):
+        check(U)
+    with pytest.raises(TypeError):
+        runtime.recursion_result(U)
+
+
+def test_within_stack_refuses_past_its_budget():
+    """The first call takes its frame's address; calls deeper than ``STACK_BUDGET`` bytes
+    below it refuse (a recursion Numba would run into a crash)."""
+    within = _compiled(runtime.within_stack, 1)
+    base = within(0)
+    assert base != 0
+    assert within(base) == base  # (a frame next to the first one's)
+    with pytest.raises(jit_runtime.Refused):
+        within(base + 2 * jit_runtime.STACK_BUDGET)
+    with pytest.raises(jit_runtime.Refused):
+        within(base - 2 * jit_runtime.STACK_BUDGET)
+    assert runtime.within_stack(123) == 123
+
+
+def test_expect_number_and_expect_array_refuse_the_other_kind():
+    """What the staged code of a function that calls itself checks of its parameters: the kinds
+    it was made for (decided as Numba types the call)."""
+    number, array = _compiled(runtime.expect_number, 1), _compiled(runtime.expect_array, 1)
+    for v in (1.5, 3, True):
+        assert number(v) is None and runtime.expect_number(v) is None
+        with pytest.raises(jit_runtime.Refused):
+            array(v)
+        with pytest.raises(TypeError):
+            runtime.expect_array(v)
+    assert array(U) is None and runtime.expect_array(U) is None
+    with pytest.raises(jit_runtime.Refused):
+        number(U)
+    with pytest.raises(TypeError):
+        runtime.expect_number(U)

@@ -34,7 +34,7 @@ import types
 from . import astlib as A
 from .joins import statement_lists
 from .scoping import free_names, rename_free
-from .unit import Callee, Unit
+from .unit import Callee, Unit, is_itself
 
 _COPYING = threading.local()  # the functions whose staged code is being made (recursion)
 
@@ -44,10 +44,31 @@ class Callees:
     invariant = "staged: each user function it calls has its backpropagator defined in it"
 
     def run(self, unit: Unit) -> None:
+        if getattr(_COPYING, "root", None) is None:  # (the function being staged, not a callee)
+            _COPYING.root = (unit.fn, unit.active, unit.mode, unit.bp_name)
+            try:
+                self._run(unit)
+            finally:
+                _COPYING.root = None
+        else:
+            self._run(unit)
+
+    def _run(self, unit: Unit) -> None:
         self.unit = unit
         copied = []
         made: dict[str, A.FunctionDef] = {}  # the callee's name here -> its staged code
+        fn, active, mode, root_name = _COPYING.root
         for name, c in sorted(unit.callees.items()):
+            if (
+                unit.fn is not fn
+                and is_itself(c, fn, active, mode)
+                and root_name not in _bound(unit.tree)
+            ):
+                # (mutual recursion: a call of the function being staged, which this code is
+                # copied into -- a call of itself there, by its name)
+                rename_free(unit.tree, {name: root_name})
+                del unit.callees[name]
+                continue
             tree = self.staged(c)
             if isinstance(tree, str):
                 unit.not_copied[name] = tree
@@ -55,6 +76,8 @@ class Callees:
                 made[name] = tree
         if made:
             bound = _bound(unit.tree)
+            if unit.fn is fn:  # (a callee's call of the root, here: a call of itself)
+                bound.discard(root_name)
             for name, tree in list(made.items()):
                 hidden = sorted(free_names(tree) & bound)
                 if hidden:  # (the caller's own name would hide a global)

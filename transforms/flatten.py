@@ -70,7 +70,7 @@ from .joins import (
 )
 from .naming import Namer
 from .scoping import local_names, rename_free, walk_own
-from .unit import Unit
+from .unit import ARRAY, SCALAR, Unit
 
 COPIED = 20_000  # nodes: the most a function may grow by copies of local functions (_copy_one)
 
@@ -129,12 +129,44 @@ class Flatten:
         self._positional(f)
         unit.staged_params = self._data_names(f)
         f.args.args.extend(A.params(unit.staged_params).args)
-        for node in A.walk(f):  # (a call of itself passes its data on)
-            if isinstance(node, A.Call) and A.is_name(node.func, unit.bp_name):
-                node.args.extend(A.name(p) for p in unit.staged_params)
+        itself = [
+            node
+            for node in A.walk(f)
+            if isinstance(node, A.Call) and A.is_name(node.func, unit.bp_name)
+        ]
+        if itself:  # (recursion: the stack it has used, checked -- a parameter after the data)
+            unit.stack_param = stack = self.namer.fresh("stack")
+            f.args.args.append(A.params([stack]).args[0])
+            within = unit.inject(unit.ctx.runtime("within_stack"), "within_stack")
+            checks = [A.assign(A.store(stack), A.call(A.name(within), [A.name(stack)]))]
+            checks += self._expect_kinds(f)
+            f.body[0:0] = [A.copy_location(c, f) for c in checks]
+        for node in itself:  # (a call of itself passes its data on, and the first frame)
+            node.args.extend(A.name(p) for p in [*unit.staged_params, unit.stack_param])
         unit.notes[self.name] = [
             "inlined " + (", ".join(inlined) or "nothing") + "; the seed is a parameter"
         ]
+
+    def _expect_kinds(self, f) -> list:
+        """``expect_array(x)`` or ``expect_number(x)`` for each parameter the code is made for
+        arrays only or numbers only: a function that calls itself may be called with arguments of
+        other kinds (``unit.is_itself``), which Numba compiles the same code for -- where they
+        are not of these kinds, it refuses (no code: Numba picks where it compiles), and the
+        Python backpropagator runs."""
+        out = []
+        for p in A.arg_names(f.args):
+            kinds = (self.unit.arg_kinds or {}).get(p)
+            if not kinds:
+                continue
+            if kinds == {ARRAY}:
+                helper = "expect_array"
+            elif kinds <= SCALAR:
+                helper = "expect_number"
+            else:
+                continue
+            name = self.unit.inject(self.unit.ctx.runtime(helper), helper)
+            out.append(A.expr_stmt(A.call(A.name(name), [A.name(p)])))
+        return out
 
     def _positional(self, f) -> None:
         """Every parameter positional, in the order the caller passes them: the seed, the

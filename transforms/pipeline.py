@@ -27,6 +27,7 @@ from .kinds import Kinds
 from .nested import Nested
 from .normalize import Normalize
 from .parse import Parse
+from .recursion import Recursion
 from .release import Release
 from .resolve import Resolve
 from .shapes import Shapes
@@ -71,6 +72,7 @@ _CALLEES = (Callees, "the backpropagator of each user function it calls, defined
 STAGED = [
     *PIPELINE[:_BEFORE_LOOPS],
     _CALLEES,
+    (Recursion, "a call of itself runs with the seed 1.0, its adjoints scaled afterwards"),
     (Joins, "an if's join, called from its branches, is inlined once after it"),
     *[(c, w) for c, w in PIPELINE[_BEFORE_LOOPS:] if c not in (Release, Emit)],
     (Flatten, "one flat function for Numba: continuations inlined, the seed a parameter"),

@@ -82,6 +82,26 @@ class Callee:
     mode: str = "reverse"  # or "forward": the callee's tangent function
 
 
+def is_itself(c: Callee, fn, active: tuple, mode: str) -> bool:
+    """Is the callee ``c`` the function ``fn`` itself, with the parameters ``active``
+    differentiated, in ``mode`` -- specialized, maybe, to other argument kinds than ``fn``'s code
+    is made for, but to nothing else (no parameters held by its caller, no shapes)? Staged code
+    calls such a callee as itself: its code checks the kinds it was made for where it runs
+    (Flatten's ``expect_kinds``)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # (*args, **kwargs)
+    params = set(code.co_varnames[:n])
+    return (
+        c.fn is fn
+        and c.active == active
+        and c.mode == mode
+        and all(key in params for key, _ in c.kinds)
+    )
+
+
 @dataclass
 class LocalFunction:
     """What the passes learn about a function defined inside the transformed one."""
@@ -123,6 +143,7 @@ class Unit:
     nested: bool = False  # code that will be transformed again (a higher or nested derivative)
     staged: bool = False  # flattened for Numba (the STAGED pipeline; see Flatten)
     staged_params: list[str] = field(default_factory=list)  # data it reads, as parameters
+    stack_param: str = ""  # staged, calling itself: the parameter its first frame's address is in
     not_copied: dict[str, str] = field(default_factory=dict)  # staged: callee -> why (Callees)
     emitted: bool = False  # the function is emitted code (a derivative, transformed again)
     arg_kinds: dict[str, frozenset] | None = (

@@ -1,0 +1,121 @@
+"""After Recursion (staged code), the backpropagator calls itself with the seed 1.0 and scales the
+adjoints it gets back: no call of itself is given a continuation.
+
+The emitted backpropagator calls itself as it calls any function, handing on the rest of its own
+work as the continuation: ``x_bar = power_bp(after_L5, x, n - 1)``. Flatten inlines a
+continuation where it is called; one passed to a recursive call is called inside another run of
+the function, so it cannot be inlined, and Numba compiles no closure. But a backpropagator is
+linear in the seed its continuation gives the result: where the result is a number, the adjoints
+it returns for the seed ``ct`` are ``ct`` times those for the seed 1.0. So the recursive call runs
+with the seed 1.0, then the continuation on its value, whose adjoint scales what came back::
+
+    x_bar = power_bp(after_L5, x, n - 1)   ->   power_value, power_adjoints = power_bp(1.0, x, n - 1)
+                                                recursion_result(power_value)
+                                                power_bar = after_L5(power_value)
+                                                x_bar = scaled(power_adjoints, power_bar)
+
+``after_L5`` is then called once, where it stands, and Flatten inlines it. The forward work runs
+in the order it did, and so does the continuation's; the call's own backward work runs before
+the continuation's rather than after, and each adjoint is ``ct * (a * b)`` where the Python
+backpropagator computes ``(ct * a) * b``: the same numbers, to rounding. A result that is not a
+number -- an array, whose adjoint the seed 1.0 does not stand for -- makes Numba's
+``recursion_result`` raise ``Refused``, and the Python backpropagator runs.
+
+Only a call of the backpropagator itself -- the function with the same parameters differentiated,
+of the same kinds (``Unit.inject_callee``); called otherwise it is a callee Callees could not
+copy -- standing as a statement of its own (``t = f_bp(k, ...)``, ``f_bp(k, ...)``, ``return
+f_bp(k, ...)``; ``t`` a name or a tuple of them: the adjoints unpacked), its continuation a
+name and its arguments by position. Any other call of itself keeps its continuation, and
+Flatten says why Numba cannot compile it. A call of the function this code is copied into,
+made by a function of its own that Callees copied (``is_odd`` calling ``is_even`` back), is a
+call of itself by then: mutual recursion too.
+
+This is the paper's recursion (section 3.3: a recursive function's backpropagator takes the
+continuation like any call) undone where a compiler without closures needs it, for the one case
+where linearity makes the continuation's seed a number known afterwards.
+
+Invariant: no call of the backpropagator itself that stands as a statement passes it a
+continuation.
+"""
+
+from __future__ import annotations
+
+from . import astlib as A
+from .joins import statement_lists
+from .unit import Unit, is_itself
+
+
+class Recursion:
+    name = "recursion"
+    invariant = "staged: a call of itself runs with the seed 1.0, its adjoints scaled afterwards"
+
+    def run(self, unit: Unit) -> None:
+        self.unit = unit
+        if unit.mode != "reverse" or not unit.bp_name:
+            return
+        # its own name, and the callees that are itself made for other argument kinds
+        self.names = {unit.bp_name} | {
+            name
+            for name, c in unit.callees.items()
+            if is_itself(c, unit.fn, unit.active, unit.mode)
+        }
+        done = 0
+        for d in A.function_defs(unit.tree):
+            for block in statement_lists(d):
+                at = 0
+                while at < len(block):
+                    new = self._rewritten(block[at])
+                    if new is None:
+                        at += 1
+                        continue
+                    block[at : at + 1] = [A.copy_location(s, block[at]) for s in new]
+                    at += len(new)
+                    done += 1
+        for name in self.names - {unit.bp_name}:
+            if not any(A.is_name(n, name) for n in A.walk(unit.tree)):
+                del unit.callees[name]  # (now a call of itself)
+                unit.not_copied.pop(name, None)
+        if done:
+            unit.notes[self.name] = [f"{done} call(s) of itself run with the seed 1.0"]
+
+    def _rewritten(self, stmt) -> list | None:
+        """The statements that replace ``stmt``, a call of the backpropagator itself, or None."""
+        unit = self.unit
+        if isinstance(stmt, A.Assign):
+            if len(stmt.targets) != 1:
+                return None
+        elif not isinstance(stmt, (A.Expr, A.Return)):
+            return None
+        call = stmt.value
+        if not (
+            isinstance(call, A.Call)
+            and isinstance(call.func, A.Name)
+            and call.func.id in self.names
+            and call.args
+            and isinstance(call.args[0], A.Name)
+            and not call.keywords
+            and not any(isinstance(a, A.Starred) for a in call.args)
+        ):
+            return None
+        stem = unit.fn.__name__
+        value = unit.namer.fresh(f"{stem}_value")
+        adjoints = unit.namer.fresh(f"{stem}_adjoints")
+        bar = unit.namer.fresh(f"{stem}_bar")
+        check = unit.inject(unit.ctx.runtime("recursion_result"), "recursion_result")
+        scaled = unit.inject(unit.ctx.runtime("scaled"), "scaled")
+        k, *args = call.args
+        out = [
+            A.assign(
+                A.tuple_([A.store(value), A.store(adjoints)], "store"),
+                A.call(A.name(unit.bp_name), [A.const(1.0), *args]),
+            ),
+            A.expr_stmt(A.call(A.name(check), [A.name(value)])),
+        ]
+        after = A.call(A.name(k.id), [A.name(value)])
+        if isinstance(stmt, A.Expr):
+            return [*out, A.expr_stmt(after)]
+        result = A.call(A.name(scaled), [A.name(adjoints), A.name(bar)])
+        out.append(A.assign(A.store(bar), after))
+        if isinstance(stmt, A.Return):
+            return [*out, A.Return(value=result)]
+        return [*out, A.assign(stmt.targets[0], result)]  # (a name, or the adjoints' tuple)
