@@ -20,9 +20,11 @@ import ast
 import functools
 import hashlib
 import inspect
+import marshal
 import os
 import sys
 import threading
+import types
 import warnings
 import weakref
 from collections.abc import Callable
@@ -110,6 +112,7 @@ class _Compiled:
         "path",
         "made_from",
         "frozen_cells",
+        "frozen_globals",
         "spec",
         "buffers",
     )
@@ -127,6 +130,7 @@ class _Compiled:
         # made with, and the objects Numba froze from the closure's cells (index, reference)
         self.made_from: tuple = ()
         self.frozen_cells: tuple = ()
+        self.frozen_globals: tuple = ()  # (holder, name, value): ``_frozen_world``'s
         self.spec = None  # (a weak reference to the spec last checked: the fast check)
 
 
@@ -279,6 +283,11 @@ def _still_valid(c: _Compiled, fn, spec) -> bool:
     for i, ref in c.frozen_cells:
         if cells[i].cell_contents is not ref():
             return False
+    for holder, name, value in c.frozen_globals:  # (what Numba froze calling yours as they are)
+        if (
+            holder.get(name, _MISSING) if type(holder) is dict else getattr(holder, name)
+        ) is not value:
+            return False
     if c.spec is not None and c.spec() is spec:
         return True
     if _made_from(spec) != c.made_from:
@@ -301,6 +310,7 @@ def _made_from(spec) -> tuple:
     return tuple(out)
 
 
+_MISSING = object()
 def staged_source(fn, active, kinds=(), mode=compiler.STAGED) -> str:
     """The text Numba compiles for ``fn`` (``cpsad show --jit``; ``mode`` STAGED_FORWARD: the
     tangent function, ``--jit --forward``); a TransformError if none."""
@@ -324,15 +334,23 @@ def _make(fn, active, kinds, mode, buffers=True):
     global _Refused
     _Refused = jit_runtime.Refused
 
+    frozen = _module_globals(unit)
+    as_they_are = [o for o in {**frozen, **unit.injected}.values() if _plain_function(o)]
+    world = _frozen_world(as_they_are)
+    if isinstance(world, str):
+        return world
+    lines, checked = world
+    # (what Numba compiles in as it is, by digest, in the text: Numba's cache keys on the
+    # staged file alone, and would give the code compiled with a function since changed)
+    text = unit.text + "".join(f"{line}\n" for line in lines)
     stem = f"{fn.__module__}.{own_qualname(fn)}".replace("<", "_").replace(">", "_")
     suffix = "jvp.jit" if mode == compiler.STAGED_FORWARD else "jit"
     # (the Numba helpers' version in the name: Numba's cache keys on the staged file alone, and
     # would give the code compiled with the helpers of another cpsad -- one since fixed)
     name = f"{stem}.{'_'.join(active) or 'none'}.{suffix}-{_runtime_version()}"
-    path = diskcache.store(name, unit.text, touch=False)
+    path = diskcache.store(name, text, touch=False)
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
-    frozen = _module_globals(unit)
     for name, obj in {**frozen, **unit.injected}.items():
         # (a user's function the staged code calls as it is -- its result is not
         # differentiated; another module's, under the name Callees gave it -- is compiled too,
@@ -353,13 +371,70 @@ def _make(fn, active, kinds, mode, buffers=True):
     dispatcher = numba.njit(cache=True, **_CHECKED)(py)
     # (a call of itself -- a tangent function's recursion -- calls the compiled function)
     namespace[unit.bp_name] = dispatcher
-    made = _Compiled(dispatcher, params, unit.text, path, buffers=_made_buffers(unit))
+    made = _Compiled(dispatcher, params, text, path, buffers=_made_buffers(unit))
+    made.frozen_globals = checked
     made.frozen_cells = tuple(
         (freevars.index(name), _reference(obj))
         for name, obj in frozen.items()
         if name in freevars and name not in unit.injected
     )
     return made
+
+
+_SCALARS = (int, float, bool, complex, str, bytes, type(None))
+
+
+def _frozen_world(functions) -> tuple[list, tuple] | str:
+    """What Numba compiles in, calling the user's ``functions`` as they are (their results are
+    not differentiated): their code, and what their globals hold -- the functions Numba
+    compiled already (``numba.njit``: their Python functions in turn), modules, and numbers,
+    which it freezes as constants. Returns lines for the staged text (a digest of each code and
+    each number's value: another one is another file, which Numba's cache does not confuse)
+    and ``(holder, name, value)`` to check at each call (another value there: made again) --
+    or why it cannot: a closure, or data (an array) Numba would freeze."""
+    lines, checked, seen = [], [], set()
+    todo = list(functions)
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        where = f"{f.__module__}.{f.__qualname__}"
+        if f.__closure__:
+            return f"`{where}`, called as it is, is a closure (Numba would freeze its cells)"
+        code = f.__code__
+        digest = hashlib.sha1(
+            marshal.dumps(code) + repr((f.__defaults__, f.__kwdefaults__)).encode()
+        ).hexdigest()[:12]
+        lines.append(f"# {where}: compiled as it is, its code {digest}")
+        checked.append((f, "__code__", code))
+        g = f.__globals__
+        for name in sorted(_global_names(code)):
+            if name not in g:
+                continue  # (a builtin, or an attribute's name)
+            value = g[name]
+            checked.append((g, name, value))
+            if isinstance(value, types.ModuleType) or not _plain_function(
+                getattr(value, "py_func", value)
+            ):
+                if type(value) in _SCALARS:
+                    lines.append(f"#   {name} = {value!r}")
+                elif not (isinstance(value, (types.ModuleType, type)) or callable(value)):
+                    return f"`{where}`, called as it is, reads `{name}`, which Numba would freeze"
+                continue
+            todo.append(getattr(value, "py_func", value))
+    return lines, tuple(checked)
+
+
+def _global_names(code) -> set:
+    """The names ``code`` and the code objects in it may read as globals (attributes' names
+    too: ``co_names`` holds both)."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        out.update(c.co_names)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
 
 
 def _made_buffers(unit) -> bool:

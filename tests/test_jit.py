@@ -1352,3 +1352,87 @@ def test_recursion_with_arguments_of_other_kinds_is_checked():
 
 def _kinds(f, args):
     return staging.staged_kinds(f, compiler.kinds_of(f.__code__, list(args), {}), list(args))
+
+
+def test_a_function_called_as_it_is_changed_on_disk_is_compiled_again(tmp_path):
+    """A user's function the staged code calls as it is (its result not differentiated) is
+    compiled into the staged code by Numba, whose cache keys on the staged file alone: edited
+    between two processes, the second gave the old function's numbers (13.5, 18.0 where
+    Python gives 27.0, 36.0). Its code's digest is now in the staged text."""
+    module = tmp_path / "edited_module.py"
+    source = textwrap.dedent("""
+        def h(n):
+            s = 0
+            for i in range(n):
+                s += i
+            return s
+
+
+        def f(x, n):
+            return x * x * h(n)
+        """)
+    script = textwrap.dedent(f"""
+        import sys, warnings
+        sys.path.insert(0, {str(tmp_path)!r})
+        warnings.simplefilter("error")
+        import cpsad, edited_module as m
+        print(cpsad.value_and_grad(cpsad.jit(m.f))(1.5, 4))
+        """)
+    env = {**os.environ, "CPSAD_CACHE_DIR": str(tmp_path / "cache")}
+    outs = []
+    for body in (source, source, source.replace("s += i", "s += 2 * i")):
+        module.write_text(body)
+        run = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        outs.append(run.stdout.strip())
+    assert outs == ["(13.5, 18.0)", "(13.5, 18.0)", "(27.0, 36.0)"]
+
+
+_K = 2
+
+
+def _counted(n):
+    s = 0
+    for i in range(n):
+        s += i * _K
+    return s
+
+
+def _uses_counted(x, n):
+    return x * x * _counted(n)
+
+
+def test_a_global_a_function_called_as_it_is_reads_is_checked_at_each_call():
+    """Numba freezes the numbers a function called as it is reads: one rebound, the staged
+    code is made again (the Python backpropagator reads it live)."""
+    global _K
+    g = cpsad.value_and_grad(cpsad.jit(_uses_counted))
+    assert g(1.5, 4) == (27.0, 36.0)
+    _K = 4
+    try:
+        assert g(1.5, 4) == (54.0, 72.0) == cpsad.value_and_grad(_uses_counted)(1.5, 4)
+    finally:
+        _K = 2
+
+
+_WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def _weighted(n):
+    s = 0.0
+    for i in range(n):
+        s += _WEIGHTS[i % 3]
+    return s
+
+
+def _uses_weighted(x, n):
+    return x * _weighted(n)
+
+
+def test_a_function_called_as_it_is_reading_an_array_falls_back_and_says_why():
+    """Numba would freeze the array, and a change of it in place would not be seen."""
+    with pytest.warns(cpsad.JitWarning, match="reads `_WEIGHTS`, which Numba would freeze"):
+        got = cpsad.value_and_grad(cpsad.jit(_uses_weighted))(1.5, 4)
+    assert got == cpsad.value_and_grad(_uses_weighted)(1.5, 4)
