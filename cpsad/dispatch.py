@@ -669,6 +669,15 @@ def staged_callee(fn, active, kinds=(), mode="reverse"):
     return unit
 
 
+def compiled_apart(fn, active, kinds=()):
+    """A function a staged backpropagator calls but could not copy in (one that calls itself),
+    compiled on its own: ``cpsad.staging.compiled_apart``'s answer -- ``dispatcher``, ``params``,
+    ``path`` -- or why not."""
+    from cpsad import staging
+
+    return staging.compiled_apart(fn, active, kinds)
+
+
 # --------------------------------------------------------------------------- the next order
 #
 # Emitted code differentiated again -- a third derivative through a loop, recursion or a call,
@@ -908,6 +917,7 @@ CONTEXT.helpers.update(
         "call_jvp_keywords": call_jvp_keywords,
         "backpropagator_of": backpropagator_of,
         "staged_callee": staged_callee,
+        "compiled_apart": compiled_apart,
         "bp_of": bp_of,
         "bp_of_spread": bp_of_spread,
         "bp_later": bp_later,

@@ -311,6 +311,41 @@ def _made_from(spec) -> tuple:
 
 
 _MISSING = object()
+_APART: set = set()  # the codes of the functions being compiled apart (under _LOCK)
+
+
+def compiled_apart(fn, active, kinds) -> _Compiled | str:
+    """A function staged code calls but could not copy in -- one that calls itself -- compiled
+    on its own, for its caller's code to call (``transforms/recursion.py``): its staged
+    backpropagator, with lists (a caller's compile cannot make it again without buffers), made
+    once per code, parameters and kinds and again when what it was made from changed -- or
+    why not: it reads data (a global array, a closure's cell: its caller could not pass them),
+    or it is being compiled apart already (recursion through two functions, each compiled
+    apart)."""
+    code = fn.__code__
+    key = (code, active, kinds, "apart")
+    with _LOCK:
+        if code in _APART:
+            return "recursion through functions compiled apart"
+        spec = compiler.specialize(fn, active, kinds, "reverse")
+        made = _MADE.get(key)
+        if made is None or (isinstance(made, _Compiled) and not _still_valid(made, fn, spec)):
+            _APART.add(code)
+            try:
+                made = _MADE[key] = _make(fn, active, kinds, compiler.STAGED, buffers=False)
+            finally:
+                _APART.discard(code)
+            if isinstance(made, _Compiled):
+                made.made_from = _made_from(spec)
+                made.spec = weakref.ref(spec)
+    if isinstance(made, str):
+        return made
+    data = [name for name, where in made.params if where != "stack"]
+    if data:
+        return f"it reads `{data[0]}`, data its caller's compiled code does not pass"
+    return made
+
+
 def staged_source(fn, active, kinds=(), mode=compiler.STAGED) -> str:
     """The text Numba compiles for ``fn`` (``cpsad show --jit``; ``mode`` STAGED_FORWARD: the
     tangent function, ``--jit --forward``); a TransformError if none."""

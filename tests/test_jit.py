@@ -1354,6 +1354,116 @@ def _kinds(f, args):
     return staging.staged_kinds(f, compiler.kinds_of(f.__code__, list(args), {}), list(args))
 
 
+def _rec_lin(x, w, n):
+    if n <= 0:
+        return x * w
+    return _rec_lin(math.sin(x) * w, w, n - 1) + x
+
+
+def _calls_rec_lin(x, w, n):
+    y = _rec_lin(x * 2.0, w, n) * 3.0
+    return y * y + w
+
+
+def _rec_tree(x, d):
+    if d == 0:
+        return math.tanh(x)
+    return _rec_tree(x * 0.5, d - 1) * _rec_tree(x + 0.25, d - 1)
+
+
+def _calls_rec_tree(x, w, d):
+    return _rec_tree(x * w, d) + _rec_tree(w, d) * x
+
+
+def _compiled_alike(f, args, argnums):
+    """``f``'s gradient compiled (no warning, nothing refused) and the Python one's, to rounding;
+    both against central differences along each differentiated argument."""
+    refused = sum(staging.REFUSED.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, got = cpsad.value_and_grad(cpsad.jit(f), argnums)(*args)
+    assert _compiled(f, args, argnums)
+    assert sum(staging.REFUSED.values()) == refused
+    want_value, want = cpsad.value_and_grad(f, argnums)(*args)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    eps = 1e-6
+    for i, g in zip(argnums, got):
+        up, down = list(args), list(args)
+        up[i] += eps
+        down[i] -= eps
+        assert g == pytest.approx((f(*up) - f(*down)) / (2 * eps), rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_a_recursive_helper_is_compiled_apart(n):
+    """A helper that calls itself cannot be copied into its caller (a copy would call itself):
+    it is compiled on its own and called as the function itself is, with the seed 1.0."""
+    _compiled_alike(_calls_rec_lin, (0.7, 1.3, n), (0, 1))
+    text = staging.compiled(_calls_rec_lin, ("x", "w"), _kinds(_calls_rec_lin, (0.7, 1.3, n))).text
+    assert "# _rec_lin_jit: compiled on its own, from tests.test_jit._rec_lin." in text
+
+
+@pytest.mark.parametrize("d", [0, 3, 6])
+def test_a_tree_recursive_helper_called_twice_is_compiled_apart(d):
+    _compiled_alike(_calls_rec_tree, (0.4, 0.9, d), (0, 1))
+
+
+def _step(x):
+    return x * 1.5
+
+
+def _swappable(x, n):
+    if n == 0:
+        return x
+    return _swappable(_step(x), n - 1) * x
+
+
+def _calls_swappable(x, n):
+    return _swappable(x, n) + x
+
+
+def test_a_helper_compiled_apart_is_compiled_again_when_what_it_calls_is_rebound():
+    """The caller's compiled code calls the helper's: rebinding a function the helper calls
+    (another transformation in the call graph, the helper's code the same) makes both again --
+    never the old step's numbers."""
+    global _step
+    old = _step
+    g = cpsad.grad(cpsad.jit(_calls_swappable))
+    before = g(0.8, 3)
+    assert before == pytest.approx(cpsad.grad(_calls_swappable)(0.8, 3), rel=1e-12)
+
+    def _step(x):  # noqa: F811  (rebound on purpose)
+        return math.sin(x) + x
+
+    try:
+        want = cpsad.grad(_calls_swappable)(0.8, 3)
+        assert want != pytest.approx(before)  # (another function: another gradient)
+        assert g(0.8, 3) == pytest.approx(want, rel=1e-12)
+        assert _compiled(_calls_swappable, (0.8, 3), 0)
+    finally:
+        _step = old
+
+
+_TABLE = np.array([0.5, 2.0])
+
+
+def _reads_table(x, n):
+    if n == 0:
+        return x * _TABLE[0]
+    return _reads_table(x * _TABLE[1], n - 1) + x
+
+
+def _calls_reads_table(x, n):
+    return _reads_table(x, n) * 2.0
+
+
+def test_a_recursive_helper_reading_data_falls_back_and_says_why():
+    with pytest.warns(cpsad.JitWarning, match="_TABLE"):
+        got = cpsad.grad(cpsad.jit(_calls_reads_table))(0.3, 3)
+    assert got == cpsad.grad(_calls_reads_table)(0.3, 3)
+
+
 def test_a_function_called_as_it_is_changed_on_disk_is_compiled_again(tmp_path):
     """A user's function the staged code calls as it is (its result not differentiated) is
     compiled into the staged code by Numba, whose cache keys on the staged file alone: edited

@@ -122,6 +122,8 @@ class Callees:
             copying.pop()
         if isinstance(sub, str):
             return sub
+        if any(isinstance(n, A.Call) and A.is_name(n.func, sub.bp_name) for n in A.walk(sub.tree)):
+            return "recursion (it calls itself)"  # (a copy could not call itself: compiled apart)
         if sub.callees or any(isinstance(o, Callee) for o in sub.injected.values()):
             why = "; ".join(f"{n}: {w}" for n, w in sorted(sub.not_copied.items()))
             return "a function it calls is not compiled in" + (f" ({why})" if why else "")

@@ -181,7 +181,7 @@ class Emit:
             ]
         else:
             header = self.reverse_header(unit, where, wrt, params)
-        names = dict(unit.injected)
+        names = {n: o for n, o in unit.injected.items() if n not in unit.apart}  # (said below)
         names.update(_user_globals(unit, names))
         imports = _merge_imports(import_line(n, names[n], fn.__module__) for n in sorted(names))
         callees = []
@@ -191,6 +191,8 @@ class Emit:
             callees.append(
                 f"# {name}: the {what} of {describe(c.fn)} with respect to {', '.join(c.active)}"
             )
+        for name, (path, _) in sorted(unit.apart.items()):  # (its file: which code it is)
+            callees.append(f"# {name}: compiled on its own, from {os.path.basename(path)}")
         r = Renderer(unit, comments=True)
         for line in header + imports + ([""] if imports and callees else []) + callees:
             r.add(line, 0)

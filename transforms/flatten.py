@@ -129,20 +129,22 @@ class Flatten:
         self._positional(f)
         unit.staged_params = self._data_names(f)
         f.args.args.extend(A.params(unit.staged_params).args)
-        itself = [
-            node
-            for node in A.walk(f)
-            if isinstance(node, A.Call) and A.is_name(node.func, unit.bp_name)
-        ]
-        if itself:  # (recursion: the stack it has used, checked -- a parameter after the data)
+        calls = [n for n in A.walk(f) if isinstance(n, A.Call) and isinstance(n.func, A.Name)]
+        itself = [c for c in calls if c.func.id == unit.bp_name]
+        # (a callee compiled apart that calls itself: it takes the first frame's address too)
+        deeper = [c for c in calls if unit.apart.get(c.func.id, ("", False))[1]]
+        if itself or deeper:  # (recursion: the stack used, checked -- a parameter after the data)
             unit.stack_param = stack = self.namer.fresh("stack")
             f.args.args.append(A.params([stack]).args[0])
             within = unit.inject(unit.ctx.runtime("within_stack"), "within_stack")
             checks = [A.assign(A.store(stack), A.call(A.name(within), [A.name(stack)]))]
-            checks += self._expect_kinds(f)
+            if itself:
+                checks += self._expect_kinds(f)
             f.body[0:0] = [A.copy_location(c, f) for c in checks]
         for node in itself:  # (a call of itself passes its data on, and the first frame)
             node.args.extend(A.name(p) for p in [*unit.staged_params, unit.stack_param])
+        for node in deeper:
+            node.args.append(A.name(unit.stack_param))
         unit.notes[self.name] = [
             "inlined " + (", ".join(inlined) or "nothing") + "; the seed is a parameter"
         ]

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from . import astlib as A
 from .joins import statement_lists
+from .naming import own_name
 from .unit import Unit, is_itself
 
 
@@ -59,6 +60,10 @@ class Recursion:
             for name, c in unit.callees.items()
             if is_itself(c, unit.fn, unit.active, unit.mode)
         }
+        self.apart = {}  # a callee's name -> the name of its code compiled apart, its positionals
+        for name, c in sorted(unit.callees.items()):
+            if name not in self.names and name in unit.not_copied:
+                self._compile_apart(name, c)
         done = 0
         for d in A.function_defs(unit.tree):
             for block in statement_lists(d):
@@ -71,10 +76,14 @@ class Recursion:
                     block[at : at + 1] = [A.copy_location(s, block[at]) for s in new]
                     at += len(new)
                     done += 1
-        for name in self.names - {unit.bp_name}:
+        for name in (self.names | set(self.apart)) - {unit.bp_name}:
             if not any(A.is_name(n, name) for n in A.walk(unit.tree)):
-                del unit.callees[name]  # (now a call of itself)
+                del unit.callees[name]  # (now a call of itself, or of its code compiled apart)
                 unit.not_copied.pop(name, None)
+        for apart, _ in self.apart.values():
+            if not any(A.is_name(n, apart) for n in A.walk(unit.tree)):
+                del unit.injected[apart]  # (no call of it stands as a statement of its own)
+                del unit.apart[apart]
         if done:
             unit.notes[self.name] = [f"{done} call(s) of itself run with the seed 1.0"]
 
@@ -90,14 +99,21 @@ class Recursion:
         if not (
             isinstance(call, A.Call)
             and isinstance(call.func, A.Name)
-            and call.func.id in self.names
+            and (call.func.id in self.names or call.func.id in self.apart)
             and call.args
             and isinstance(call.args[0], A.Name)
             and not call.keywords
             and not any(isinstance(a, A.Starred) for a in call.args)
         ):
             return None
-        stem = unit.fn.__name__
+        callee = unit.callees.get(call.func.id)
+        if call.func.id in self.names:
+            stem, target = unit.fn.__name__, unit.bp_name
+        else:
+            target, positional = self.apart[call.func.id]
+            if len(call.args) - 1 != positional:  # (defaults left out: its caller binds them)
+                return None
+            stem = own_name(callee.fn)
         value = unit.namer.fresh(f"{stem}_value")
         adjoints = unit.namer.fresh(f"{stem}_adjoints")
         bar = unit.namer.fresh(f"{stem}_bar")
@@ -107,7 +123,7 @@ class Recursion:
         out = [
             A.assign(
                 A.tuple_([A.store(value), A.store(adjoints)], "store"),
-                A.call(A.name(unit.bp_name), [A.const(1.0), *args]),
+                A.call(A.name(target), [A.const(1.0), *args]),
             ),
             A.expr_stmt(A.call(A.name(check), [A.name(value)])),
         ]
@@ -119,3 +135,18 @@ class Recursion:
         if isinstance(stmt, A.Return):
             return [*out, A.Return(value=result)]
         return [*out, A.assign(stmt.targets[0], result)]  # (a name, or the adjoints' tuple)
+
+    def _compile_apart(self, name: str, c) -> None:
+        """Where Callees could not copy the callee ``name`` in (it calls itself), its staged code
+        compiled on its own -- called as the function itself is, with the seed 1.0."""
+        unit = self.unit
+        code = getattr(c.fn, "__code__", None)
+        if code is None or code.co_kwonlyargcount or code.co_flags & 0x0C:  # (*args, **kw)
+            return
+        apart = unit.ctx.runtime("compiled_apart")(c.fn, c.active, c.kinds)
+        if isinstance(apart, str):
+            unit.not_copied[name] += f"; compiled apart, not: {apart}"
+            return
+        new = unit.inject(apart.dispatcher, f"{own_name(c.fn)}_jit")
+        unit.apart[new] = (apart.path, any(where == "stack" for _, where in apart.params))
+        self.apart[name] = (new, code.co_argcount)

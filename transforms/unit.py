@@ -144,6 +144,9 @@ class Unit:
     staged: bool = False  # flattened for Numba (the STAGED pipeline; see Flatten)
     staged_params: list[str] = field(default_factory=list)  # data it reads, as parameters
     stack_param: str = ""  # staged, calling itself: the parameter its first frame's address is in
+    # staged: a callee compiled on its own (Recursion), by the name its code calls it -> the file
+    # of its staged code, and whether it takes the first frame's address (calls itself)
+    apart: dict[str, tuple[str, bool]] = field(default_factory=dict)
     not_copied: dict[str, str] = field(default_factory=dict)  # staged: callee -> why (Callees)
     emitted: bool = False  # the function is emitted code (a derivative, transformed again)
     arg_kinds: dict[str, frozenset] | None = (
