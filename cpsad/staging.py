@@ -370,7 +370,11 @@ def _make(fn, active, kinds, mode, buffers=True):
     _Refused = jit_runtime.Refused
 
     frozen = _module_globals(unit)
-    as_they_are = [o for o in {**frozen, **unit.injected}.values() if _plain_function(o)]
+    as_they_are = [  # (a function of yours, or one you compiled with numba.njit)
+        getattr(o, "py_func", o)
+        for o in {**frozen, **unit.injected}.values()
+        if _plain_function(o) or is_numba_function(o)
+    ]
     world = _frozen_world(as_they_are)
     if isinstance(world, str):
         return world

@@ -1464,13 +1464,17 @@ def test_a_recursive_helper_reading_data_falls_back_and_says_why():
     assert got == cpsad.grad(_calls_reads_table)(0.3, 3)
 
 
-def test_a_function_called_as_it_is_changed_on_disk_is_compiled_again(tmp_path):
+@pytest.mark.parametrize("decorator", ["", "@numba.njit"])
+def test_a_function_called_as_it_is_changed_on_disk_is_compiled_again(tmp_path, decorator):
     """A user's function the staged code calls as it is (its result not differentiated) is
     compiled into the staged code by Numba, whose cache keys on the staged file alone: edited
     between two processes, the second gave the old function's numbers (13.5, 18.0 where
     Python gives 27.0, 36.0). Its code's digest is now in the staged text."""
     module = tmp_path / "edited_module.py"
-    source = textwrap.dedent("""
+    source = textwrap.dedent(f"""
+        import numba
+
+        {decorator}
         def h(n):
             s = 0
             for i in range(n):
