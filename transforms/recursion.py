@@ -22,20 +22,21 @@ number -- an array, whose adjoint the seed 1.0 does not stand for -- makes Numba
 ``recursion_result`` raise ``Refused``, and the Python backpropagator runs.
 
 Only a call of the backpropagator itself -- the function with the same parameters differentiated
-(``unit.is_itself``; made for other argument kinds, it is called all the same, and Flatten has
-the code check the kinds it was made for where it runs) -- standing as a statement of its own (``t = f_bp(k, ...)``, ``f_bp(k, ...)``, ``return
-f_bp(k, ...)``; ``t`` a name or a tuple of them: the adjoints unpacked), its continuation a
-name and its arguments by position. Any other call of itself keeps its continuation, and
-Flatten says why Numba cannot compile it. A call of the function this code is copied into,
-made by a function of its own that Callees copied (``is_odd`` calling ``is_even`` back), is a
-call of itself by then: mutual recursion too. A callee Callees could not copy in because it calls
-itself (a copy could not) is compiled on its own (the context's ``compiled_apart``: its staged
-code, made by this same pipeline) and called the same way, ``h_value, h_adjoints =
-h_jit(1.0, ...)``; the header names its file, so the caller's text changes where its code does.
+(``unit.is_itself``; made for other argument kinds, it is called all the same, and Flatten has the
+code check the kinds it was made for where it runs) -- standing as a statement of its own (``t =
+f_bp(k, ...)``, ``f_bp(k, ...)``, ``return f_bp(k, ...)``; ``t`` a name or a tuple of them: the
+adjoints unpacked), its continuation a name and its arguments by position. Any other call of itself
+keeps its continuation, and Flatten says why Numba cannot compile it. A call of the function this
+code is copied into, made by a function of its own that Callees copied (``is_odd`` calling
+``is_even`` back), is a call of itself by then: mutual recursion too. A callee Callees could not
+copy in because it calls itself (a copy could not) is compiled on its own (the context's
+``compiled_apart``: its staged code, made by this same pipeline) and called the same way,
+``h_value, h_adjoints = h_jit(1.0, ...)``; the header names its file, so the caller's text changes
+where its code does.
 
-This is the paper's recursion (a recursive function's backpropagator takes the continuation
-like any call) undone where a compiler without closures needs it, for the one case
-where linearity makes the continuation's seed a number known afterwards.
+This is the paper's recursion (a recursive function's backpropagator takes the continuation like
+any call) undone where a compiler without closures needs it, for the one case where linearity makes
+the continuation's seed a number known afterwards.
 
 Invariant: no call of the backpropagator itself that stands as a statement passes it a
 continuation.
