@@ -488,11 +488,15 @@ _CHECKED = {"boundscheck": True}
 
 @functools.cache
 def _runtime_version() -> str:
-    """A digest of the Numba helpers' source (``cpsad/jit_runtime.py``)."""
+    """A digest of the Numba helpers' source (``cpsad/jit_runtime.py``) and of the runtime's
+    (``cpsad/runtime.py``), whose tables they read (``CHECKED_MATH``)."""
     from cpsad import jit_runtime
 
-    with open(jit_runtime.__file__, "rb") as f:
-        return hashlib.sha1(f.read()).hexdigest()[:8]
+    digest = hashlib.sha1()
+    for module in (jit_runtime, runtime):
+        with open(module.__file__, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:8]
 
 
 def _plain_function(obj) -> bool:
