@@ -119,8 +119,9 @@ class _Compiled:
 
     def __init__(self, dispatcher, params, text, path, buffers=False):
         self.dispatcher = dispatcher
-        self.params = params  # the data it reads: (name, "cell" index or "global"), and
-        # (name, "stack") where it calls itself: 0, the first call (``runtime.within_stack``)
+        self.params = params  # the data it reads: (name, "cell" index or "global"), or (name,
+        # (that, attributes)) for an attribute of the module ``name`` holds; and (name, "stack")
+        # where it calls itself: 0, the first call (``runtime.within_stack``)
         self.text = text
         self.path = path
         # its loops save floats in buffers (``transforms/stacks.py``): where Numba cannot type
@@ -178,6 +179,14 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
             extra.append(fn.__globals__[name])
         elif where == "stack":
             extra.append(0)
+        elif type(where) is tuple:  # (an attribute of a module: ``where``, its names)
+            where, attrs = where
+            value = (
+                fn.__globals__[name] if where == "global" else fn.__closure__[where].cell_contents
+            )
+            for a in attrs:
+                value = getattr(value, a)
+            extra.append(value)
         else:
             extra.append(fn.__closure__[where].cell_contents)
     key = (fn.__code__, active, kinds, mode)
@@ -370,15 +379,17 @@ def _make(fn, active, kinds, mode, buffers=True):
     _Refused = jit_runtime.Refused
 
     frozen = _module_globals(unit)
+    through = _module_functions(unit)  # (``helpers.h``: (module, "h", function))
     as_they_are = [  # (a function of yours, or one you compiled with numba.njit)
         getattr(o, "py_func", o)
-        for o in {**frozen, **unit.injected}.values()
+        for o in [*frozen.values(), *unit.injected.values(), *(f for _, _, f in through)]
         if _plain_function(o) or is_numba_function(o)
     ]
     world = _frozen_world(as_they_are)
     if isinstance(world, str):
         return world
     lines, checked = world
+    checked += tuple(through)
     # (what Numba compiles in as it is, by digest, in the text: Numba's cache keys on the
     # staged file alone, and would give the code compiled with a function since changed)
     text = unit.text + "".join(f"{line}\n" for line in lines)
@@ -401,10 +412,11 @@ def _make(fn, active, kinds, mode, buffers=True):
     exec(compile(tree, path, "exec"), namespace)
     py = namespace[unit.bp_name]
     freevars = fn.__code__.co_freevars
-    params = [
-        (name, freevars.index(name) if name in freevars else "global")
-        for name in unit.staged_params
-    ]
+    params = []
+    for name in unit.staged_params:
+        root, attrs = unit.staged_attributes.get(name, (name, ()))
+        where = freevars.index(root) if root in freevars else "global"
+        params.append((root, where) if not attrs else (root, (where, attrs)))
     if unit.stack_param:  # (the first call: 0, see ``runtime.within_stack``)
         params.append((unit.stack_param, "stack"))
     dispatcher = numba.njit(cache=True, **_CHECKED)(py)
@@ -524,6 +536,30 @@ def _module_globals(unit) -> dict:
         found, obj = unit.lookup(name)
         if found:
             out[name] = obj
+    return out
+
+
+def _module_functions(unit) -> list:
+    """``(module, name, function)`` for each function the staged code reaches through a module
+    of the user's (``helpers.h``): Numba freezes it as it freezes a global."""
+    from cpsad.transforms import astlib as A
+
+    out = []
+    for node in A.walk(unit.tree):
+        path = A.dotted(node) if isinstance(node, A.Attribute) else None
+        if path is None:
+            continue
+        root, *attrs = path.split(".")
+        found, holder = unit.lookup(root)
+        if not found or not isinstance(holder, types.ModuleType):
+            continue
+        for a in attrs[:-1]:
+            holder = getattr(holder, a, None)
+        value = getattr(holder, attrs[-1], None)
+        if isinstance(holder, types.ModuleType) and (
+            _plain_function(value) or is_numba_function(value)
+        ):
+            out.append((holder, attrs[-1], value))
     return out
 
 

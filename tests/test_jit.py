@@ -1550,3 +1550,54 @@ def test_a_function_called_as_it_is_reading_an_array_falls_back_and_says_why():
     with pytest.warns(cpsad.JitWarning, match="reads `_WEIGHTS`, which Numba would freeze"):
         got = cpsad.value_and_grad(cpsad.jit(_uses_weighted))(1.5, 4)
     assert got == cpsad.value_and_grad(_uses_weighted)(1.5, 4)
+
+
+def test_what_a_module_of_yours_holds_is_read_at_each_call_and_digested(tmp_path):
+    """``helpers.K`` (a number) and ``helpers.h`` (a numba.njit function) reached through a
+    module: Numba froze both, in its cache too -- an edited module gave the old numbers in the
+    next process, a rebound ``helpers.K`` the old numbers in this one. Now the number is a
+    parameter read at each call, and the function's code digested into the staged text."""
+    (tmp_path / "helpers_module.py").write_text(textwrap.dedent("""
+        import numba
+
+        K = 2.0
+
+
+        @numba.njit
+        def h(n):
+            s = 0
+            for i in range(n):
+                s += i
+            return s
+        """))
+    (tmp_path / "uses_helpers.py").write_text(textwrap.dedent("""
+        import helpers_module
+
+
+        def f(x, n):
+            return x * x * helpers_module.h(n) * helpers_module.K
+        """))
+    script = textwrap.dedent(f"""
+        import sys, warnings
+        sys.path.insert(0, {str(tmp_path)!r})
+        warnings.simplefilter("error")
+        import cpsad, helpers_module, uses_helpers as m
+        g = cpsad.value_and_grad(cpsad.jit(m.f))
+        got, want = g(1.5, 4), cpsad.value_and_grad(m.f)(1.5, 4)
+        helpers_module.K = -1.0
+        print(got, want, g(1.5, 4), cpsad.value_and_grad(m.f)(1.5, 4))
+        """)
+    env = {**os.environ, "CPSAD_CACHE_DIR": str(tmp_path / "cache")}
+    helpers = tmp_path / "helpers_module.py"
+    outs = []
+    for edit in (None, ("K = 2.0", "K = 3.0"), ("s += i", "s += 2 * i")):
+        if edit:
+            helpers.write_text(helpers.read_text().replace(*edit))
+        run = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        got, want, got_rebound, want_rebound = run.stdout.strip()[1:-1].split(") (")
+        assert got == want and got_rebound == want_rebound, run.stdout
+        outs.append(want)
+    assert outs == ["27.0, 36.0", "40.5, 54.0", "81.0, 108.0"]

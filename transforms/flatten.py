@@ -127,6 +127,7 @@ class Flatten:
         if unit.mode != "forward":  # (a tangent function has no continuation)
             self._seed(f)
         self._positional(f)
+        self._attribute_data(f)
         unit.staged_params = self._data_names(f)
         f.args.args.extend(A.params(unit.staged_params).args)
         calls = [n for n in A.walk(f) if isinstance(n, A.Call) and isinstance(n.func, A.Name)]
@@ -524,6 +525,44 @@ class Flatten:
             value = getattr(value, a, None)
         return value
 
+    def _attribute_data(self, f) -> None:
+        """``helpers.K`` -> ``helpers_K``, a parameter read at each call
+        (``unit.staged_attributes``): data an attribute of a module of yours holds, which Numba
+        would freeze as a constant -- in its cache too, across processes. (A library's
+        constants, ``np.pi``, stay: they do not change.)"""
+        bound = set(A.arg_names(f.args))
+        bound |= {
+            n.id for n in A.walk(f) if isinstance(n, A.Name) and not isinstance(n.ctx, A.Load)
+        }
+        parents = parents_of(f)
+        for node in list(A.walk(f)):
+            if not isinstance(node, A.Attribute) or isinstance(parents.get(id(node)), A.Attribute):
+                continue  # (the outermost of a chain)
+            path = A.dotted(node)
+            if path is None or not isinstance(node.ctx, A.Load):
+                continue
+            root, *attrs = path.split(".")
+            if root in bound:
+                continue
+            found, value = self.unit.lookup(root)
+            if not found or not isinstance(value, types.ModuleType):
+                continue
+            if value.__name__.split(".")[0] in _LIBRARIES:
+                continue
+            try:
+                for a in attrs:
+                    value = getattr(value, a)
+            except AttributeError:
+                continue
+            if isinstance(value, (types.ModuleType, type)) or callable(value):
+                continue
+            name = self.unit.staged_attributes_inverse.get(path)
+            if name is None:
+                name = self.namer.fresh(path.replace(".", "_"))
+                self.unit.staged_attributes[name] = (root, tuple(attrs))
+                self.unit.staged_attributes_inverse[path] = name
+            A.replace(f, node, A.copy_location(A.name(name), node))
+
     def _data_names(self, f) -> list[str]:
         """Free names of ``f`` that hold data (not a module or a function): parameters."""
         bound = set(A.arg_names(f.args))
@@ -533,6 +572,9 @@ class Flatten:
         out = []
         for n in A.walk(f):
             if isinstance(n, A.Name) and n.id not in bound and n.id not in out:
+                if n.id in self.unit.staged_attributes:
+                    out.append(n.id)
+                    continue
                 if n.id in self.unit.callees:
                     raise self.unstageable(f"a call of a helper's backpropagator ({n.id})", n)
                 found, obj = self.unit.lookup(n.id)
@@ -554,6 +596,10 @@ class Flatten:
         )
         out.what = what
         return out
+
+
+# Modules whose data (``np.pi``, ``math.inf``, ``np.newaxis``) Numba may freeze: constants.
+_LIBRARIES = frozenset({"numpy", "math", "cmath", "operator", "builtins"})
 
 
 def _calls(node) -> bool:

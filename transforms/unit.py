@@ -143,6 +143,10 @@ class Unit:
     nested: bool = False  # code that will be transformed again (a higher or nested derivative)
     staged: bool = False  # flattened for Numba (the STAGED pipeline; see Flatten)
     staged_params: list[str] = field(default_factory=list)  # data it reads, as parameters
+    # staged: a parameter standing for an attribute of a module of the user's that holds data
+    # (Flatten's ``_attribute_data``) -> (the module's name, the attributes' names)
+    staged_attributes: dict[str, tuple] = field(default_factory=dict)
+    staged_attributes_inverse: dict[str, str] = field(default_factory=dict)  # "m.K" -> name
     stack_param: str = ""  # staged, calling itself: the parameter its first frame's address is in
     # staged: a callee compiled on its own (Recursion), by the name its code calls it -> the file
     # of its staged code, and whether it takes the first frame's address (calls itself)
