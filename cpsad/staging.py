@@ -120,8 +120,9 @@ class _Compiled:
     def __init__(self, dispatcher, params, text, path, buffers=False):
         self.dispatcher = dispatcher
         self.params = params  # the data it reads: (name, "cell" index or "global"), or (name,
-        # (that, attributes)) for an attribute of the module ``name`` holds; and (name, "stack")
-        # where it calls itself: 0, the first call (``runtime.within_stack``)
+        # (that, attributes)) for an attribute of the module ``name`` holds, or (name, ("value",
+        # data)) for what an inlined helper of another module reads; and (name, "stack") where
+        # it calls itself: 0, the first call (``runtime.within_stack``)
         self.text = text
         self.path = path
         # its loops save floats in buffers (``transforms/stacks.py``): where Numba cannot type
@@ -179,6 +180,8 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
             extra.append(fn.__globals__[name])
         elif where == "stack":
             extra.append(0)
+        elif type(where) is tuple and where[0] == "value":
+            extra.append(where[1])
         elif type(where) is tuple:  # (an attribute of a module: ``where``, its names)
             where, attrs = where
             value = (
@@ -414,6 +417,10 @@ def _make(fn, active, kinds, mode, buffers=True):
     freevars = fn.__code__.co_freevars
     params = []
     for name in unit.staged_params:
+        if name in unit.injected:  # (data an inlined helper of another module reads, as the
+            # transformation found it -- valid while it is: ``_still_valid``)
+            params.append((name, ("value", unit.injected[name])))
+            continue
         root, attrs = unit.staged_attributes.get(name, (name, ()))
         where = freevars.index(root) if root in freevars else "global"
         params.append((root, where) if not attrs else (root, (where, attrs)))

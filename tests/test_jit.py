@@ -1601,3 +1601,24 @@ def test_what_a_module_of_yours_holds_is_read_at_each_call_and_digested(tmp_path
         assert got == want and got_rebound == want_rebound, run.stdout
         outs.append(want)
     assert outs == ["27.0, 36.0", "40.5, 54.0", "81.0, 108.0"]
+
+
+def test_data_an_inlined_helper_of_another_module_reads_is_passed(tmp_path, monkeypatch):
+    """``scaled`` of another module, inlined, reads that module's ``SCALE``: the staged code
+    looked for it among the caller's globals (a KeyError from inside cpsad). It is passed as
+    the transformation found it, and a rebound one makes the code again."""
+    (tmp_path / "scaling_module.py").write_text(
+        "SCALE = 2.0\n\n\ndef scaled(x):\n    return x * SCALE\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import scaling_module
+
+    def f(x):
+        return scaling_module.scaled(x) * x
+
+    g = cpsad.value_and_grad(cpsad.jit(f))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        assert g(1.5) == (4.5, 6.0) == cpsad.value_and_grad(f)(1.5)
+        monkeypatch.setattr(scaling_module, "SCALE", 5.0)
+        assert g(1.5) == (11.25, 15.0) == cpsad.value_and_grad(f)(1.5)
