@@ -33,7 +33,7 @@ import numpy as np
 
 from cpsad import compiler, diskcache, runtime
 from cpsad.transforms.errors import InternalError, TransformError
-from cpsad.transforms.flatten import Unstageable
+from cpsad.transforms.flatten import LIBRARIES, Unstageable
 from cpsad.transforms.naming import own_qualname
 from cpsad.transforms.stacks import floats_key
 
@@ -472,6 +472,25 @@ def _frozen_world(functions) -> tuple[list, tuple] | str:
                 continue  # (a builtin, or an attribute's name)
             value = g[name]
             checked.append((g, name, value))
+            if (
+                isinstance(value, types.ModuleType)
+                and value.__name__.split(".")[0] not in LIBRARIES
+            ):
+                # (``lib.K``: an attribute of a module of yours, read by its name -- any of the
+                # code's names it holds is taken for one)
+                for attr in sorted(_global_names(code) & set(vars(value))):
+                    held = getattr(value, attr)
+                    checked.append((value, attr, held))
+                    if type(held) in _SCALARS:
+                        lines.append(f"#   {name}.{attr} = {held!r}")
+                    elif is_numba_function(held) or _plain_function(held):
+                        todo.append(getattr(held, "py_func", held))
+                    elif not (isinstance(held, (types.ModuleType, type)) or callable(held)):
+                        return (
+                            f"`{where}`, called as it is, reads `{name}.{attr}`, which Numba "
+                            "would freeze"
+                        )
+                continue
             if isinstance(value, types.ModuleType) or not _plain_function(
                 getattr(value, "py_func", value)
             ):

@@ -547,7 +547,7 @@ class Flatten:
             found, value = self.unit.lookup(root)
             if not found or not isinstance(value, types.ModuleType):
                 continue
-            if value.__name__.split(".")[0] in _LIBRARIES:
+            if value.__name__.split(".")[0] in LIBRARIES:
                 continue
             try:
                 for a in attrs:
@@ -599,7 +599,7 @@ class Flatten:
 
 
 # Modules whose data (``np.pi``, ``math.inf``, ``np.newaxis``) Numba may freeze: constants.
-_LIBRARIES = frozenset({"numpy", "math", "cmath", "operator", "builtins"})
+LIBRARIES = frozenset({"numpy", "math", "cmath", "operator", "builtins"})
 
 
 def _calls(node) -> bool:
