@@ -117,11 +117,20 @@ def _as_array(x):
 def _zeros_like(x):
     if _array(x):
         return lambda x: np.zeros(x.shape)
-    if _number(x):
+    if _number(x) or _is_none(x):  # (None, what has no derivative: 0.0, as in Python)
+        return lambda x: 0.0
+    if isinstance(x, types.Optional) and _number(x.type):  # (a number or None: 0.0 either way)
         return lambda x: 0.0
     if isinstance(x, types.List) and x.dtype == types.float64:
         # (for the Python one's empty Sparse: zeros, whose entry i ``item_adjoint`` reads)
         return lambda x: np.zeros(len(x))
+    if isinstance(x, types.BaseTuple):
+        # (the Python one's empty Sparse: a None for each entry, which ``item_adjoint`` reads as
+        # the entry's zero and ``acc`` adds as nothing)
+        entries = "None, " * len(x.types)
+        namespace = {}
+        exec(f"def zeros_of_tuple(x):\n    return ({entries})\n", namespace)  # noqa: S102
+        return namespace["zeros_of_tuple"]
     return None
 
 

@@ -1622,3 +1622,69 @@ def test_data_an_inlined_helper_of_another_module_reads_is_passed(tmp_path, monk
         assert g(1.5) == (4.5, 6.0) == cpsad.value_and_grad(f)(1.5)
         monkeypatch.setattr(scaling_module, "SCALE", 5.0)
         assert g(1.5) == (11.25, 15.0) == cpsad.value_and_grad(f)(1.5)
+
+
+def _first_past(x, n):
+    for i in range(n):
+        if x * i > 3.0:
+            return x * i
+    return x
+
+
+def _accumulate_until(x, w, n):
+    s = 0.0
+    i = 0
+    while i < n:
+        s = s + math.sin(x * i) * w
+        if s > 1.5:
+            return s * x
+        i += 1
+    return s + w
+
+
+def _rows_until(a, w, n):
+    total = np.zeros(3)
+    for i in range(n):
+        total = total + np.tanh(a * w[i])
+        if np.sum(total) > 2.0:
+            return np.sum(total * a)
+    return np.sum(total)
+
+
+@pytest.mark.parametrize(
+    "f, args, argnums",
+    [
+        (_first_past, (0.5, 0), 0),
+        (_first_past, (0.5, 3), 0),
+        (_first_past, (0.55, 10), 0),
+        (_accumulate_until, (0.9, 0.7, 0), (0, 1)),
+        (_accumulate_until, (0.9, 0.7, 3), (0, 1)),
+        (_accumulate_until, (0.9, 0.7, 12), (0, 1)),
+        (_rows_until, (np.array([0.5, -0.2, 0.8]), np.linspace(0.5, 2.0, 6), 6), (0, 1)),
+        (_rows_until, (np.array([0.1, -0.2, 0.1]), np.linspace(0.1, 0.3, 6), 6), (0, 1)),
+    ],
+)
+def test_a_return_inside_a_loop_is_compiled(f, args, argnums):
+    """A loop that a ``return`` leaves carries nothing back (its value goes to ``k``, flagged):
+    it ended without a ``return`` of its own, a form Defunctionalize did not match, and its
+    continuation was called inside an expression (``x_bar = x_bar + k(x)``)."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    refused = staging.REFUSED.get(f.__code__, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, got = cpsad.value_and_grad(cpsad.jit(f), argnums)(*args)
+    assert _compiled(f, args, argnums)
+    assert staging.REFUSED.get(f.__code__, 0) == refused
+    want_value, want = cpsad.value_and_grad(f, argnums)(*args)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    for a, b in zip(_flat(got), _flat(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    rng = np.random.default_rng(0)
+    eps = 1e-6
+    got = got if isinstance(argnums, tuple) else (got,)
+    for i, g in zip(nums, got):
+        d = rng.normal(size=np.shape(args[i])) if np.ndim(args[i]) else 1.0
+        up, down = list(args), list(args)
+        up[i], down[i] = args[i] + eps * d, args[i] - eps * d
+        fd = (f(*up) - f(*down)) / (2 * eps)
+        assert np.sum(g * d) == pytest.approx(fd, rel=1e-5, abs=1e-8)

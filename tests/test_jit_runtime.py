@@ -708,3 +708,25 @@ def test_expect_number_and_expect_array_refuse_the_other_kind():
         number(U)
     with pytest.raises(TypeError):
         runtime.expect_number(U)
+
+
+def test_zeros_like_of_a_tuple_none_and_an_optional_number():
+    """A loop a ``return`` leaves carries ``(returned, value)``, the value None where it ran to
+    its end: the zero adjoint of the pair is a None per entry (the Python one's empty Sparse,
+    read by ``item_adjoint`` as each entry's zero), of None and of an optional number 0.0 --
+    as the Python helper's of None and of a number."""
+    zeros = _compiled(runtime.zeros_like, 1)
+    assert zeros((True, 1.5)) == (None, None)
+    assert runtime.zeros_like((True, 1.5)).get(1) is None  # (the Python one's: no entry)
+    read = numba.njit(lambda g, x: runtime.item_adjoint(g, 1, x))
+    assert read(zeros((True, 1.5)), 1.5) == runtime.item_adjoint(
+        runtime.zeros_like((1, 1.5)), 1, 1.5
+    )
+    assert zeros(None) == runtime.zeros_like(None) == 0.0
+
+    @numba.njit
+    def of_optional(flag):
+        v = 1.5 if flag else None
+        return runtime.zeros_like(v)
+
+    assert of_optional(True) == of_optional(False) == runtime.zeros_like(1.5) == 0.0

@@ -111,6 +111,10 @@ class Defunctionalize:
 
     def rewrite(self, f) -> bool:
         staged = self.unit.staged
+        if staged and f.body and not _has_return(f.body) and _mentions(f.body, f.name):
+            # (a loop that carries nothing back -- a ``return`` inside it hands its value to
+            # ``k`` -- ends without a ``return``: the same as ``return None``, the form matched)
+            f.body.append(A.copy_location(A.Return(value=None), f.body[-1]))
         if staged:  # (a loop with ``continue`` or ``break``: one self-call, after its branches)
             params = A.arg_names(f.args)
             calls = [s for s in walk_own_statements(f.body) if _self_call(s, f.name, len(params))]

@@ -385,6 +385,7 @@ class Flatten:
             raise self.unstageable("a backpropagator without its continuation", f)
         seed, value = self.namer.fresh("seed"), self.namer.fresh("value")
         f.args.args[0].id = seed
+        self._hoist_calls_of(f, k)
         parents = parents_of(f)
         for n in [n for n in A.walk(f) if isinstance(n, A.Name) and n.id == k]:
             call = parents.get(id(n))
@@ -404,6 +405,33 @@ class Flatten:
         for node in list(walk_own_statements(f.body)):
             if isinstance(node, A.Return):
                 node.value = A.tuple_([A.name(value), node.value or A.const(None)])
+
+    def _hoist_calls_of(self, f, k: str) -> None:
+        """``x_bar = x_bar + k(x)`` -> ``k_x = k(x)``, ``x_bar = x_bar + k_x``: a call of the
+        continuation inside a statement's expression, on its own before it (so ``_seed`` sees
+        ``t = k(v)``). Only where the rest of the expression reads names and constants and the
+        call is surely evaluated (not in a conditional expression, a short circuit): the same
+        values, in an order nothing observes."""
+        for stmt in list(walk_own_statements(f.body)):
+            if not isinstance(stmt, (A.Assign, A.AugAssign, A.Return, A.Expr)):
+                continue
+            if stmt.value is None or not _pure_but_calls_of(stmt.value, k):
+                continue
+            calls = [
+                n
+                for n in A.walk(stmt.value)
+                if isinstance(n, A.Call) and A.is_name(n.func, k) and n is not stmt.value
+            ]
+            if not calls or isinstance(stmt, A.Expr) and stmt.value in calls:
+                continue
+            if isinstance(stmt, A.Assign) and stmt.value in calls:
+                continue  # (``t = k(v)`` already)
+            before = []
+            for call in calls:
+                name = self.namer.fresh(f"{k}_{_stem(call.args)}")
+                before.append(A.copy_location(A.assign(A.store(name), call), stmt))
+                A.replace(stmt, call, A.copy_location(A.name(name), call))
+            replace(f, stmt, [*before, stmt])
 
     def _compiled_checks(self, f) -> None:
         """``check_in_place(x, op, statement, line, held, names, *values, within=c)`` ->
@@ -600,6 +628,24 @@ class Flatten:
 
 # Modules whose data (``np.pi``, ``math.inf``, ``np.newaxis``) Numba may freeze: constants.
 LIBRARIES = frozenset({"numpy", "math", "cmath", "operator", "builtins"})
+
+
+def _pure_but_calls_of(node, k: str) -> bool:
+    """Is ``node`` names, constants, operators, subscripts, tuples -- and calls of ``k`` with
+    such arguments, none of them under a conditional expression or a short circuit?"""
+    for n in A.walk(node):
+        if isinstance(n, (A.IfExp, A.BoolOp, A.Lambda, A.NamedExpr)):
+            return False
+        if isinstance(n, A.Call) and not (
+            A.is_name(n.func, k) and len(n.args) == 1 and not n.keywords
+        ):
+            return False
+    return True
+
+
+def _stem(args) -> str:
+    """A name's stem from a call's one argument: ``x`` for ``k(x)``, ``v`` otherwise."""
+    return args[0].id if args and isinstance(args[0], A.Name) else "v"
 
 
 def _calls(node) -> bool:
