@@ -167,3 +167,10 @@ def test_the_report_has_the_treebank_line():
     assert "numpy (hand-written) 4.0 ms" in line and "jax jit 25,000.0 ms" in line
     assert report._treebank_lines(None) == []
     assert "failed (boom)" in report._treebank_lines({"error": "boom"})[-1]
+
+
+def test_jit_scope_runs_and_each_program_compiles():
+    pytest.importorskip("numba")
+    out = run("jit_scope.py")  # (it stops where a program does not compile)
+    rows = [line for line in out.splitlines() if line.startswith("| ") and " ms |" in line]
+    assert len(rows) == 4, out
