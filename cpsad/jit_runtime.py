@@ -1492,7 +1492,9 @@ def _within_stack(stack):
 
 @overload(runtime.recursion_result)
 def _recursion_result(value):
-    """A number passes; None (an Optional's) and anything else raise ``Refused``."""
+    """A number passes, None (an Optional's) raises ``Refused``; anything else -- an array,
+    whose adjoint the seed 1.0 does not stand for -- is not typed: the function falls back when
+    it is compiled, with the warning, not at each call."""
     if _number(value):
         return lambda value: None
     if isinstance(value, types.Optional) and _number(value.type):
@@ -1502,11 +1504,7 @@ def _recursion_result(value):
                 raise Refused()
 
         return present
-
-    def refused(value):
-        raise Refused()
-
-    return refused
+    return None
 
 
 def _refuse(x):

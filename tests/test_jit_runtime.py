@@ -673,10 +673,18 @@ def test_recursion_result_passes_numbers_and_refuses_the_rest():
     for v in (1.5, 3, np.float64(2.0)):
         assert check(v) is None
         assert runtime.recursion_result(v) is None
-    with pytest.raises(jit_runtime.Refused):
+    with pytest.raises(numba.core.errors.TypingError):  # (not typed: falls back, warned)
         check(U)
     with pytest.raises(TypeError):
         runtime.recursion_result(U)
+
+    @numba.njit
+    def optional(flag):
+        runtime.recursion_result(1.5 if flag else None)
+
+    optional(True)
+    with pytest.raises(jit_runtime.Refused):
+        optional(False)
 
 
 def test_within_stack_refuses_past_its_budget():

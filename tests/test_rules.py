@@ -515,6 +515,11 @@ NOT_FUNCTIONS_OF_VALUES = {
     "CHECKED_MATH",  # (a table: math's functions as staged code calls them, only there)
     "python_pow",  # only in code Numba compiles, as CHECKED_MATH's functions
     "log_as",  # only in code Numba compiles: np.log(x, dtype=np.result_type(like)) respelt
+    "compiled_apart",  # (called by the Recursion stage, as staged_callee by Callees)
+    # only in code Numba compiles (transforms/recursion.py, Flatten's stack check)
+    "recursion_result",
+    "scaled",
+    "within_stack",
 }
 
 # Helpers whose rules leave parameters out: the third derivatives of the product and of norms.
