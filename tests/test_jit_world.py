@@ -5,8 +5,8 @@ keys on the staged file alone. Each case here is a pair of modules, written afre
 (whose ``f`` is differentiated) and ``lib`` (what it reads). Each way a value can reach the
 staged code -- a global name, a closure's cell, a module's attribute, an inlined helper's
 global, a function called as it is and what it reads, a default -- is changed after the first
-call (rebound, or changed in place), and the compiled gradient must still be the Python
-backpropagator's. Then the case runs again in new processes, ``lib`` edited on disk between
+call (rebound, or changed in place), and the compiled gradient -- and tangent, forward mode -- must
+still be the Python backpropagator's (tangent function's). Then the case runs again in new processes, ``lib`` edited on disk between
 them (Numba's cache).
 """
 
@@ -141,23 +141,31 @@ def _modules(tmp_path, lib: str, user: str):
         sys.path.remove(str(tmp_path))
 
 
-def _both(f, args):
+def _both(f, args, mode="reverse"):
+    """``(compiled, Python)``: the value and gradient -- or, forward, the value and tangent
+    along the first argument."""
+    if mode == "reverse":
+        run = lambda g: cpsad.value_and_grad(g)(*args)  # noqa: E731
+    else:
+        tangents = (1.0,) + (None,) * (len(args) - 1)
+        run = lambda g: cpsad.jvp(g, args, tangents)  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cpsad.JitWarning)
-        got = cpsad.value_and_grad(cpsad.jit(f))(*args)
-    return got, cpsad.value_and_grad(f)(*args)
+        got = run(cpsad.jit(f))
+    return got, run(f)
 
 
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_changed_in_the_process(tmp_path, case):
+def test_changed_in_the_process(tmp_path, case, mode):
     lib_source, user_source, args, change, _ = CASES[case]
     lib, user = _modules(tmp_path, lib_source, user_source)
-    got, want = _both(user.f, args)
+    got, want = _both(user.f, args, mode)
     assert got == pytest.approx(want, rel=1e-12)  # (to rounding: a recursion is scaled)
     if change is None:
         return
     exec(change, {"lib": lib, "user": user})  # noqa: S102
-    got, want_after = _both(user.f, args)
+    got, want_after = _both(user.f, args, mode)
     assert want_after != pytest.approx(want), "the change must change the gradient"
     assert got == pytest.approx(want_after, rel=1e-12)
 
@@ -167,9 +175,11 @@ import sys, warnings
 sys.path.insert(0, {folder!r})
 warnings.simplefilter("ignore")
 import cpsad, {user}
+tangents = (1.0,) + (None,) * (len({args!r}) - 1)
 for f in (cpsad.jit({user}.f), {user}.f):
     value, grad = cpsad.value_and_grad(f)(*{args!r})
-    print(float(value), float(grad))
+    value_, tangent = cpsad.jvp(f, {args!r}, tangents)
+    print(float(value), float(grad), float(value_), float(tangent))
 """
 
 
