@@ -1,13 +1,13 @@
 """What staged code reads of the world, changed after it was compiled (``cpsad.jit``).
 
 Numba freezes what compiled code reads as globals -- numbers, arrays, functions -- and its cache
-keys on the staged file alone. Each case here is a pair of modules, written afresh: ``user``
-(whose ``f`` is differentiated) and ``lib`` (what it reads). Each way a value can reach the
-staged code -- a global name, a closure's cell, a module's attribute, an inlined helper's
-global, a function called as it is and what it reads, a default -- is changed after the first
-call (rebound, or changed in place), and the compiled gradient -- and tangent, forward mode -- must
-still be the Python backpropagator's (tangent function's). Then the case runs again in new processes, ``lib`` edited on disk between
-them (Numba's cache).
+keys on the staged file alone. Each case here is a pair of modules, written afresh: ``user`` (whose
+``f`` is differentiated) and ``lib`` (what it reads). Each way a value can reach the staged code --
+a global name, a closure's cell, a module's attribute, an inlined helper's global, a function
+called as it is and what it reads, a default -- is changed after the first call (rebound, or
+changed in place), and the compiled gradient -- and tangent, forward mode -- must still be the
+Python backpropagator's (tangent function's). Then the case runs again in new processes, ``lib``
+edited on disk between them (Numba's cache).
 """
 
 from __future__ import annotations
