@@ -1322,13 +1322,16 @@ def _diff(a, n=1, axis=-1, prepend=None, append=None):
     return diff_last
 
 
-@overload(reductions.max_vjp)
+@overload(reductions.max_vjp, prefer_literal=True)
 def _max_vjp(g, ans, a, axis=None, keepdims=False):
     """``max_vjp`` (and the minimum's) of a whole float64 array (``axis`` None): ``g`` to the
-    elements equal to the result, split evenly between ties (none, for a NaN result: zeros)."""
+    elements equal to the result, split evenly between ties (none, for a NaN result: zeros);
+    of a matrix along one axis (``_max_vjp_axis``)."""
+    if isinstance(axis, types.Integer) and _float_array(a) and a.dtype == types.float64:
+        return _max_vjp_axis(g, ans, a, axis, keepdims)
     if not (_float_array(a) and a.dtype == types.float64 and isinstance(g, types.Float)):
         return None
-    if not (_is_none(axis) and isinstance(keepdims, bool)):
+    if not (_is_none(axis) and _literal_bool(keepdims) is not None):
         return None
 
     def max_vjp_whole(g, ans, a, axis=None, keepdims=False):
@@ -1574,3 +1577,171 @@ def _python_pow(a, b):
 
         return pow_float
     return lambda a, b: a**b
+
+
+# ---------------------------------------------------------------- reductions along one axis
+# ``np.max(z, axis=1, keepdims=True)``, as a softmax writes it: Numba's ``np.max`` takes no axis,
+# and its ``np.sum`` no ``keepdims``. Whether dimensions are kept decides the result's type, so
+# it must be known when Numba compiles: a literal (``prefer_literal``), or left out.
+
+
+def _literal_bool(t):
+    """``True`` or ``False`` where ``t`` -- a ``keepdims`` -- is known when Numba compiles: a
+    literal, or the default left out; else None."""
+    if isinstance(t, bool):
+        return t
+    if isinstance(t, types.Omitted):
+        return t.value if isinstance(t.value, bool) else None
+    if isinstance(t, types.BooleanLiteral):
+        return t.literal_value
+    return None
+
+
+def _matrix_or_vector_f64(a) -> bool:
+    return _float_array(a) and a.dtype == types.float64 and a.ndim in (1, 2)
+
+
+@register_jitable
+def _extreme_of(v, larger):
+    """The largest (``larger``) or smallest element of the vector ``v``, NaN where one is (as
+    numpy's); ``Refused`` for none (numpy raises)."""
+    n = v.shape[0]
+    if n == 0:
+        raise Refused()
+    m = v[0]
+    for i in range(1, n):
+        if m != m:
+            return m
+        x = v[i]
+        if x != x or (x > m if larger else x < m):
+            m = x
+    return m
+
+
+@register_jitable
+def _extremes(a, ax, larger):
+    """``_extreme_of`` each row (``ax`` 1) or column (0) of the matrix ``a``."""
+    n = a.shape[1 - ax]
+    out = np.empty(n)
+    for r in range(n):
+        out[r] = _extreme_of(a[r, :] if ax == 1 else a[:, r], larger)
+    return out
+
+
+@register_jitable
+def _kept_shape(res, ax):
+    """A matrix's reduction ``res`` along ``ax``, the axis kept with length 1."""
+    n = res.shape[0]
+    return res.reshape((n, 1)) if ax == 1 else res.reshape((1, n))
+
+
+def _extreme(larger: bool):
+    def overload_extreme(a, axis=None, out=None, keepdims=False):
+        """Along one axis of a float64 vector or matrix, dimensions kept or not (``axis``
+        left out: Numba's own)."""
+        if not (_matrix_or_vector_f64(a) and isinstance(axis, types.Integer) and _is_none(out)):
+            return None
+        kept = _literal_bool(keepdims)
+        if kept is None:
+            return None
+        if a.ndim == 1 and kept:
+
+            def vector_kept(a, axis=None, out=None, keepdims=False):
+                _axis(axis, 1)
+                res = np.empty(1)
+                res[0] = _extreme_of(a, larger)
+                return res
+
+            return vector_kept
+        if a.ndim == 1:
+
+            def vector(a, axis=None, out=None, keepdims=False):
+                _axis(axis, 1)
+                return _extreme_of(a, larger)
+
+            return vector
+        if kept:
+
+            def matrix_kept(a, axis=None, out=None, keepdims=False):
+                ax = _axis(axis, 2)
+                return _kept_shape(_extremes(a, ax, larger), ax)
+
+            return matrix_kept
+
+        def matrix(a, axis=None, out=None, keepdims=False):
+            return _extremes(a, _axis(axis, 2), larger)
+
+        return matrix
+
+    return overload_extreme
+
+
+for _f, _larger in ((np.max, True), (np.amax, True), (np.min, False), (np.amin, False)):
+    overload(_f, prefer_literal=True)(_extreme(_larger))
+
+
+@overload(np.sum, prefer_literal=True)
+def _np_sum_kept(a, axis=None, dtype=None, out=None, keepdims=False):
+    """``keepdims=True`` (a literal) for a float64 vector or matrix, over one axis or all of it
+    (otherwise: Numba's own)."""
+    if _literal_bool(keepdims) is not True or not _matrix_or_vector_f64(a):
+        return None
+    if not (_is_none(dtype) and _is_none(out)):
+        return None
+    if _is_none(axis) or a.ndim == 1:
+        if not (_is_none(axis) or isinstance(axis, types.Integer)):
+            return None
+        ndim, whole = a.ndim, _is_none(axis)
+
+        def all_kept(a, axis=None, dtype=None, out=None, keepdims=False):
+            if not whole:
+                _axis(axis, 1)
+            res = np.empty(1)
+            res[0] = np.sum(a)
+            return res if ndim == 1 else res.reshape((1, 1))
+
+        return all_kept
+    if not isinstance(axis, types.Integer):
+        return None
+
+    def matrix_kept(a, axis=None, dtype=None, out=None, keepdims=False):
+        ax = _axis(axis, 2)
+        return _kept_shape(np.sum(a, axis=ax), ax)
+
+    return matrix_kept
+
+
+def _max_vjp_axis(g, ans, a, axis, keepdims):
+    """``max_vjp`` along one axis of a matrix: each row's (column's) ``g`` to the elements equal
+    to its extreme, split evenly between ties (none, for a NaN: zeros) -- ``g`` and ``ans`` kept
+    as (n, 1) or (1, n), or not (n,)."""
+    kept = _literal_bool(keepdims)
+    if a.ndim != 2 or kept is None or not (_float_array(g) and _float_array(ans)):
+        return None
+    if g.ndim != (2 if kept else 1) or ans.ndim != g.ndim:
+        return None
+
+    def max_vjp_rows(g, ans, a, axis=None, keepdims=False):
+        ax = _axis(axis, 2)
+        n, m = a.shape[1 - ax], a.shape[ax]
+        out = np.zeros(a.shape)
+        for r in range(n):
+            if kept:
+                top, gr = (ans[r, 0], g[r, 0]) if ax == 1 else (ans[0, r], g[0, r])
+            else:
+                top, gr = ans[r], g[r]
+            ties = 0
+            for j in range(m):
+                if (a[r, j] if ax == 1 else a[j, r]) == top:
+                    ties += 1
+            if ties == 0:
+                continue
+            share = gr / ties
+            for j in range(m):
+                if ax == 1 and a[r, j] == top:
+                    out[r, j] = share
+                elif ax == 0 and a[j, r] == top:
+                    out[j, r] = share
+        return out
+
+    return max_vjp_rows

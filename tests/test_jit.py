@@ -1687,3 +1687,48 @@ def test_a_return_inside_a_loop_is_compiled(f, args, argnums):
         up[i], down[i] = args[i] + eps * d, args[i] - eps * d
         fd = (f(*up) - f(*down)) / (2 * eps)
         assert np.sum(g * d) == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def _softmax_cross_entropy(W, x, y):
+    z = x @ W
+    z = z - np.max(z, axis=1, keepdims=True)
+    p = np.exp(z) / np.sum(np.exp(z), axis=1, keepdims=True)
+    return -np.mean(np.sum(y * np.log(p), axis=1))
+
+
+def _spread(a, w):
+    return np.sum((np.max(a * w, axis=0) - np.min(a, axis=1, keepdims=True)) ** 2)
+
+
+@pytest.mark.parametrize(
+    "f, args, argnums",
+    [
+        (
+            _softmax_cross_entropy,
+            (
+                np.random.default_rng(1).normal(size=(4, 3)),
+                np.random.default_rng(2).normal(size=(5, 4)),
+                np.eye(3)[[0, 1, 2, 1, 0]],
+            ),
+            (0, 1),
+        ),
+        (_spread, (np.random.default_rng(3).normal(size=(3, 3)), 1.7), (0, 1)),
+    ],
+)
+def test_reductions_along_an_axis_keeping_dimensions_compile(f, args, argnums):
+    """``np.max(z, axis=1, keepdims=True)`` and ``np.sum(.., keepdims=True)``, as a softmax
+    writes them, fell back (Numba's ``np.max`` takes no axis, its ``np.sum`` no keepdims)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, got = cpsad.value_and_grad(cpsad.jit(f), argnums)(*args)
+    assert _compiled(f, args, argnums)
+    want_value, want = cpsad.value_and_grad(f, argnums)(*args)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    rng = np.random.default_rng(4)
+    eps = 1e-6
+    for i, g, w in zip(argnums, got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+        d = rng.normal(size=np.shape(args[i])) if np.ndim(args[i]) else 1.0
+        up, down = list(args), list(args)
+        up[i], down[i] = args[i] + eps * d, args[i] - eps * d
+        assert np.sum(g * d) == pytest.approx((f(*up) - f(*down)) / (2 * eps), rel=1e-5)

@@ -139,7 +139,7 @@ def test_as_sequence_is_what_a_loop_indexes():
         (composite.cross, (A, A)),
         (joining.parts, (V, V.astype(np.float32))),  # (the helper converts to float32)
         (composite.diff, (A, 1, 0)),  # (along another axis)
-        (reductions.max_vjp, (V[:3], A.max(axis=1), A, 1)),  # (along an axis)
+        (reductions.max_vjp, (V[:3], A.max(axis=1), V, 0)),  # (a vector's, along an axis)
         (runtime.log_as, (V.astype(np.float32), 0.5)),  # (numpy: float64; Numba's: float32)
         (runtime.log_as, (V, V.astype(np.float32))),  # (numpy computes in float32)
         (runtime.log_as, (V, 2)),  # (an integer dtype: numpy raises)
@@ -738,3 +738,48 @@ def test_zeros_like_of_a_tuple_none_and_an_optional_number():
         return runtime.zeros_like(v)
 
     assert of_optional(True) == of_optional(False) == runtime.zeros_like(1.5) == 0.0
+
+
+_TIED = np.array([[1.0, 3.0, 3.0, -1.0], [2.0, np.nan, 0.5, 2.0], [0.0, -4.0, -4.0, 0.0]])
+
+
+@pytest.mark.parametrize("reduce", [np.max, np.min, np.amax, np.amin])
+@pytest.mark.parametrize("a", [A, _TIED, V])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_max_and_min_along_an_axis_are_numpys(reduce, a, axis, keepdims):
+    """Numba's takes no axis: a softmax's ``np.max(z, axis=1, keepdims=True)`` fell back."""
+    if a.ndim == 1 and axis == 1:
+        axis = 0
+    call = numba.njit(lambda a, axis: reduce(a, axis=axis, keepdims=keepdims))
+    call_default = numba.njit(lambda a, axis: reduce(a, axis=axis))
+    with np.errstate(invalid="ignore"):
+        want = reduce(a, axis=axis, keepdims=keepdims)
+    np.testing.assert_array_equal(call(a, axis), want)
+    if not keepdims:
+        np.testing.assert_array_equal(call_default(a, axis), want)
+    with pytest.raises(jit_runtime.Refused):  # (an axis numpy has not: it raises)
+        call(a, a.ndim)
+
+
+@pytest.mark.parametrize("a", [A, V])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_sum_keeping_its_dimensions_is_numpys(a, axis):
+    call = numba.njit(lambda a, axis: np.sum(a, axis=axis, keepdims=True))
+    got, want = call(a, axis), np.sum(a, axis=axis, keepdims=True)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("a", [A, _TIED])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_max_vjp_along_an_axis_splits_ties_as_the_helper(a, axis, keepdims):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ans = np.max(a, axis=axis, keepdims=keepdims)
+        g = rng.normal(size=ans.shape)
+        want = reductions.max_vjp(g, ans, a, axis, keepdims=keepdims)
+    call = numba.njit(
+        lambda g, ans, a, axis: reductions.max_vjp(g, ans, a, axis=axis, keepdims=keepdims)
+    )
+    np.testing.assert_allclose(call(g, ans, a, axis), want, rtol=1e-14)
