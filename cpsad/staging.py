@@ -404,11 +404,14 @@ def _make(fn, active, kinds, mode, buffers=True):
     path = diskcache.store(name, text, touch=False)
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
+    as_is = _compiled_as_they_are(
+        numba, [o for o in unit.injected.values()] + list(frozen.values())
+    )
     for name, obj in {**frozen, **unit.injected}.items():
         # (a user's function the staged code calls as it is -- its result is not
         # differentiated; another module's, under the name Callees gave it -- is compiled too,
         # or Numba cannot call it)
-        namespace[name] = numba.njit(**_CHECKED)(obj) if _plain_function(obj) else obj
+        namespace[name] = as_is.get(id(obj), obj)
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)
     tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -501,6 +504,31 @@ def _frozen_world(functions) -> tuple[list, tuple] | str:
                 continue
             todo.append(getattr(value, "py_func", value))
     return lines, tuple(checked)
+
+
+def _compiled_as_they_are(numba, objects) -> dict:
+    """``id(function) -> numba.njit`` of it, for each function of the user's among ``objects``
+    (called as it is) and each the ones compiled call by their global names: each compiled from
+    a copy of itself whose globals name the others compiled -- Numba calls no Python function,
+    so one calling itself (recursion) or another of the user's could not compile. (The copy of
+    the globals is what ``_frozen_world`` digested and checks at each call.)"""
+    todo = [o for o in objects if _plain_function(o)]
+    copies: dict = {}  # id(function) -> (the copy, its globals)
+    while todo:
+        f = todo.pop()
+        if id(f) in copies:
+            continue
+        g = dict(f.__globals__)
+        copy = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, f.__closure__)
+        copy.__kwdefaults__ = f.__kwdefaults__
+        copies[id(f)] = (copy, g)
+        todo.extend(g[n] for n in _global_names(f.__code__) if n in g and _plain_function(g[n]))
+    compiled = {i: numba.njit(**_CHECKED)(copy) for i, (copy, _) in copies.items()}
+    for copy, g in copies.values():
+        for n in _global_names(copy.__code__):
+            if n in g and id(g[n]) in compiled:
+                g[n] = compiled[id(g[n])]
+    return compiled
 
 
 def _global_names(code) -> set:

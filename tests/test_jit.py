@@ -1732,3 +1732,28 @@ def test_reductions_along_an_axis_keeping_dimensions_compile(f, args, argnums):
         up, down = list(args), list(args)
         up[i], down[i] = args[i] + eps * d, args[i] - eps * d
         assert np.sum(g * d) == pytest.approx((f(*up) - f(*down)) / (2 * eps), rel=1e-5)
+
+
+def _halvings(n):
+    if n <= 1:
+        return 0
+    return 1 + _halvings(n // 2)
+
+
+def _twice_halvings(n):
+    return 2 * _halvings(n)
+
+
+def _uses_halvings(x, n):
+    return x * x * _halvings(n) + x * _twice_halvings(n)
+
+
+def test_functions_called_as_they_are_may_call_themselves_and_each_other():
+    """Numba calls no Python function: ``_halvings`` calling itself, and ``_twice_halvings``
+    calling it, could not compile (an untyped global name); each is compiled from a copy whose
+    globals name the others compiled."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        got = cpsad.value_and_grad(cpsad.jit(_uses_halvings))(1.5, 40)
+    assert got == cpsad.value_and_grad(_uses_halvings)(1.5, 40) == (26.25, 25.0)
+    assert _compiled(_uses_halvings, (1.5, 40), 0)

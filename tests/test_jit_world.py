@@ -110,6 +110,14 @@ CASES = {
         "lib.r = lib.r2",
         ("* 1.5", "* 2.5"),
     ),
+    "a recursive function called as it is, calling another": (
+        "def depth(n):\n    if n <= 1:\n        return 0\n    return 1 + depth(n // 2)\n\n"
+        "def twice(n):\n    return 2 * depth(n)\n\ndef three(n):\n    return 3\n",
+        "from lib import twice\n\ndef f(x, n):\n    return x * x * twice(n) + x\n",
+        (1.5, 40),
+        "lib.depth = lib.three",
+        ("1 + depth", "2 + depth"),
+    ),
     "a closure's cell": (
         "",
         "def make(c):\n    def f(x):\n        return x * x * c\n    def set_c(v):\n"
