@@ -1364,16 +1364,6 @@ def _calls_rec_lin(x, w, n):
     return y * y + w
 
 
-def _rec_tree(x, d):
-    if d == 0:
-        return math.tanh(x)
-    return _rec_tree(x * 0.5, d - 1) * _rec_tree(x + 0.25, d - 1)
-
-
-def _calls_rec_tree(x, w, d):
-    return _rec_tree(x * w, d) + _rec_tree(w, d) * x
-
-
 def _compiled_alike(f, args, argnums):
     """``f``'s gradient compiled (no warning, nothing refused) and the Python one's, to rounding;
     both against central differences along each differentiated argument."""
@@ -1405,7 +1395,9 @@ def test_a_recursive_helper_is_compiled_apart(n):
 
 @pytest.mark.parametrize("d", [0, 3, 6])
 def test_a_tree_recursive_helper_called_twice_is_compiled_apart(d):
-    _compiled_alike(_calls_rec_tree, (0.4, 0.9, d), (0, 1))
+    from benchmarks.jit_scope import calls_tree  # (a helper calling itself twice, timed there)
+
+    _compiled_alike(calls_tree, (0.4, 0.9, d), (0, 1))
 
 
 def _step(x):
