@@ -21,6 +21,7 @@ import pytest
 numba = pytest.importorskip("numba")
 
 import cpsad  # noqa: E402
+from benchmarks import jit_scope  # noqa: E402
 from cpsad import compiler, staging  # noqa: E402
 from tests import corpus_control, corpus_core, corpus_helpers  # noqa: E402
 
@@ -1622,15 +1623,8 @@ def _first_past(x, n):
     return x
 
 
-def _accumulate_until(x, w, n):
-    s = 0.0
-    i = 0
-    while i < n:
-        s = s + math.sin(x * i) * w
-        if s > 1.5:
-            return s * x
-        i += 1
-    return s + w
+# (a return inside a while loop that carries a value: the one benchmarks/jit_scope.py times)
+_accumulate_until = jit_scope.accumulate_until
 
 
 def _rows_until(a, w, n):
