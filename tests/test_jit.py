@@ -1743,3 +1743,26 @@ def test_functions_called_as_they_are_may_call_themselves_and_each_other():
         got = cpsad.value_and_grad(cpsad.jit(_uses_halvings))(1.5, 40)
     assert got == cpsad.value_and_grad(_uses_halvings)(1.5, 40) == (26.25, 25.0)
     assert _compiled(_uses_halvings, (1.5, 40), 0)
+
+
+def _layer_norm(x, gain):
+    centered = x - np.mean(x, axis=1, keepdims=True)
+    scale = np.sqrt(np.mean(centered * centered, axis=1, keepdims=True) + 1e-5)
+    return np.sum(np.tanh(centered / scale * gain))
+
+
+def test_a_layer_norm_keeping_dimensions_compiles():
+    """``np.mean(x, axis=1, keepdims=True)``: Numba's ``np.mean`` takes no axis."""
+    rng = np.random.default_rng(5)
+    x, gain = rng.normal(size=(4, 6)), rng.normal(size=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gx, gg) = cpsad.value_and_grad(cpsad.jit(_layer_norm), (0, 1))(x, gain)
+    assert _compiled(_layer_norm, (x, gain), (0, 1))
+    want_value, (wx, wg) = cpsad.value_and_grad(_layer_norm, (0, 1))(x, gain)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gg, wg, rtol=1e-10, atol=1e-12)
+    eps, d = 1e-6, rng.normal(size=x.shape)
+    fd = (_layer_norm(x + eps * d, gain) - _layer_norm(x - eps * d, gain)) / (2 * eps)
+    assert np.sum(gx * d) == pytest.approx(fd, rel=1e-5)

@@ -783,3 +783,12 @@ def test_max_vjp_along_an_axis_splits_ties_as_the_helper(a, axis, keepdims):
         lambda g, ans, a, axis: reductions.max_vjp(g, ans, a, axis=axis, keepdims=keepdims)
     )
     np.testing.assert_allclose(call(g, ans, a, axis), want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("a", [A, V])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_mean_keeping_its_dimensions_is_numpys(a, axis):
+    call = numba.njit(lambda a, axis: np.mean(a, axis=axis, keepdims=True))
+    got, want = call(a, axis), np.mean(a, axis=axis, keepdims=True)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-14)
