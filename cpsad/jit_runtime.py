@@ -962,7 +962,7 @@ def _np_ndim(a):
 def _np_mean_axis(a, axis=None, dtype=None, out=None, keepdims=False):
     """``np.mean`` of a float64 vector or matrix over all of it or over one axis (Numba's takes
     no axis): the sum over the axis by the count; ``keepdims=True`` a literal: the dimensions
-    kept (``_np_mean_kept``); not known when Numba compiles and true: ``Refused``."""
+    kept (``_kept_reduction``); not known when Numba compiles and true: ``Refused``."""
     if axis is None and keepdims is False:  # (``np.mean(a)``: Numba's own)
         return None
     if not (_float_array(a) and a.dtype == types.float64 and a.ndim in (1, 2)):
@@ -970,7 +970,7 @@ def _np_mean_axis(a, axis=None, dtype=None, out=None, keepdims=False):
     if not (_is_none(dtype) and _is_none(out)):
         return None
     if _literal_bool(keepdims) is True:
-        return _np_mean_kept(a, axis)
+        return _kept_reduction(a, axis, mean=True)
     if not (keepdims is False or isinstance(keepdims, types.Boolean)):
         return None
     if _is_none(axis):
@@ -1691,27 +1691,7 @@ def _np_sum_kept(a, axis=None, dtype=None, out=None, keepdims=False):
         return None
     if not (_is_none(dtype) and _is_none(out)):
         return None
-    if _is_none(axis) or a.ndim == 1:
-        if not (_is_none(axis) or isinstance(axis, types.Integer)):
-            return None
-        ndim, whole = a.ndim, _is_none(axis)
-
-        def all_kept(a, axis=None, dtype=None, out=None, keepdims=False):
-            if not whole:
-                _axis(axis, 1)
-            res = np.empty(1)
-            res[0] = np.sum(a)
-            return res if ndim == 1 else res.reshape((1, 1))
-
-        return all_kept
-    if not isinstance(axis, types.Integer):
-        return None
-
-    def matrix_kept(a, axis=None, dtype=None, out=None, keepdims=False):
-        ax = _axis(axis, 2)
-        return _kept_shape(np.sum(a, axis=ax), ax)
-
-    return matrix_kept
+    return _kept_reduction(a, axis, mean=False)
 
 
 def _max_vjp_axis(g, ans, a, axis, keepdims):
@@ -1750,26 +1730,30 @@ def _max_vjp_axis(g, ans, a, axis, keepdims):
     return max_vjp_rows
 
 
-def _np_mean_kept(a, axis):
-    """``np.mean(a, axis, keepdims=True)`` of a float64 vector or matrix: over one axis, or all."""
+def _kept_reduction(a, axis, mean: bool):
+    """``np.sum`` (``np.mean``, with ``mean``) of a float64 vector or matrix, ``keepdims=True``:
+    over one axis, or all of it."""
     if _is_none(axis) or a.ndim == 1:
         if not (_is_none(axis) or isinstance(axis, types.Integer)):
             return None
         ndim, whole = a.ndim, _is_none(axis)
 
-        def mean_all_kept(a, axis=None, dtype=None, out=None, keepdims=False):
+        def all_kept(a, axis=None, dtype=None, out=None, keepdims=False):
             if not whole:
                 _axis(axis, 1)
             res = np.empty(1)
-            res[0] = np.mean(a)
+            res[0] = np.mean(a) if mean else np.sum(a)
             return res if ndim == 1 else res.reshape((1, 1))
 
-        return mean_all_kept
+        return all_kept
     if not isinstance(axis, types.Integer):
         return None
 
-    def mean_matrix_kept(a, axis=None, dtype=None, out=None, keepdims=False):
+    def matrix_kept(a, axis=None, dtype=None, out=None, keepdims=False):
         ax = _axis(axis, 2)
-        return _kept_shape(np.sum(a, axis=ax) / a.shape[ax], ax)
+        res = np.sum(a, axis=ax)
+        if mean:
+            res = res / a.shape[ax]
+        return _kept_shape(res, ax)
 
-    return mean_matrix_kept
+    return matrix_kept
