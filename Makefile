@@ -43,8 +43,9 @@ show: $(STAMP)
 examples: $(STAMP)
 	for e in mlp cnn resnet rnn lstm treelstm dask_glm; do $(PY) examples/$$e.py --quick || exit 1; done
 
+# one process per core, at most 4 (each holds about 2 GB: Numba, Dask, the transformations)
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses 4
 
 lint: $(STAMP)
 	$(PY) -m ruff check cpsad transforms tests examples benchmarks
