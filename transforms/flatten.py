@@ -105,8 +105,10 @@ class Flatten:
         for node in A.walk(f):
             if isinstance(node, A.Lambda):
                 raise self.unstageable("a lambda", node)
-            if isinstance(node, (A.Global, A.Try, A.With)) or (
-                isinstance(node, A.Raise) and not _constant_raise(node)
+            if isinstance(node, A.Raise) and node.exc is not None and not _constant_raise(node):
+                _raised_as_a_constant(node)
+            if isinstance(node, (A.Global, A.Try, A.With, A.Raise)) and not (
+                isinstance(node, A.Raise) and _constant_raise(node)
             ):
                 what = type(node).__name__.lower()
                 raise self.unstageable(f"a `{what}` statement", node)
@@ -674,6 +676,15 @@ def _constant_raise(node) -> bool:
             return False
         exc = exc.func
     return A.dotted(exc) is not None
+
+
+def _raised_as_a_constant(node) -> None:
+    """``raise E(f"... {x}")`` (or ``raise make_error(x) from e``) as ``raise E`` (``raise
+    Exception``): where Numba raises it, the Python backpropagator runs again and raises the
+    function's own exception, with its message -- compiled code need only stop there."""
+    exc = node.exc.func if isinstance(node.exc, A.Call) else node.exc
+    node.exc = exc if A.dotted(exc) is not None else A.name("Exception")
+    node.cause = None
 
 
 def _index_value(index):
