@@ -315,3 +315,50 @@ def test_acc_into_adds_in_place_only_what_its_variable_alone_holds():
     f32 = np.ones(2, np.float32)
     f32 = acc_into(f32, np.ones(2))  # float32 + float64 is float64: not in place
     assert f32.dtype == np.float64
+
+
+def test_times_into_multiplies_in_place_only_what_its_variable_alone_holds():
+    from cpsad.runtime import times_into
+
+    d = np.array([2.0, 3.0, 4.0])
+    g = np.ones(3)
+    address = g.ctypes.data
+    g = times_into(g, d)
+    np.testing.assert_array_equal(g, d)
+    assert g.ctypes.data == address  # in place: no new array
+
+    shared = np.ones(3)
+    alias = shared
+    shared = times_into(shared, d)
+    np.testing.assert_array_equal(alias, 1.0)  # the alias keeps its value
+    np.testing.assert_array_equal(shared, d)
+
+    base = np.ones(6)
+    view = base[:3]
+    view = times_into(view, d)  # a view of an array another name holds: never written into
+    np.testing.assert_array_equal(base, 1.0)
+    view = np.ones(6)[3:]
+    view = times_into(view, d)  # a view of an array nothing else holds: written into
+    np.testing.assert_array_equal(view, d)
+    assert view.base is not None
+
+    read_only = np.broadcast_to(np.ones(1), (3,))
+    np.testing.assert_array_equal(times_into(read_only, d), d)
+
+    small = np.ones(3)
+    wide = times_into(small, np.ones((2, 3)) * d)  # the product broadcasts g up: a new array
+    assert wide.shape == (2, 3)
+    np.testing.assert_array_equal(wide, np.ones((2, 3)) * d)
+
+    f32 = np.ones(3, np.float32)
+    f32 = times_into(f32, d)  # float32 * float64 is float64: not in place
+    assert f32.dtype == np.float64
+    f32 = np.ones(3, np.float32)
+    f32 = times_into(f32, 2.0)  # a Python float keeps float32 (NEP 50): in place
+    assert f32.dtype == np.float32
+    np.testing.assert_array_equal(f32, 2.0)
+
+    ints = np.ones(3, int)
+    ints = times_into(ints, 2)  # not floats: out of place, numpy's product all the same
+    np.testing.assert_array_equal(ints, 2)
+    assert times_into(3.0, 2.0) == 6.0
