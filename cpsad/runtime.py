@@ -159,43 +159,25 @@ def pick_into(g, keep, x, y):
     tie = x == y
     if tie.any() if type(tie) is np.ndarray else maybe_any(tie):  # (Dask, CuPy: not read)
         return np.where(tie, 0.5 * g, g * keep)
-    if _ALONE and type(g) is np.ndarray and sys.getrefcount(g) <= _ALONE and _takes(g, keep):
-        g *= keep
-        return g
-    return g * keep
-
-
-def times_into(g, d):
-    """``g * d`` -- an adjoint times a local derivative, ``tanh``'s ``g * (1 - ans * ans)`` --
-    written into ``g``'s own memory where nothing else holds it, as a hand-written pass does
-    ``dh *= 1 - h * h``. The release stage calls it where ``g`` is read for the last time, alone
-    in its statement; alone is decided by reference counts (``acc_into``). Anything else -- a
-    shared array, a view of one, a product of another shape or type -- is computed out of
-    place, the same numbers: an elementwise product is the same computed into either."""
-    if _ALONE and type(g) is np.ndarray and sys.getrefcount(g) <= _ALONE and _takes(g, d):
-        g *= d
-        return g
-    return g * d
-
-
-def _takes(g, d) -> bool:
-    """May ``g *= d`` (``g`` an array no name but the caller's holds) stand for ``g * d``: ``g``
-    writeable floats whose shape and type the product keeps, owning its memory or a view of an
-    array that it alone holds."""
-    if not (
-        g.flags.writeable
+    if (
+        _ALONE
+        and type(g) is np.ndarray
+        and sys.getrefcount(g) <= _ALONE
+        and g.flags.writeable
         and g.dtype.kind == "f"
-        and (type(d) is not np.ndarray or d.shape == g.shape)
-        and (type(d) is float or np.result_type(g, d) == g.dtype)
+        and (type(keep) is not np.ndarray or keep.shape == g.shape)
+        and np.result_type(g, keep) == g.dtype
     ):
-        return False
-    base = g.base
-    return base is None or (
-        type(base) is np.ndarray
-        and base.base is None
-        and base.flags.writeable
-        and sys.getrefcount(base) <= _BASE_ALONE
-    )
+        base = g.base
+        if base is None or (
+            type(base) is np.ndarray
+            and base.base is None
+            and base.flags.writeable
+            and sys.getrefcount(base) <= _BASE_ALONE
+        ):
+            g *= keep
+            return g
+    return g * keep
 
 
 def _addable_into(a, b) -> bool:

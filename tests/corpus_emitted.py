@@ -49,7 +49,6 @@ from cpsad.runtime import (
     repeat_adjoint,
     tangent_add,
     tangent_or_zeros,
-    times_into,
     unbroadcast,
     unpack_adjoint,
     without,
@@ -584,15 +583,6 @@ case(
     0.0,
     autograd=HELPER,
 )  # a keep that broadcasts g up: out of place
-
-
-def times_into_(g, d):
-    return times_into(g, d)
-
-
-# (differentiated, it is its composite: the product, out of place)
-for g, d in [(u(4), X4), (u(2, 4), X4), (u(4), 2.5), (2.0, X4)]:
-    end_to_end(times_into_, g, d, autograd=HELPER)
 
 
 # =========================================================================== arrays in parts

@@ -560,7 +560,7 @@ def injected_helpers() -> set[str]:
 
 
 def has_rules(obj) -> bool:
-    return core.lookup(obj) is not None or core.is_nondiff(obj) or core.composite(obj) is not None
+    return core.lookup(obj) is not None or core.is_nondiff(obj)
 
 
 def test_every_injected_helper_has_rules():

@@ -20,10 +20,6 @@ last. Only where that is safe and may matter:
   frees nothing;
 * not where only a ``return`` follows (returning releases everything).
 
-Where a statement reads an adjoint for the last time as ``g * d``, it becomes ``times_into(g,
-d)``, which multiplies ``g`` in place where nothing else holds it (as a hand-written pass does
-``dh *= 1 - h * h``; the ReLU's ``split_ties`` likewise becomes ``pick_into``).
-
 Invariant: in every function, a local that may hold an array, assigned only at the function's top
 level and mentioned by no nested function, is deleted after the top-level statement that
 mentions it last, unless only a ``return`` follows it.
@@ -137,11 +133,8 @@ class Release:
         for name, i in last.items():
             if name in kept or name in below or name not in first or not self.maybe_array(name):
                 continue
-            if first[name] < i:
-                if self.split:
-                    self.pick_in_place(body[i], name)
-                if not self.unit.nested:  # (see ``times_in_place``)
-                    self.times_in_place(body[i], name)
+            if first[name] < i and self.split:
+                self.pick_in_place(body[i], name)
             i = line_end[i]  # at the end of the statements of the user's line
             if i + 1 >= returning:
                 continue  # returning releases it
@@ -185,41 +178,6 @@ class Release:
                 call.args = [call.args[0].left, call.args[0].right, *call.args[2:]]
                 self.picked = True
                 return
-
-    def times_in_place(self, s, name: str) -> None:
-        """``g * d`` in the top-level statement that reads the adjoint (or tangent) ``g`` last,
-        and reads it once:
-        ``times_into(g, d)``, which multiplies ``g`` in place where nothing else holds it (an
-        adjoint times a local derivative: ``tanh``'s ``g * (1 - ans * ans)``). Only in a simple
-        statement (no loop runs it again), and not in a comprehension or lambda (which may run
-        the product more than once). Not in code meant to be differentiated again (``nested``),
-        which never runs as it is: transformed, ``times_into`` is its composite, the product out
-        of place (its derivative with respect to ``d`` reads ``g``)."""
-        if not isinstance(s, (A.Assign, A.Expr, A.Return)) or self.unit.namer.primal(name) is None:
-            return  # (the forward pass's own products stay as the user wrote them)
-        mentions = [n for n in A.walk(s) if isinstance(n, A.Name) and n.id == name]
-        if len(mentions) != 1:
-            return
-        stack = [(s, None)]
-        while stack:
-            node, parent = stack.pop()
-            if isinstance(node, _RUN_AGAIN):
-                continue
-            if (
-                isinstance(node, A.BinOp)
-                and isinstance(node.op, A.Mult)
-                and node.left is mentions[0]
-                # (not the first product of a chain, ``g * 2 * s``: it reads as it is)
-                and not (isinstance(parent, A.BinOp) and parent.left is node)
-            ):
-                times = self.unit.inject(self.unit.ctx.runtime("times_into"), "times_into")
-                A.replace(s, node, A.call(A.name(times), [node.left, node.right]))
-                return
-            stack.extend((child, node) for child in A.iter_child_nodes(node))
-
-
-# what may run an expression in it more than once (or later)
-_RUN_AGAIN = (A.Lambda, A.ListComp, A.SetComp, A.DictComp, A.GeneratorExp, A.FunctionDef)
 
 
 def _scope_names(node, inner: list, top: bool = False) -> list:

@@ -346,9 +346,6 @@ def table() -> str:
             lines.append(f"| {family} | " + ", ".join(sorted(set(fam[family]))) + " |")
     composites = []
     for prim, fn in COMPOSITES.items():
-        if (getattr(prim, "__module__", None) or "").startswith("cpsad"):
-            helpers.add(prim.__name__)  # (one of emitted code's, ``times_into``)
-            continue
         params = ", ".join(inspect.signature(fn).parameters)
         composites.append(f"`{_label(prim)}({params})`")
     lines.append(

@@ -5,7 +5,7 @@
 import numpy as np
 from cpsad.rules.operators import matmul_y
 from cpsad.rules.reductions import count, expand
-from cpsad.runtime import add_left, add_right, getitem_adjoint, times_into, unbroadcast
+from cpsad.runtime import add_left, add_right, getitem_adjoint, unbroadcast
 
 
 def loss_bp(k, w, X, y, penalty=0.0001):
@@ -27,15 +27,15 @@ def loss_bp(k, w, X, y, penalty=0.0001):
     add_bar = k(mean + mul_2)
     mean_bar = add_left(add_bar, mean, mul_2)
     mul_2_bar = add_right(add_bar, mean, mul_2)
-    sum_1_bar = unbroadcast(times_into(mul_2_bar, mul_1), sum_1)
+    sum_1_bar = unbroadcast(mul_2_bar * mul_1, sum_1)
     power_bar = expand(sum_1_bar, power)
     w_item_1_bar = power_bar * 2 * w_item_1
     w_bar = getitem_adjoint(w_item_1_bar, w, np.s_[1:])
     sub_bar = expand(np.divide(mean_bar, count(sub)), sub)
     logaddexp_bar = unbroadcast(sub_bar, logaddexp)
     mul_bar = unbroadcast(-sub_bar, mul)
-    z_bar = unbroadcast(times_into(mul_bar, y), z)
-    z_bar = z_bar + unbroadcast(times_into(logaddexp_bar, np.exp(z - logaddexp)), z)
+    z_bar = unbroadcast(mul_bar * y, z)
+    z_bar = z_bar + unbroadcast(logaddexp_bar * np.exp(z - logaddexp), z)
     del (
         z,
         logaddexp,

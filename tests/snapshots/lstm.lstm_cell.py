@@ -9,7 +9,6 @@ from cpsad.runtime import (
     getitem_adjoint,
     item_adjoint,
     items_adjoint,
-    times_into,
     unbroadcast,
     unpack_adjoint,
 )
@@ -55,10 +54,10 @@ def lstm_cell_bp(k, params, x, h, c):
     del c_1, h_1, tup_bar
     # h = sigmoid(o) * np.tanh(c)
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
-    tanh_c_bar = unbroadcast(times_into(h_1_bar, div_2), tanh_c)
-    c_1_bar = c_1_bar + times_into(tanh_c_bar, 1 - tanh_c * tanh_c)
+    tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
+    c_1_bar = c_1_bar + tanh_c_bar * (1 - tanh_c * tanh_c)
     exp_2_bar = -div_2_bar * div_2 / add_3
-    neg_2_bar = times_into(exp_2_bar, exp_2)
+    neg_2_bar = exp_2_bar * exp_2
     o_bar = -neg_2_bar
     del (
         exp_2,
@@ -75,15 +74,15 @@ def lstm_cell_bp(k, params, x, h, c):
     mul_bar = unbroadcast(c_1_bar, mul)
     mul_1_bar = unbroadcast(c_1_bar, mul_1)
     div_1_bar = unbroadcast(mul_1_bar * tanh_g, div_1)
-    tanh_g_bar = unbroadcast(times_into(mul_1_bar, div_1), tanh_g)
-    g_bar = times_into(tanh_g_bar, 1 - tanh_g * tanh_g)
+    tanh_g_bar = unbroadcast(mul_1_bar * div_1, tanh_g)
+    g_bar = tanh_g_bar * (1 - tanh_g * tanh_g)
     exp_1_bar = -div_1_bar * div_1 / add_2
-    neg_1_bar = times_into(exp_1_bar, exp_1)
+    neg_1_bar = exp_1_bar * exp_1
     i_bar = -neg_1_bar
     div_bar = unbroadcast(mul_bar * c, div)
-    c_bar = unbroadcast(times_into(mul_bar, div), c)
+    c_bar = unbroadcast(mul_bar * div, c)
     exp_bar = -div_bar * div / add_1
-    neg_bar = times_into(exp_bar, exp)
+    neg_bar = exp_bar * exp
     f_bar = -neg_bar
     del (
         exp,

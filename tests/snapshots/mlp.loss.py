@@ -4,7 +4,7 @@
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.reductions import count, expand, max_vjp
-from cpsad.runtime import times_into, unbroadcast
+from cpsad.runtime import unbroadcast
 
 # predict_bp: the backpropagator of examples_mlp.predict with respect to params
 
@@ -26,14 +26,14 @@ def loss_bp(k, params, X, Y):
         mean_bar = -neg_bar
         sum_2_bar = expand(np.divide(mean_bar, count(sum_2)), sum_2)
         mul_bar = expand(sum_2_bar, mul, axis=1)
-        logp_bar = unbroadcast(times_into(mul_bar, Y), logp)
+        logp_bar = unbroadcast(mul_bar * Y, logp)
         del logp, mul, sum_2, neg_bar, mean_bar, sum_2_bar, mul_bar
         # logp = logits - m - np.log(np.sum(np.exp(logits - m), axis=1, keepdims=True))
         sub_bar = unbroadcast(logp_bar, sub)
         log_bar = unbroadcast(-logp_bar, log)
         sum_1_bar = np.divide(log_bar, sum_1)
         exp_bar = expand(sum_1_bar, exp, axis=1, keepdims=True)
-        sub_1_bar = times_into(exp_bar, exp)
+        sub_1_bar = exp_bar * exp
         logits_bar = unbroadcast(sub_1_bar, logits)
         m_bar = unbroadcast(-sub_1_bar, m)
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)
@@ -65,7 +65,7 @@ def loss_bp(k, params, X, Y):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import items_adjoint, times_into, unbroadcast
+from cpsad.runtime import items_adjoint, unbroadcast
 
 
 def predict_bp(k, params, X):
@@ -85,7 +85,7 @@ def predict_bp(k, params, X):
     params_W2_bar = matmul_y(matmul_1_bar, matmul_1, h, params_W2)
     del matmul_1, add_1_bar, matmul_1_bar
     # h = np.tanh(X @ params["W1"] + params["b1"])
-    add_bar = times_into(h_bar, 1 - h * h)
+    add_bar = h_bar * (1 - h * h)
     matmul_bar = unbroadcast(add_bar, matmul)
     params_b1_bar = unbroadcast(add_bar, params_b1)
     params_W1_bar = matmul_y(matmul_bar, matmul, X, params_W1)

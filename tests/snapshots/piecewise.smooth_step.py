@@ -2,7 +2,7 @@
 # with respect to x. smooth_step_bp(k, x) runs `smooth_step`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
-from cpsad.runtime import times_into, unbroadcast, zeros_like
+from cpsad.runtime import unbroadcast, zeros_like
 
 
 def smooth_step_bp(k, x):
@@ -11,7 +11,7 @@ def smooth_step_bp(k, x):
     def after_if_L24(y):
         # return 2.0 * y - 1.0
         mul_2_bar = k(2.0 * y - 1.0)
-        y_bar = times_into(mul_2_bar, 2.0)
+        y_bar = mul_2_bar * 2.0
         return y_bar
 
     # if x <= 0.0:

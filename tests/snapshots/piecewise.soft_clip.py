@@ -4,7 +4,7 @@
 # result -- then returns the adjoints of x. Do not edit.
 import numpy as np
 from cpsad.rules.reductions import expand
-from cpsad.runtime import times_into, unbroadcast
+from cpsad.runtime import unbroadcast
 
 
 def soft_clip_bp(k, x, lo=-1.0, hi=1.0):
@@ -23,7 +23,7 @@ def soft_clip_bp(k, x, lo=-1.0, hi=1.0):
         sum_1_bar = k(np.sum(add_1))
         add_1_bar = expand(sum_1_bar, add_1)
         mul_bar = unbroadcast(add_1_bar, mul)
-        z_bar = unbroadcast(times_into(mul_bar, width), z)
+        z_bar = unbroadcast(mul_bar * width, z)
         return z_bar
 
     # if np.max(np.abs(z)) > 0.25:

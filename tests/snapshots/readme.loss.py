@@ -5,7 +5,7 @@
 import numpy as np
 from cpsad.rules.operators import matmul_y
 from cpsad.rules.reductions import count, expand
-from cpsad.runtime import times_into, unbroadcast
+from cpsad.runtime import unbroadcast
 
 
 def loss_bp(k, w, x, y):
@@ -21,6 +21,6 @@ def loss_bp(k, w, x, y):
     h_bar = unbroadcast(sub_bar, h)
     del sub, power, mean_bar, power_bar, sub_bar
     # h = np.tanh(x @ w)
-    matmul_bar = times_into(h_bar, 1 - h * h)
+    matmul_bar = h_bar * (1 - h * h)
     w_bar = matmul_y(matmul_bar, matmul, x, w)
     return w_bar

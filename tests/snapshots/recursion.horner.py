@@ -2,7 +2,7 @@
 # with respect to x. horner_bp(k, coeffs, x, i) runs `horner`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
-from cpsad.runtime import acc, add_right, times_into, unbroadcast, zeros_like
+from cpsad.runtime import acc, add_right, unbroadcast, zeros_like
 
 
 def horner_bp(k, coeffs, x, i=0):
@@ -22,7 +22,7 @@ def horner_bp(k, coeffs, x, i=0):
             add_1_bar = k(coeffs_item_1 + mul)
             mul_bar = add_right(add_1_bar, coeffs_item_1, mul)
             x_bar = acc(x_bar, unbroadcast(mul_bar * horner_coeffs, x))
-            horner_coeffs_bar = unbroadcast(times_into(mul_bar, x), horner_coeffs)
+            horner_coeffs_bar = unbroadcast(mul_bar * x, horner_coeffs)
             return horner_coeffs_bar
 
         # return coeffs[i] + x * horner(coeffs, x, i + 1)

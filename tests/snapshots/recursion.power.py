@@ -2,7 +2,7 @@
 # with respect to x. power_bp(k, x, n) runs `power`, calls
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of x. Do not edit.
-from cpsad.runtime import acc, times_into, unbroadcast, zeros_like
+from cpsad.runtime import acc, unbroadcast, zeros_like
 
 
 def power_bp(k, x, n):
@@ -18,7 +18,7 @@ def power_bp(k, x, n):
             # return x * power(x, n - 1)
             mul_bar = k(x * power_x)
             x_bar = acc(x_bar, unbroadcast(mul_bar * power_x, x))
-            power_x_bar = unbroadcast(times_into(mul_bar, x), power_x)
+            power_x_bar = unbroadcast(mul_bar * x, power_x)
             return power_x_bar
 
         # return x * power(x, n - 1)

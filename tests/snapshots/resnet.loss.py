@@ -4,7 +4,7 @@
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.reductions import count, expand, max_vjp
-from cpsad.runtime import getitem_adjoint, times_into, unbroadcast
+from cpsad.runtime import getitem_adjoint, unbroadcast
 
 # predict_bp: the backpropagator of examples_resnet.predict with respect to params
 
@@ -32,7 +32,7 @@ def loss_bp(k, params, X, labels):
         log_bar = unbroadcast(-logp_bar, log)
         sum_1_bar = np.divide(log_bar, sum_1)
         exp_bar = expand(sum_1_bar, exp, axis=1, keepdims=True)
-        sub_1_bar = times_into(exp_bar, exp)
+        sub_1_bar = exp_bar * exp
         logits_bar = unbroadcast(sub_1_bar, logits)
         m_bar = unbroadcast(-sub_1_bar, m)
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)

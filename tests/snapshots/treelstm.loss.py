@@ -9,7 +9,6 @@ from cpsad.runtime import (
     acc,
     getitem_adjoint,
     items_adjoint,
-    times_into,
     unbroadcast,
     unpack_adjoint,
 )
@@ -46,7 +45,7 @@ def loss_bp(k, params, tree, label):
         log_bar = unbroadcast(add_bar, log)
         sum_1_bar = np.divide(log_bar, sum_1)
         exp_bar = expand(sum_1_bar, exp)
-        sub_bar = times_into(exp_bar, exp)
+        sub_bar = exp_bar * exp
         logits_bar = logits_bar + unbroadcast(sub_bar, logits)
         m_bar = m_bar + unbroadcast(-sub_bar, m)
         del (
@@ -107,7 +106,6 @@ from cpsad.runtime import (
     getitem_adjoint,
     item_adjoint,
     items_adjoint,
-    times_into,
     unbroadcast,
     unpack_adjoint,
 )
@@ -252,20 +250,20 @@ def tree_lstm_bp(k, params, node):
                 mul_4_bar = item_adjoint(tup_1_bar, 0, mul_4)
                 c_bar = item_adjoint(tup_1_bar, 1, c)
                 o_bar = unbroadcast(mul_4_bar * tanh_c_1, o)
-                tanh_c_1_bar = unbroadcast(times_into(mul_4_bar, o), tanh_c_1)
-                c_bar = c_bar + times_into(tanh_c_1_bar, 1 - tanh_c_1 * tanh_c_1)
+                tanh_c_1_bar = unbroadcast(mul_4_bar * o, tanh_c_1)
+                c_bar = c_bar + tanh_c_1_bar * (1 - tanh_c_1 * tanh_c_1)
                 del c, tanh_c_1, mul_4, tup_1_bar, mul_4_bar, tanh_c_1_bar
                 # c = i * u + fl * cl + fr * cr
                 add_14_bar = unbroadcast(c_bar, add_14)
                 mul_3_bar = unbroadcast(c_bar, mul_3)
                 fr_bar = unbroadcast(mul_3_bar * cr, fr)
-                cr_bar = unbroadcast(times_into(mul_3_bar, fr), cr)
+                cr_bar = unbroadcast(mul_3_bar * fr, cr)
                 mul_1_bar = unbroadcast(add_14_bar, mul_1)
                 mul_2_bar = unbroadcast(add_14_bar, mul_2)
                 fl_bar = unbroadcast(mul_2_bar * cl, fl)
-                cl_bar = acc(cl_bar, unbroadcast(times_into(mul_2_bar, fl), cl))
+                cl_bar = acc(cl_bar, unbroadcast(mul_2_bar * fl, cl))
                 i_bar = unbroadcast(mul_1_bar * u, i)
-                u_bar = unbroadcast(times_into(mul_1_bar, i), u)
+                u_bar = unbroadcast(mul_1_bar * i, u)
                 del (
                     cr,
                     mul_1,
@@ -279,7 +277,7 @@ def tree_lstm_bp(k, params, node):
                     mul_2_bar,
                 )
                 # u = np.tanh(params["Uu"] @ h2 + params["bu"])
-                add_13_bar = times_into(u_bar, 1 - u * u)
+                add_13_bar = u_bar * (1 - u * u)
                 matmul_7_bar = unbroadcast(add_13_bar, matmul_7)
                 params_bu_1_bar = unbroadcast(add_13_bar, params_bu_1)
                 params_Uu_bar = matmul_x(matmul_7_bar, matmul_7, params_Uu, h2)
@@ -287,7 +285,7 @@ def tree_lstm_bp(k, params, node):
                 del params_Uu, matmul_7, params_bu_1, u, u_bar, add_13_bar, matmul_7_bar
                 # o = sigmoid(params["Uo"] @ h2 + params["bo"])
                 exp_5_bar = -o_bar * o / add_12
-                neg_5_bar = times_into(exp_5_bar, exp_5)
+                neg_5_bar = exp_5_bar * exp_5
                 add_11_bar = -neg_5_bar
                 matmul_6_bar = unbroadcast(add_11_bar, matmul_6)
                 params_bo_1_bar = unbroadcast(add_11_bar, params_bo_1)
@@ -308,7 +306,7 @@ def tree_lstm_bp(k, params, node):
                 )
                 # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
                 exp_4_bar = -fr_bar * fr / add_10
-                neg_4_bar = times_into(exp_4_bar, exp_4)
+                neg_4_bar = exp_4_bar * exp_4
                 add_9_bar = -neg_4_bar
                 matmul_5_bar = unbroadcast(add_9_bar, matmul_5)
                 params_bf_1_bar = unbroadcast(add_9_bar, params_bf_1)
@@ -349,7 +347,7 @@ def tree_lstm_bp(k, params, node):
                 )
                 # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
                 exp_3_bar = -fl_bar * fl / add_8
-                neg_3_bar = times_into(exp_3_bar, exp_3)
+                neg_3_bar = exp_3_bar * exp_3
                 add_7_bar = -neg_3_bar
                 matmul_4_bar = unbroadcast(add_7_bar, matmul_4)
                 params_bf_bar = unbroadcast(add_7_bar, params_bf)
@@ -370,7 +368,7 @@ def tree_lstm_bp(k, params, node):
                 )
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
                 exp_2_bar = -i_bar * i / add_6
-                neg_2_bar = times_into(exp_2_bar, exp_2)
+                neg_2_bar = exp_2_bar * exp_2
                 add_5_bar = -neg_2_bar
                 matmul_3_bar = unbroadcast(add_5_bar, matmul_3)
                 params_bi_1_bar = unbroadcast(add_5_bar, params_bi_1)

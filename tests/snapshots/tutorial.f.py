@@ -3,7 +3,7 @@
 # k(result) -- the rest of the program, which returns the adjoint of the
 # result -- then returns the adjoints of (x, w). Do not edit.
 import numpy as np
-from cpsad.runtime import acc, times_into, unbroadcast
+from cpsad.runtime import acc, unbroadcast
 
 
 def f_bp(k, x, w):
@@ -16,7 +16,7 @@ def f_bp(k, x, w):
         # return y * x
         mul_1_bar = k(y * x)
         y_bar = unbroadcast(mul_1_bar * x, y)
-        x_bar = acc(x_bar, unbroadcast(times_into(mul_1_bar, y), x))
+        x_bar = acc(x_bar, unbroadcast(mul_1_bar * y, x))
         return y_bar
 
     # if h > 0:
@@ -34,5 +34,5 @@ def f_bp(k, x, w):
     # h = np.tanh(w * x)
     mul_bar = h_bar * (1 - h * h)
     w_bar = unbroadcast(mul_bar * x, w)
-    x_bar = x_bar + unbroadcast(times_into(mul_bar, w), x)
+    x_bar = x_bar + unbroadcast(mul_bar * w, x)
     return x_bar, w_bar

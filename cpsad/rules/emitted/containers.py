@@ -2,8 +2,7 @@
 ``list_builtin`` and ``max_builtin`` (cpsad/rules/containers.py: ``sum(xs)``'s, ``list(xs)``'s,
 ``max(xs)``'s adjoints), ``with_entry`` (a container with one entry replaced), ``pair_like`` (a
 pair of the type of a decomposition's result), ``split_ties`` and ``pick_into`` (the adjoint
-of ``maximum``'s or a ReLU's chosen operand, halved at ties), and ``times_into`` (an adjoint
-times a local derivative, in place where it may be).
+of ``maximum``'s or a ReLU's chosen operand, halved at ties).
 
 Every helper here is linear in the adjoints or tangents it takes (``with_entry`` and ``pair_like``
 in their entries together); which value was chosen, and the keys and results read for their
@@ -20,7 +19,7 @@ from cpsad.rules import containers as ct
 from cpsad.rules import elementwise as el
 from cpsad.rules import linalg as la
 from cpsad.rules import operators as op
-from cpsad.rules.core import broadcast_like, defcomposite, defjvp, defvjp
+from cpsad.rules.core import broadcast_like, defjvp, defvjp
 from cpsad.runtime import (
     Sparse,
     acc,
@@ -30,7 +29,6 @@ from cpsad.runtime import (
     on_device_of,
     pick_into,
     tangent_zeros,
-    times_into,
     unbroadcast,
     without,
     zeros_like,
@@ -247,14 +245,3 @@ def pick_into_c_jvp(t, ans, c, keep, x, y):
 
 
 defjvp(pick_into, c=pick_into_c_jvp)
-
-
-def times_into_composite(g, d):
-    """``times_into`` differentiated again is the product it computes, never in place: not
-    linear in ``d``, its derivative there reads ``g``, which an in-place product would have
-    overwritten (code meant for a higher derivative has no ``times_into``: this is for emitted
-    code a user differentiates as it is)."""
-    return g * d
-
-
-defcomposite(times_into, times_into_composite)
