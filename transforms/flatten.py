@@ -107,8 +107,8 @@ class Flatten:
                 raise self.unstageable("a lambda", node)
             if isinstance(node, A.Raise) and node.exc is not None and not _constant_raise(node):
                 _raised_as_a_constant(node)
-            if isinstance(node, (A.Global, A.Try, A.With, A.Raise)) and not (
-                isinstance(node, A.Raise) and _constant_raise(node)
+            if isinstance(node, (A.Global, A.Try, A.With)) or (
+                isinstance(node, A.Raise) and node.exc is None  # (re-raising: only in `except`)
             ):
                 what = type(node).__name__.lower()
                 raise self.unstageable(f"a `{what}` statement", node)
