@@ -34,6 +34,9 @@ that call, its own names renamed apart, until none is left::
   Defunctionalize; inlining makes more).
 * What Numba lacks is spelt as it compiles it, the same computation: ``np.matmul(a, b)`` as
   ``a @ b``, ``np.s_[0, 1:]`` as the index it returns, ``(0, slice(1, None, None))``.
+* A ``raise`` whose exception Numba cannot make (a formatted message, a ``from``) raises its
+  class alone: where it is raised, the Python backpropagator runs again and raises the function's
+  own exception.
 * The entry's continuation becomes its result: ``t = k(v)`` is ``value = v; t = seed``, and the
   function returns ``(value, adjoints)``.
 
