@@ -10,6 +10,7 @@ from importlib import metadata
 
 import numpy as np
 
+import benchmarks
 from benchmarks import frameworks
 from benchmarks.workloads import ALL
 
@@ -76,6 +77,11 @@ def machine() -> list[str]:
         "(one thread everywhere: `OMP/MKL/OPENBLAS_NUM_THREADS=1`, `torch.set_num_threads(1)`, "
         "`XLA_FLAGS=--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`, and the "
         "process bound to one CPU, since XLA's CPU client otherwise uses both for a matrix product)",
+        "- glibc's malloc keeps freed memory (`mallopt`: blocks up to 32 MiB from the heap, its top "
+        "kept up to 1 GiB): "
+        + ("set" if benchmarks.MALLOC_PINNED else "not glibc, left as it is")
+        + ". By default it may give the heap's top back after each call, and the next faults it "
+        "in again: 2-4x on the CNN and RNN, by the order of earlier allocations, not the code",
         f"- OS: {platform.platform()}",
         f"- Python {platform.python_version()} ({sys.implementation.name})",
         f"- numpy {np.__version__}, BLAS: {blas()}",
