@@ -430,7 +430,14 @@ class Sparse(dict):
         get = out.get
         for k, v in other.items():
             cur = get(k)
-            out[k] = v if cur is None else cur if v is None else cur + v  # acc, inlined
+            if cur is None:
+                out[k] = v
+            elif v is None:
+                continue
+            elif type(cur) is Deferred is type(v) and cur.shape == v.shape and cur.dtype is v.dtype:
+                out[k] = cur.plus(v)  # (a weight's adjoint from two subtrees: the common case)
+            else:
+                out[k] = cur + v  # acc, inlined
         return out
 
     __radd__ = __add__
@@ -720,6 +727,9 @@ def getitem_adjoint(g, x, index):
     """The adjoint of ``x`` in ``y = x[index]``; repeated integer indices accumulate."""
     if type(x) is dict:  # a parameter dict's entry: the most frequent case, tested first
         return Sparse({index: g})
+    if type(index) is int and type(x) is np.ndarray and type(g) is np.ndarray:
+        if x.dtype is g.dtype and x.dtype.kind == "f":  # a row of a table (an embedding)
+            return Deferred.scatter(x.shape, g.dtype, index, g)
     if g is None:  # nothing flowed into x[index]
         return zeros_like(x)
     if isinstance(x, np.ndarray) and (type(g) in _PLAIN or not foreign(g)):

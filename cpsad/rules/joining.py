@@ -86,6 +86,14 @@ def unjoin(g, arrays, joined, axis):
     ``joined`` are the shapes the parts had when joined (after ``np.atleast_2d`` or flattening,
     say); each part's adjoint is reshaped back to its own shape.
     """
+    if type(g) is np.ndarray and g.ndim == 1 and type(arrays) is list:
+        # (vectors joined end to end: the Tree-LSTM's [hl, hr], once a node)
+        if all(type(x) is np.ndarray and x.ndim == 1 for x in arrays):
+            parts, start = {}, 0
+            for i, s in enumerate(joined):
+                parts[i] = g[start : start + s[0]]
+                start += s[0]
+            return Sparse(parts)
     g = as_array(g)
     index = [slice(None)] * g.ndim
     adjoints = []
