@@ -171,6 +171,13 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
     if args is None:
         return None  # (a wrong call: the Python one says so, as ``fn`` would)
     python_kinds, kinds = kinds, staged_kinds(fn, kinds, args, mode)
+    key = (fn.__code__, active, kinds, mode)
+    if key not in _MADE:  # (a first call of these kinds: an argument no Numba type holds?)
+        why = _not_numba_values(fn, args)
+        if why is not None:
+            with _LOCK:
+                _MADE[key] = why
+            return _fall_back(fn, why)
     c = compiled(fn, active, kinds, spec, mode)
     if isinstance(c, str):
         return _fall_back(fn, c)
@@ -192,7 +199,6 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
             extra.append(value)
         else:
             extra.append(fn.__closure__[where].cell_contents)
-    key = (fn.__code__, active, kinds, mode)
     compiled_before = len(c.dispatcher.overloads)  # (``signatures`` makes a list: 2 us a call)
     try:
         return c.dispatcher(*first, *args, *extra)
@@ -220,6 +226,37 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
         # the compiled code raised: the Python one runs -- and raises as the function does, or
         # (where Numba's code alone fails: an Optional it could not unbox) gives the numbers
         return _fall_back(fn, f"its compiled code raised {type(exc).__name__}: {exc}")
+
+
+def _not_numba_values(fn, args: list) -> str | None:
+    """Why Numba cannot take the arguments ``args`` (``fn``'s, by position), named, or None:
+    a plain ``dict`` (a parameter dict: Numba's dictionaries are ``numba.typed.Dict``, of one
+    value type) or an object of a class of yours. Said before Numba tries (0.3 s for an MLP,
+    and its "non-precise type pyobject" names no argument)."""
+    code = fn.__code__
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    if code.co_flags & inspect.CO_VARARGS:
+        names += (code.co_varnames[len(names)],)
+    for name, value in zip(names, args):
+        t = type(value)
+        if t is dict:
+            what = "a dict"
+        elif t.__module__ in _OWN_MODULES or hasattr(t, "_numba_type_") or not hasattr(
+            value, "__dict__"
+        ):
+            continue  # (a number, an array, a tuple, a function, a jitclass: Numba decides)
+        elif callable(value) or isinstance(value, type):
+            continue
+        else:
+            what = f"an object of class `{t.__qualname__}`"
+        return (
+            f"its argument `{name}` is {what}, which Numba cannot take (it compiles numbers, "
+            "arrays and tuples of them; pass the arrays themselves as arguments)"
+        )
+    return None
+
+
+_OWN_MODULES = frozenset({"builtins", "numpy"})  # (types Numba knows, or refuses by itself)
 
 
 def staged_kinds(fn, kinds: tuple, args: list, mode=compiler.STAGED) -> tuple:

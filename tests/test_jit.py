@@ -301,6 +301,45 @@ def test_fallback_warns_once_and_says_why():
         assert g(1.5, 3) == pytest.approx(want)
 
 
+class _Layer:
+    def __init__(self, w):
+        self.w = w
+
+
+def _dict_loss(params, x):
+    return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+
+
+def _object_loss(layer, x):
+    return np.sum(np.tanh(x @ layer.w) ** 2)
+
+
+@pytest.mark.parametrize(
+    "loss, make, what",
+    [
+        (_dict_loss, lambda W, b: {"W": W, "b": b}, "`params` is a dict"),
+        (_object_loss, lambda W, b: _Layer(W), "`layer` is an object of class `_Layer`"),
+    ],
+)
+def test_an_argument_numba_cannot_take_is_named_before_numba_tries(loss, make, what):
+    """A parameter dict (or an object) is no Numba type: the warning names the argument, not
+    Numba's "non-precise type pyobject", and Numba is not asked to compile (it took 0.3 s to
+    fail on an MLP). The numbers are the Python backpropagator's; warned once."""
+    rng = np.random.default_rng(0)
+    arg, x = make(rng.normal(size=(3, 2)), rng.normal(size=2)), rng.normal(size=(4, 3))
+    before = dict(staging._MADE)
+    with pytest.warns(cpsad.JitWarning, match=what + ", which Numba cannot take"):
+        value, grad = cpsad.value_and_grad(cpsad.jit(loss), argnums=1)(arg, x)
+    made = [v for k, v in staging._MADE.items() if k not in before and k[0] is loss.__code__]
+    assert made and all(isinstance(v, str) and what in v for v in made)  # (nothing compiled)
+    want_value, want_grad = cpsad.value_and_grad(loss, argnums=1)(arg, x)
+    assert value == want_value and np.array_equal(grad, want_grad)
+    cpsad.testing.check_grads(lambda x: loss(arg, x), x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        assert cpsad.value_and_grad(cpsad.jit(loss), argnums=1)(arg, x)[0] == want_value
+
+
 def _walk(x, w, n):
     """Recursion over arrays with two differentiated parameters: a tuple of adjoints scaled."""
     if n == 0:
