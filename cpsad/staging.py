@@ -241,8 +241,10 @@ def _not_numba_values(fn, args: list) -> str | None:
         t = type(value)
         if t is dict:
             what = "a dict"
-        elif t.__module__ in _OWN_MODULES or hasattr(t, "_numba_type_") or not hasattr(
-            value, "__dict__"
+        elif (
+            t.__module__ in _OWN_MODULES
+            or hasattr(t, "_numba_type_")
+            or not hasattr(value, "__dict__")
         ):
             continue  # (a number, an array, a tuple, a function, a jitclass: Numba decides)
         elif callable(value) or isinstance(value, type):
