@@ -444,13 +444,15 @@ def _make(fn, active, kinds, mode, buffers=True):
     # (an importable module's name: Numba's cache, loading the code, imports it for its globals)
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
     as_is = _compiled_as_they_are(
-        numba, [o for o in unit.injected.values()] + list(frozen.values())
+        numba,
+        [o for o in unit.injected.values()] + list(frozen.values()) + [f for _, _, f in through],
     )
     for name, obj in {**frozen, **unit.injected}.items():
         # (a user's function the staged code calls as it is -- its result is not
         # differentiated; another module's, under the name Callees gave it -- is compiled too,
         # or Numba cannot call it)
         namespace[name] = as_is.get(id(obj), obj)
+    _through_compiled(unit, namespace, as_is)
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)
     tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -654,6 +656,59 @@ def _module_functions(unit) -> list:
         ):
             out.append((holder, attrs[-1], value))
     return out
+
+
+def _through_compiled(unit, namespace: dict, as_is: dict) -> None:
+    """Where the staged code calls a function of yours as it is through a module
+    (``helpers.rowsum(x)``, data only), give it that module as a copy whose attribute is the
+    function compiled (``as_is``): Numba calls no Python function, and would refuse the whole
+    function with "Unknown attribute 'rowsum' of type Module". The module itself is unchanged;
+    the copies' other attributes are the module's (what ``_module_functions`` froze)."""
+    from cpsad.transforms import astlib as A
+
+    overrides: dict = {}  # root name -> nested {attribute: compiled or {...}}
+    for node in A.walk(unit.tree):
+        path = A.dotted(node) if isinstance(node, A.Attribute) else None
+        if path is None:
+            continue
+        root, *attrs = path.split(".")
+        holder = namespace.get(root)
+        if not isinstance(holder, types.ModuleType) or _numba_knows(holder):
+            continue
+        for a in attrs[:-1]:
+            holder = getattr(holder, a, None)
+        if not isinstance(holder, types.ModuleType):
+            continue
+        compiled = as_is.get(id(getattr(holder, attrs[-1], None)))
+        if compiled is None:
+            continue
+        level = overrides.setdefault(root, {})
+        for a in attrs[:-1]:
+            level = level.setdefault(a, {})
+        level[attrs[-1]] = compiled
+    for root, tree in overrides.items():
+        namespace[root] = _module_copy(namespace[root], tree)
+
+
+def _numba_knows(module: types.ModuleType) -> bool:
+    """A module whose functions Numba types itself (``np.ones``: its Python source is not what
+    Numba compiles)."""
+    return module.__name__.partition(".")[0] in _NUMBA_TYPES_ITS_OWN
+
+
+_NUMBA_TYPES_ITS_OWN = frozenset(
+    {"numpy", "math", "cmath", "random", "operator", "numba", "scipy", "cpsad", "builtins"}
+)
+
+
+def _module_copy(module: types.ModuleType, overrides: dict) -> types.ModuleType:
+    copy = types.ModuleType(module.__name__, module.__doc__)
+    copy.__dict__.update(module.__dict__)
+    for name, value in overrides.items():
+        setattr(
+            copy, name, _module_copy(getattr(module, name), value) if type(value) is dict else value
+        )
+    return copy
 
 
 def _free_names(unit) -> set:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 pytest.importorskip("numba")
@@ -94,6 +95,14 @@ CASES = {
         (1.5, 4),
         None,
         ("s += i", "s += 3 * i"),
+    ),
+    "a function called as it is through a module": (
+        "def h(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n\n"
+        "def h2(n):\n    return n * 10\n",
+        "import lib\n\ndef f(x, n):\n    return x * x * lib.h(n)\n",
+        (1.5, 4),
+        "lib.h = lib.h2",
+        ("s += i", "s += 2 * i"),
     ),
     "a differentiated helper rebound": (
         "def g(x):\n    y = x * x\n    return y * 2.0\n\n\ndef g2(x):\n    return x * 3.0\n",
@@ -176,6 +185,50 @@ def test_changed_in_the_process(tmp_path, case, mode):
     got, want_after = _both(user.f, args, mode)
     assert want_after != pytest.approx(want), "the change must change the gradient"
     assert got == pytest.approx(want_after, rel=1e-12)
+
+
+_THROUGH_LIB = """
+import numpy as np
+
+def rowsum(x):
+    out = np.zeros(x.shape[1])
+    for i in range(x.shape[0]):
+        out = out + x[i]
+    return out
+
+def bad(x):
+    s = 0.0
+    for v in x.tolist():
+        s += v
+    return x * s
+"""
+
+
+def test_a_data_helper_called_through_a_module_compiles(tmp_path):
+    """``lib.rowsum(x)`` -- a function of yours the staged code calls as it is (its argument is
+    data), reached through its module -- is compiled with it: Numba calls no Python function,
+    and refused the whole function ("Unknown attribute 'rowsum' of type Module"). One Numba
+    cannot compile is named where it fails, in its own file."""
+    user = (
+        "import numpy as np\nimport lib\n\n"
+        "def f(w, x):\n    return np.sum(np.tanh(lib.rowsum(x) * w))\n\n"
+        "def g(w, x):\n    return np.sum(np.tanh(lib.bad(x[0]) * w))\n"
+    )
+    lib, user = _modules(tmp_path, _THROUGH_LIB, user)
+    rng = np.random.default_rng(3)
+    w, x, t = rng.normal(size=3), rng.normal(size=(4, 3)), rng.normal(size=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        got = cpsad.value_and_grad(cpsad.jit(user.f))(w, x)
+        got_t = cpsad.jvp(cpsad.jit(user.f), (w, x), (t, None))
+    want = cpsad.value_and_grad(user.f)(w, x)
+    want_t = cpsad.jvp(user.f, (w, x), (t, None))
+    assert got[0] == pytest.approx(want[0], rel=1e-12)
+    assert np.allclose(got[1], want[1], rtol=1e-12, atol=0)
+    assert np.allclose(got_t, want_t, rtol=1e-12, atol=0)
+    cpsad.testing.check_grads(lambda w: user.f(w, x), w)
+    with pytest.warns(cpsad.JitWarning, match=r"'tolist'.*jit_world_lib_\d+\.py\", line 12"):
+        cpsad.grad(cpsad.jit(user.g))(w, x)
 
 
 _SCRIPT = """
