@@ -23,6 +23,7 @@ import inspect
 import io
 import linecache
 import re
+import symtable
 import textwrap
 import tokenize
 import types
@@ -252,8 +253,13 @@ def _modules_read(fn) -> list[str]:
     names = set()
     for c in (fn.__code__, *_code_objects(fn.__code__)):
         names |= {*c.co_names, *c.co_varnames, *c.co_cellvars, *c.co_freevars}
+    imported = _imported_names(fn.__code__.co_filename)
     out = []
     for n in sorted(names):
+        if imported is not None:  # (what the compiler itself asks: an import binds it)
+            if n in imported:
+                out.append(n)
+            continue
         v = g.get(n)
         if isinstance(v, types.ModuleType) or (
             isinstance(v, (types.FunctionType, type))
@@ -261,6 +267,31 @@ def _modules_read(fn) -> list[str]:
         ):
             out.append(n)
     return out
+
+
+def _imported_names(filename: str) -> frozenset | None:
+    """The names an ``import`` binds at the top level of the file (or notebook cell) as
+    ``linecache`` holds it -- the compiler's own test, ``is_import_originated``: a module bound
+    by an assignment (``lib = sys.modules[__name__]``) is called with other instructions than
+    an imported one. None where the file cannot be read or parsed (the names' values decide)."""
+    text = "".join(linecache.getlines(filename))
+    if not text:
+        return None
+    found = _IMPORTED.get(filename)
+    if found is not None and found[0] == text:
+        return found[1]
+    try:
+        top = symtable.symtable(text, filename, "exec")
+    except (SyntaxError, ValueError):
+        return None
+    names = frozenset(s.get_name() for s in top.get_symbols() if s.is_imported())
+    if len(_IMPORTED) >= 256:  # (a session that writes many files: the fuzzer's)
+        _IMPORTED.clear()
+    _IMPORTED[filename] = (text, names)
+    return names
+
+
+_IMPORTED: dict = {}  # filename -> (its text, the names its imports bind)
 
 
 def _class_around(code) -> str | None:

@@ -217,6 +217,9 @@ def main(argv=None):
     ap.add_argument(
         "--jit", action="store_true", help="judge cpsad.jit(f) against the Python backpropagator"
     )
+    ap.add_argument(
+        "--rewrite", help="judge each program rewritten this way (tests/fuzz/rewrite.py KINDS)"
+    )
     ap.add_argument("--show", type=int, help="print one seed's program and its verdict")
     ap.add_argument(
         "--ci-known", action="store_true", help="print the KNOWN table for test_fuzz.py"
@@ -227,6 +230,11 @@ def main(argv=None):
         import tests.fuzz.oracle as oracle
 
         oracle.JIT = True
+    if a.rewrite:  # (read by the oracle, as --jit)
+        os.environ["CPSAD_FUZZ_REWRITE"] = a.rewrite
+        import tests.fuzz.oracle as oracle
+
+        oracle.REWRITE = a.rewrite
     exclude = tuple(x for x in a.exclude.split(",") if x)
 
     if a.show is not None:
@@ -235,6 +243,10 @@ def main(argv=None):
         from tests.fuzz.oracle import check, directions, valid_program
 
         program, _ = valid_program(a.show, exclude=exclude)
+        if a.rewrite:
+            from tests.fuzz.oracle import rewritten
+
+            program = rewritten(program, a.rewrite)
         print(program.source)
         if a.order > 1:
             args = program.args()

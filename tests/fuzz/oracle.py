@@ -38,6 +38,7 @@ import signal
 import sys
 import tempfile
 import traceback
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -410,13 +411,17 @@ def autograd_run(source: str, judge):
     except ImportError:
         return None
     src = source.replace("import numpy as np", "import autograd.numpy as np", 1)
-    g: dict = {"__name__": "cpsad_fuzz_autograd"}
+    module = types.ModuleType("cpsad_fuzz_autograd")  # (a module: ``sys.modules[__name__]``
+    g: dict = module.__dict__  # finds it, as the ``module`` rewrite's ``lib`` does)
+    sys.modules[module.__name__] = module
     try:
         with time_limit(PLAIN_SECONDS * 4), np.errstate(all="ignore"):
             exec(compile(src, "<autograd version>", "exec"), g)
             return judge(autograd, g)
     except (Exception, Timeout):
         return None
+    finally:
+        sys.modules.pop(module.__name__, None)
 
 
 def autograd_slopes(source, program, dirs):
@@ -531,6 +536,22 @@ def _autograd_verdict(program, dirs, slopes, want) -> str:
 
 
 JIT = bool(os.environ.get("CPSAD_FUZZ_JIT"))  # --jit: judge cpsad.jit(f) too
+REWRITE = os.environ.get("CPSAD_FUZZ_REWRITE", "")  # --rewrite KIND: judge the rewritten program
+
+
+def rewritten(program: Program, kind: str) -> Program:
+    """``program`` rewritten by ``kind`` (tests/fuzz/rewrite.py), seeded by its seed; itself
+    where the rewrite does not apply."""
+    import random
+
+    from tests.fuzz.rewrite import variant
+
+    src = variant(program.source, kind, random.Random(f"{program.seed}:{kind}"))
+    if src is None:
+        return program
+    return Program(
+        program.seed, src, program.params, program.features, program.attempt, program.args()
+    )
 
 
 def _check_shaped(f, path, program, res, got, grads) -> None:
@@ -689,6 +710,8 @@ def check_seed(
     program, discarded = valid_program(seed, exclude=exclude)
     if program is None:
         return Result(seed, discarded, "discarded", discarded=discarded)
+    if REWRITE:  # (--rewrite: the program written another way, where the rewrite applies)
+        program = rewritten(program, REWRITE)
     res = check(program, perturb, use_autograd)
     res.discarded = discarded
     return res

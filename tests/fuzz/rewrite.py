@@ -12,7 +12,10 @@ same gradient, to rounding:
 * ``apply`` -- ``name = expr`` becomes ``name = apply(lambda _: expr, 0.0)``;
 * ``unroll`` -- ``for i in range(K)`` (no ``break``/``continue``/``return`` in it) unrolled;
 * ``split_tuple`` -- ``a, b = e1, e2`` becomes temporaries and single assignments;
-* ``aug`` -- ``y += v`` becomes ``y = y + v``, and ``y = y + v`` becomes ``y += v``.
+* ``aug`` -- ``y += v`` becomes ``y = y + v``, and ``y = y + v`` becomes ``y += v``;
+* ``module`` -- each call in ``f`` of a module-level function ``h(...)`` becomes
+  ``lib.h(...)``, ``lib`` the module itself (``sys.modules[__name__]``): a helper reached
+  through a module's attribute, as ``import helpers; helpers.h(x)`` reaches it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import ast
 import builtins
 import copy
 
-KINDS = ("rename", "extract", "lambda", "apply", "unroll", "split_tuple", "aug")
+KINDS = ("rename", "extract", "lambda", "apply", "unroll", "split_tuple", "aug", "module")
 
 
 def _entry(tree):
@@ -248,6 +251,30 @@ def aug(tree, rng):
     return True
 
 
+def through_module(tree, rng):
+    fn = _entry(tree)
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"f"}
+    sites = [
+        node
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in defined
+        and node.func.id not in _bound_in(fn)
+    ]
+    if not sites or "lib" in _module_names(tree) or "lib" in _bound_in(fn):
+        return False
+    for call in sites:
+        call.func = ast.Attribute(ast.Name("lib", ast.Load()), call.func.id, ast.Load())
+    head = ast.parse("import sys\nlib = sys.modules[__name__]\n").body
+    at = max(
+        (i + 1 for i, n in enumerate(tree.body) if isinstance(n, ast.Import | ast.ImportFrom)),
+        default=0,
+    )
+    tree.body[at:at] = head
+    return True
+
+
 REWRITES = {
     "rename": rename,
     "extract": extract,
@@ -256,6 +283,7 @@ REWRITES = {
     "unroll": unroll,
     "split_tuple": split_tuple,
     "aug": aug,
+    "module": through_module,
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 import numpy as np
 
@@ -44,6 +45,7 @@ def program_of(name: str):
     path = os.path.join(HERE, name)
     spec = importlib.util.spec_from_file_location("cpsad_finding_" + name[:-3], path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # (as an import does: a module may look itself up there)
     spec.loader.exec_module(mod)
     with open(path) as fh:
         source = fh.read()
