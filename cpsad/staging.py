@@ -238,24 +238,30 @@ def _not_numba_values(fn, args: list) -> str | None:
     if code.co_flags & inspect.CO_VARARGS:
         names += (code.co_varnames[len(names)],)
     for name, value in zip(names, args):
-        t = type(value)
-        if t is dict:
+        if type(value) is dict:
             what = "a dict"
-        elif (
-            t.__module__ in _OWN_MODULES
-            or hasattr(t, "_numba_type_")
-            or not hasattr(value, "__dict__")
-        ):
-            continue  # (a number, an array, a tuple, a function, a jitclass: Numba decides)
-        elif callable(value) or isinstance(value, type):
-            continue
+        elif _an_object(value):
+            what = f"an object of class `{type(value).__qualname__}`"
         else:
-            what = f"an object of class `{t.__qualname__}`"
+            continue  # (a number, an array, a tuple, a function, a jitclass: Numba decides)
         return (
             f"its argument `{name}` is {what}, which Numba cannot take (it compiles numbers, "
             "arrays and tuples of them; pass the arrays themselves as arguments)"
         )
     return None
+
+
+def _an_object(value) -> bool:
+    """An instance of a Python class of yours (with a ``__dict__``): not a function, a class,
+    a numpy or builtin value, or a Numba jitclass's instance."""
+    t = type(value)
+    return (
+        hasattr(value, "__dict__")
+        and t.__module__ not in _OWN_MODULES
+        and not hasattr(t, "_numba_type_")
+        and not callable(value)
+        and not isinstance(value, type)
+    )
 
 
 _OWN_MODULES = frozenset({"builtins", "numpy"})  # (types Numba knows, or refuses by itself)
@@ -445,7 +451,8 @@ def _make(fn, active, kinds, mode, buffers=True):
     namespace = {"__name__": "cpsad.jit_runtime", "__file__": path}
     as_is = _compiled_as_they_are(
         numba,
-        [o for o in unit.injected.values()] + list(frozen.values()) + [f for _, _, f in through],
+        [*unit.injected.values(), *frozen.values()]
+        + [f for module, _, f in through if not _numba_knows(module)],
     )
     for name, obj in {**frozen, **unit.injected}.items():
         # (a user's function the staged code calls as it is -- its result is not
@@ -637,9 +644,14 @@ def _module_globals(unit) -> dict:
 def _module_functions(unit) -> list:
     """``(module, name, function)`` for each function the staged code reaches through a module
     of the user's (``helpers.h``): Numba freezes it as it freezes a global."""
+    return [(holder, attrs[-1], value) for _, attrs, holder, value in _module_paths(unit)]
+
+
+def _module_paths(unit):
+    """``(root, attributes, module, function)`` for each dotted name of the staged code that
+    reaches a function through a module (``helpers.h``: ``("helpers", ["h"], helpers, h)``)."""
     from cpsad.transforms import astlib as A
 
-    out = []
     for node in A.walk(unit.tree):
         path = A.dotted(node) if isinstance(node, A.Attribute) else None
         if path is None:
@@ -654,8 +666,7 @@ def _module_functions(unit) -> list:
         if isinstance(holder, types.ModuleType) and (
             _plain_function(value) or is_numba_function(value)
         ):
-            out.append((holder, attrs[-1], value))
-    return out
+            yield root, attrs, holder, value
 
 
 def _through_compiled(unit, namespace: dict, as_is: dict) -> None:
@@ -664,23 +675,12 @@ def _through_compiled(unit, namespace: dict, as_is: dict) -> None:
     function compiled (``as_is``): Numba calls no Python function, and would refuse the whole
     function with "Unknown attribute 'rowsum' of type Module". The module itself is unchanged;
     the copies' other attributes are the module's (what ``_module_functions`` froze)."""
-    from cpsad.transforms import astlib as A
-
     overrides: dict = {}  # root name -> nested {attribute: compiled or {...}}
-    for node in A.walk(unit.tree):
-        path = A.dotted(node) if isinstance(node, A.Attribute) else None
-        if path is None:
+    for root, attrs, holder, value in _module_paths(unit):
+        compiled = as_is.get(id(value))
+        if compiled is None or _numba_knows(holder):
             continue
-        root, *attrs = path.split(".")
-        holder = namespace.get(root)
-        if not isinstance(holder, types.ModuleType) or _numba_knows(holder):
-            continue
-        for a in attrs[:-1]:
-            holder = getattr(holder, a, None)
-        if not isinstance(holder, types.ModuleType):
-            continue
-        compiled = as_is.get(id(getattr(holder, attrs[-1], None)))
-        if compiled is None:
+        if not isinstance(namespace.get(root), types.ModuleType):  # (a closure's cell: not here)
             continue
         level = overrides.setdefault(root, {})
         for a in attrs[:-1]:
