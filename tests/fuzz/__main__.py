@@ -244,7 +244,7 @@ def main(argv=None):
 
         program, _ = valid_program(a.show, exclude=exclude)
         if a.rewrite:
-            from tests.fuzz.oracle import rewritten
+            from tests.fuzz.rewrite import rewritten
 
             program = rewritten(program, a.rewrite)
         print(program.source)

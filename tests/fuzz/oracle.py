@@ -539,21 +539,6 @@ JIT = bool(os.environ.get("CPSAD_FUZZ_JIT"))  # --jit: judge cpsad.jit(f) too
 REWRITE = os.environ.get("CPSAD_FUZZ_REWRITE", "")  # --rewrite KIND: judge the rewritten program
 
 
-def rewritten(program: Program, kind: str) -> Program:
-    """``program`` rewritten by ``kind`` (tests/fuzz/rewrite.py), seeded by its seed; itself
-    where the rewrite does not apply."""
-    import random
-
-    from tests.fuzz.rewrite import variant
-
-    src = variant(program.source, kind, random.Random(f"{program.seed}:{kind}"))
-    if src is None:
-        return program
-    return Program(
-        program.seed, src, program.params, program.features, program.attempt, program.args()
-    )
-
-
 def _check_shaped(f, path, program, res, got, grads) -> None:
     """``cpsad.shaped(f)`` -- the backpropagator specialized to the arguments' shapes -- against
     the generic one's value and gradient (``got``, ``grads``): what Shapes drops (an
@@ -711,6 +696,8 @@ def check_seed(
     if program is None:
         return Result(seed, discarded, "discarded", discarded=discarded)
     if REWRITE:  # (--rewrite: the program written another way, where the rewrite applies)
+        from tests.fuzz.rewrite import rewritten
+
         program = rewritten(program, REWRITE)
     res = check(program, perturb, use_autograd)
     res.discarded = discarded

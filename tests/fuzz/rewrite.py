@@ -295,6 +295,21 @@ def variant(source: str, kind: str, rng) -> str | None:
     return ast.unparse(tree) + "\n"
 
 
+def rewritten(program, kind: str, rng=None):
+    """``program`` (a ``Program``) rewritten by ``kind``, with the same arguments -- itself where
+    the rewrite does not apply. ``rng`` by default is seeded by the program's seed and ``kind``."""
+    import random
+
+    from tests.fuzz.gen import Program
+
+    rng = random.Random(f"{program.seed}:{kind}") if rng is None else rng
+    src = variant(program.source, kind, rng)
+    if src is None:
+        return program
+    p = program
+    return Program(p.seed, src, p.params, p.features, p.attempt, p.args())
+
+
 _RESULTS: dict = {}
 
 
@@ -332,12 +347,10 @@ def compare(base, kind: str, rng, rtol: float = 1e-9):
     "same", "n/a" (the rewrite does not apply, or changes what Python computes), or "differs"."""
     import numpy as np
 
-    from tests.fuzz.gen import Program
-
-    src = variant(base.source, kind, rng)
-    if src is None:
+    other = rewritten(base, kind, rng)
+    if other is base:
         return "n/a", "no site for the rewrite"
-    other = Program(base.seed, src, base.params, base.features, base.attempt, base.args())
+    src = other.source
     ra, rb = run(base), run(other)
     if ra is None:
         return "n/a", "the base does not run in plain Python"
