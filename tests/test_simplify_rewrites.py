@@ -131,6 +131,19 @@ CASES = [
         "def after_loop_L6(",
     ),
     (
+        # the sigmoid's adjoint: the division's `-g * out / den` and the negation's `-g` cancel
+        "negations",
+        (simplify.Simplify, "cancel_negations", lambda self, f: False),
+        """
+        def f(x):
+            return np.sum(1.0 / (1.0 + np.exp(-x)))
+        """,
+        None,
+        (np.array([0.3, -1.2, 2.0]),),
+        "x_bar = div_bar * div / add * exp",
+        "neg_bar = ",
+    ),
+    (
         "peephole",
         (peephole._Peephole, "binop", lambda self, node: node),
         """
@@ -185,3 +198,48 @@ def test_gather_merges_entry_adjoints_only_when_on(monkeypatch):
         m.setattr(simplify.Simplify, "gather_all", lambda self, root: None)
         before = stage_source(text, "simplify", CONTEXT, **kw)
     assert "items_adjoint(" not in before and before.count("getitem_adjoint(") == 2, before
+
+
+NEGATED = [
+    # the sigmoid: two negations cancel through a division and a product
+    ("def f(x):\n    return np.sum(np.tanh(x) * (1.0 / (1.0 + np.exp(-x))))\n", True),
+    # a float constant takes the sign: -(g * 0.5) is g * -0.5
+    ("def f(x):\n    y = -(np.sin(x) * 0.5)\n    return np.sum(np.cos(y) * x)\n", True),
+    # three negations on a chain through exp: two cancel, the one of the sum stays
+    ("def f(x):\n    y = -(np.sin(x) + x)\n    return np.sum(-np.exp(-y) * x)\n", True),
+    # a negation whose sign reaches no other: left as it is
+    ("def f(x):\n    return np.sum(-np.sin(x) * x)\n", False),
+    # in a loop, the chain in the loop's body
+    (
+        "def f(x):\n    for i in range(3):\n        x = 1.0 / (1.0 + np.exp(-x))\n"
+        "    return np.sum(x)\n",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("text, cancels", NEGATED)
+def test_negations_cancel_exactly(text, cancels, monkeypatch):
+    """Cancelling signs changes no bit of the gradient: each step is exact in IEEE arithmetic
+    (``-(x * y)`` is ``(-x) * y``), on arrays and on numbers alike."""
+    f = function_from_source(text, "f")
+    rng = np.random.default_rng(1)
+    points = [rng.standard_normal(7) * s for s in (0.1, 1.0, 30.0)] + [0.37, -2.5]
+    cancelled = []
+    rewrite = simplify.Simplify.cancel_negations
+    cpsad.clear_cache()
+    with monkeypatch.context() as m:
+        m.setattr(
+            simplify.Simplify,
+            "cancel_negations",
+            lambda self, g: cancelled.append(rewrite(self, g)) or cancelled[-1],
+        )
+        with_it = [cpsad.grad(f)(p) for p in points]
+    assert any(cancelled) == cancels
+    cpsad.clear_cache()
+    with monkeypatch.context() as m:
+        m.setattr(simplify.Simplify, "cancel_negations", lambda self, g: False)
+        without = [cpsad.grad(f)(p) for p in points]
+    cpsad.clear_cache()
+    for a, b in zip(with_it, without):
+        assert np.array_equal(a, b), (a, b)

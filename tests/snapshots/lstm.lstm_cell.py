@@ -56,34 +56,18 @@ def lstm_cell_bp(k, params, x, h, c):
     div_2_bar = unbroadcast(h_1_bar * tanh_c, div_2)
     tanh_c_bar = unbroadcast(h_1_bar * div_2, tanh_c)
     c_1_bar = c_1_bar + tanh_c_bar * (1 - tanh_c * tanh_c)
-    exp_2_bar = -div_2_bar * div_2 / add_3
-    neg_2_bar = exp_2_bar * exp_2
-    o_bar = -neg_2_bar
-    del (
-        exp_2,
-        add_3,
-        div_2,
-        tanh_c,
-        h_1_bar,
-        div_2_bar,
-        tanh_c_bar,
-        exp_2_bar,
-        neg_2_bar,
-    )
+    o_bar = div_2_bar * div_2 / add_3 * exp_2
+    del exp_2, add_3, div_2, tanh_c, h_1_bar, div_2_bar, tanh_c_bar
     # c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
     mul_bar = unbroadcast(c_1_bar, mul)
     mul_1_bar = unbroadcast(c_1_bar, mul_1)
     div_1_bar = unbroadcast(mul_1_bar * tanh_g, div_1)
     tanh_g_bar = unbroadcast(mul_1_bar * div_1, tanh_g)
     g_bar = tanh_g_bar * (1 - tanh_g * tanh_g)
-    exp_1_bar = -div_1_bar * div_1 / add_2
-    neg_1_bar = exp_1_bar * exp_1
-    i_bar = -neg_1_bar
+    i_bar = div_1_bar * div_1 / add_2 * exp_1
     div_bar = unbroadcast(mul_bar * c, div)
     c_bar = unbroadcast(mul_bar * div, c)
-    exp_bar = -div_bar * div / add_1
-    neg_bar = exp_bar * exp
-    f_bar = -neg_bar
+    f_bar = div_bar * div / add_1 * exp
     del (
         exp,
         add_1,
@@ -99,11 +83,7 @@ def lstm_cell_bp(k, params, x, h, c):
         mul_1_bar,
         div_1_bar,
         tanh_g_bar,
-        exp_1_bar,
-        neg_1_bar,
         div_bar,
-        exp_bar,
-        neg_bar,
     )
     # i, f, o, g = np.split(z, 4, axis=1)  # input, forget and output gates; the candidate
     split_z_bar = unpack_adjoint((i_bar, f_bar, o_bar, g_bar), split_z)

@@ -159,17 +159,13 @@ def tree_lstm_bp(k, params, node):
         params_Wu_bar = matmul_x(matmul_2_bar, matmul_2, params_Wu, x)
         x_bar = matmul_y(matmul_2_bar, matmul_2, params_Wu, x)
         # o = sigmoid(params["Wo"] @ x + params["bo"])
-        exp_1_bar = -o_bar * o / add_3
-        neg_1_bar = exp_1_bar * exp_1
-        add_2_bar = -neg_1_bar
+        add_2_bar = o_bar * o / add_3 * exp_1
         matmul_1_bar = unbroadcast(add_2_bar, matmul_1)
         params_bo_bar = unbroadcast(add_2_bar, params_bo)
         params_Wo_bar = matmul_x(matmul_1_bar, matmul_1, params_Wo, x)
         x_bar = x_bar + matmul_y(matmul_1_bar, matmul_1, params_Wo, x)
         # i = sigmoid(params["Wi"] @ x + params["bi"])
-        exp_bar = -i_bar * i / add_1
-        neg_bar = exp_bar * exp
-        add_bar = -neg_bar
+        add_bar = i_bar * i / add_1 * exp
         matmul_bar = unbroadcast(add_bar, matmul)
         params_bi_bar = unbroadcast(add_bar, params_bi)
         params_Wi_bar = matmul_x(matmul_bar, matmul, params_Wi, x)
@@ -284,9 +280,7 @@ def tree_lstm_bp(k, params, node):
                 h2_bar = matmul_y(matmul_7_bar, matmul_7, params_Uu, h2)
                 del params_Uu, matmul_7, params_bu_1, u, u_bar, add_13_bar, matmul_7_bar
                 # o = sigmoid(params["Uo"] @ h2 + params["bo"])
-                exp_5_bar = -o_bar * o / add_12
-                neg_5_bar = exp_5_bar * exp_5
-                add_11_bar = -neg_5_bar
+                add_11_bar = o_bar * o / add_12 * exp_5
                 matmul_6_bar = unbroadcast(add_11_bar, matmul_6)
                 params_bo_1_bar = unbroadcast(add_11_bar, params_bo_1)
                 params_Uo_bar = matmul_x(matmul_6_bar, matmul_6, params_Uo, h2)
@@ -299,15 +293,11 @@ def tree_lstm_bp(k, params, node):
                     add_12,
                     o,
                     o_bar,
-                    exp_5_bar,
-                    neg_5_bar,
                     add_11_bar,
                     matmul_6_bar,
                 )
                 # fr = sigmoid(params["Ufr"] @ h2 + params["bf"])
-                exp_4_bar = -fr_bar * fr / add_10
-                neg_4_bar = exp_4_bar * exp_4
-                add_9_bar = -neg_4_bar
+                add_9_bar = fr_bar * fr / add_10 * exp_4
                 matmul_5_bar = unbroadcast(add_9_bar, matmul_5)
                 params_bf_1_bar = unbroadcast(add_9_bar, params_bf_1)
                 params_Ufr_bar = matmul_x(matmul_5_bar, matmul_5, params_Ufr, h2)
@@ -338,17 +328,13 @@ def tree_lstm_bp(k, params, node):
                     params_Uu_bar,
                     params_bo_1_bar,
                     params_Uo_bar,
-                    exp_4_bar,
-                    neg_4_bar,
                     add_9_bar,
                     matmul_5_bar,
                     params_bf_1_bar,
                     params_Ufr_bar,
                 )
                 # fl = sigmoid(params["Ufl"] @ h2 + params["bf"])
-                exp_3_bar = -fl_bar * fl / add_8
-                neg_3_bar = exp_3_bar * exp_3
-                add_7_bar = -neg_3_bar
+                add_7_bar = fl_bar * fl / add_8 * exp_3
                 matmul_4_bar = unbroadcast(add_7_bar, matmul_4)
                 params_bf_bar = unbroadcast(add_7_bar, params_bf)
                 params_Ufl_bar = matmul_x(matmul_4_bar, matmul_4, params_Ufl, h2)
@@ -361,15 +347,11 @@ def tree_lstm_bp(k, params, node):
                     add_8,
                     fl,
                     fl_bar,
-                    exp_3_bar,
-                    neg_3_bar,
                     add_7_bar,
                     matmul_4_bar,
                 )
                 # i = sigmoid(params["Ui"] @ h2 + params["bi"])
-                exp_2_bar = -i_bar * i / add_6
-                neg_2_bar = exp_2_bar * exp_2
-                add_5_bar = -neg_2_bar
+                add_5_bar = i_bar * i / add_6 * exp_2
                 matmul_3_bar = unbroadcast(add_5_bar, matmul_3)
                 params_bi_1_bar = unbroadcast(add_5_bar, params_bi_1)
                 params_Ui_bar = matmul_x(matmul_3_bar, matmul_3, params_Ui, h2)
@@ -393,8 +375,6 @@ def tree_lstm_bp(k, params, node):
                     i_bar,
                     params_bf_bar,
                     params_Ufl_bar,
-                    exp_2_bar,
-                    neg_2_bar,
                     add_5_bar,
                     matmul_3_bar,
                     params_bi_1_bar,

@@ -18,14 +18,17 @@ hand; only control-flow joins and calls of user functions remain closures. The p
    back into it, so the forward pass shows the user's expressions again (``h = np.tanh(W @ x +
    b)``); with it, **tails** (``tails.py``): a continuation that only passes its values on to
    ``k`` is ``k``;
-5. **peephole** (``peephole.py``): constant folding, ``x ** 1``;
-6. **gather** (``gather.py``): the adjoints of a dict's entries, added to its adjoint one read at
+5. **negations** (``negations.py``): ``t = -n``, where ``n``'s value is a product or quotient of
+   a negation (the sigmoid's adjoint), cancels the two signs -- exactly;
+6. **peephole** (``peephole.py``): constant folding, ``x ** 1``;
+7. **gather** (``gather.py``): the adjoints of a dict's entries, added to its adjoint one read at
    a time (``p_bar = p_bar + getitem_adjoint(w_bar, p, "w")``), are added as one
    ``items_adjoint(p, {"w": w_bar, "b": b_bar})`` -- one merge of the parameters' ``Sparse``
    adjoint, not one a parameter.
 
 ``run`` inlines, specializes by definedness once, then repeats copies, dead stores, forward
-substitution and tails until a round changes nothing (a fixed point), then folds and gathers. The
+substitution and tails until a round changes nothing (a fixed point), then cancels negations,
+folds and gathers. The
 rewrites are mixins of ``Simplify``: they share its state (the unit, the scope facts, what each
 closure reads and writes, the counts of what was taken out), kept by the driver. ``_common.py``
 holds what they share.
@@ -56,6 +59,7 @@ from .definedness import Definedness
 from .forward import Forward
 from .gather import Gather
 from .inline import Inline
+from .negations import Negations
 from .peephole import _Peephole
 from .tails import Tails
 
@@ -71,7 +75,7 @@ __all__ = [
 ]
 
 
-class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
+class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Negations, Gather):
     """The driver: ``run`` applies the rewrites (its bases, one a module) to a fixed point and
     keeps the state they share -- the scope facts, brought up to date after each round by
     analysing the tree again or, when every change was counted, by ``_recount``."""
@@ -150,6 +154,8 @@ class Simplify(Inline, Definedness, Copies, DeadStores, Tails, Forward, Gather):
             counted = not other
             if not (changed or other):
                 break
+        for f in every:  # (the facts are those of the last round, which changed nothing)
+            self.cancel_negations(f)
         used = _Peephole(unit.injected).run(root)  # (``S.names(root)``, met by its walk)
         if self.gather_all(root):
             used = S.names(root)  # (names moved)
