@@ -803,6 +803,102 @@ def test_inner_loops_that_break_are_compiled(f, n):
     _check_compiled(f, float(rng.uniform(0.2, 0.9)), float(rng.uniform(0.5, 1.2)), n)
 
 
+def _break_beside_work(x, w, n):
+    """A ``break`` in one branch of an ``if`` whose other branch has work to undo: the levels
+    that went on took the other branch (fuzz seed 400018, reduced)."""
+    for _i in range(n):
+        if math.sin(x * w) > 0.8:
+            x = x * 0.9 + w
+        else:
+            if x > 2.0:
+                break
+        x = x * 1.3
+    return x * w
+
+
+def _continue_beside_break(x, w, n):
+    """A ``continue`` that skips the rest of the body but goes on: a branch that skips the
+    ``if``'s join is not one the levels that went on never took."""
+    for _i in range(n):
+        if math.cos(x) > 0.6:
+            x = x * 1.1 + w * 0.1
+            continue
+        else:
+            if x > 2.5:
+                break
+        x = x + 0.5 * math.sin(x * w)
+    return x
+
+
+def _break_in_both(x, w, n):
+    """A ``break`` in each branch, beside work in each."""
+    s = 0.0
+    for _i in range(n):
+        if x > 1.0:
+            if s > 3.0:
+                break
+            s = s + math.tanh(x)
+        else:
+            if s < -3.0:
+                break
+            s = s - x * w
+        x = x * w + 0.3
+    return s + x
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7])
+@pytest.mark.parametrize("x", [0.15, 0.6, 1.3, 2.2, 2.9])
+@pytest.mark.parametrize("f", [_break_beside_work, _continue_beside_break, _break_in_both])
+def test_a_break_beside_a_branch_that_goes_on_is_compiled(f, x, n):
+    """What the levels that went on tested one way (``Defunctionalize``'s
+    ``_known_conditions``): their backward part is only the branches they took, and the loop
+    is flattened -- before, ``if branch: pass`` (the ``break``'s, nothing to undo) left the
+    adjoint it assigns unset on a path, and the loop stayed recursive, not compiled."""
+    _check_compiled(f, x, 0.8, n)
+
+
+def _nested_continue(x, w, n):
+    """A loop that runs a loop, then leaves its turn by ``continue``: in forward mode every loop
+    is a chain of tail calls."""
+    s = 0.0
+    for i in range(n):
+        y = x + 0.1 * i
+        for _j in range(2):
+            y = math.sin(y) * w
+        if y > 0.5:
+            continue
+        s = s + y
+    return s + x
+
+
+def _counted_first(x, w, n):
+    """A count made by nested loops with ``continue`` (not differentiated: tail calls in
+    reverse mode too), then the loop it bounds (fuzz seed 400054, reduced)."""
+    m = 0
+    for i in range(n):
+        for j in range(i):
+            if (i + j) % 3 == 0:
+                m = m + 1
+        if m > 4:
+            continue
+        m = m + 1
+    s = x
+    for _ in range(m):
+        s = s * w + math.sin(s)
+    return s
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7])
+@pytest.mark.parametrize("x", [0.15, 0.6, 1.3])
+@pytest.mark.parametrize("f", [_nested_continue, _counted_first])
+def test_a_tail_loop_that_runs_a_loop_is_compiled(f, x, n):
+    """A loop whose turns end in tail calls of itself (``continue``; every loop of forward mode)
+    became a ``while`` loop only where it ran no loop (``_tail_loop``): one that runs a loop,
+    where no ``return`` is inside the inner one, is now one too -- before, it stayed recursive,
+    not compiled, in forward mode (both) and in reverse mode (``_counted_first``)."""
+    _check_compiled(f, x, 0.8, n, forward=True)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 5])
 def test_a_break_in_the_middle_of_three_loops_gives_the_python_numbers(n):
     """Not yet compiled (values of the middle loop's last turn other than conditions, read

@@ -31,7 +31,7 @@ iteration's variables) and every value the backward part reads definitely assign
 self-call. Anything else -- a loop whose body calls a user function, an ``if`` whose join is a
 continuation -- keeps its recursion, which is correct, only slower. A self-call in tail position
 (``return loop(...)``: nothing to do on the way back, as in forward mode) needs no frames at all:
-the loop rebinds its parameters and goes round again.
+the loop rebinds its parameters and goes round again (staged: also where it runs an inner loop).
 
 Staged code (``cpsad.jit``; Joins ran before, inlining the joins of the loop body's ifs)
 goes further, since Numba compiles no recursion:
@@ -44,6 +44,10 @@ goes further, since Numba compiles no recursion:
   (``break``) is first made to call itself once (``joins.one_self_call``); what follows the
   ``if`` runs after either branch -- for the last level on the way out (``joins.leaving``),
   and in the backward loop for the levels that went on (``joins.reaching``);
+* a ``break`` in one branch of an ``if`` whose other branch goes on: the levels that went on
+  took the other branch, and their backward part is that branch alone -- as is the leaving
+  level's the branch it left by (``_known_conditions``: the saved conditions every path that
+  reaches the self-call, or leaves, tested one way);
 * what the backward part needs saved is what it may read before assigning it (``_exposed``);
 * a loop whose body runs a loop: the inner one, rewritten first, is inlined with the
   continuation it was given -- the rest of the outer body, which calls the outer loop again
@@ -159,8 +163,11 @@ class Defunctionalize:
         if post:
             if _has_return(orelse):
                 return False
-            # (the levels that went on took the paths to the self-call: ``reaching``)
-            orelse, backward = [*orelse, *leaving(post)], [*backward, *reaching(post)]
+            # (the levels that went on took the paths to the self-call: ``reaching``, which also
+            # knows the saved conditions every such path tested one way: ``_known_reaching``)
+            reach, leave = _known_conditions(f, pre, branch) if staged else ({}, {})
+            orelse = [*orelse, *leaving(post, leave)]
+            backward = [*backward, *reaching(post, reach)]
         # parameters every level passes on unchanged (the continuation k): never saved
         assigned = _stores(f.body)
         invariant = {
@@ -452,7 +459,8 @@ class Defunctionalize:
 def _tail_loop(f, namer) -> bool:
     """Staged code: a function whose every call of itself is a tail call (``return f(...)``,
     forward mode's loops, from several branches: ``continue``, ``break``) becomes a ``while
-    True`` loop -- each such ``return`` assigns the parameters and goes round again."""
+    True`` loop -- each such ``return`` assigns the parameters and goes round again. Its body
+    may run loops (inner loops, rewritten and inlined) where no ``return`` is inside one."""
     params = A.arg_names(f.args)
     a = f.args
     if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults or not params:
@@ -465,9 +473,19 @@ def _tail_loop(f, namer) -> bool:
     if not tails or _mentions(f.body, f.name) != len(tails):
         return False
     if any(
-        isinstance(n, (A.FunctionDef, A.Lambda, A.While, A.For, A.Try, A.Yield, A.YieldFrom))
+        isinstance(n, (A.FunctionDef, A.Lambda, A.Try, A.Yield, A.YieldFrom))
         for s in f.body
         for n in A.walk(s)
+    ):
+        return False
+    # (an inner loop, rewritten and inlined, stays: the ``continue`` and ``break`` written
+    # for the ``return``s would be its own inside it)
+    if any(
+        isinstance(n, A.Return)
+        for s in f.body
+        for loop in A.walk(s)
+        if isinstance(loop, (A.While, A.For))
+        for n in A.walk(loop)
     ):
         return False
     decls = [s for s in f.body if isinstance(s, (A.Nonlocal, A.Global))]
@@ -738,6 +756,105 @@ def _read_where_set(forward: list, backward: list, names: list) -> bool:
             if not all(condition(g) for g in guards) or v not in _assigned_under(view, guards):
                 return False
     return True
+
+
+def _known_conditions(f, pre: list, branch) -> tuple[dict, dict]:
+    """Staged: ``({condition: value}, {condition: value})`` -- the saved conditions (``branch
+    = c`` by Joins, then ``if branch:``) that every path of one level reaching the self-call,
+    and every path leaving the loop, tested the same way. ``if branch: x_bar = k(x)`` (a
+    ``break``) in one branch of an ``if`` whose other branch goes on: the levels that went on
+    had ``branch`` false, the one that left by it true. ``pre`` is the level's forward part,
+    ``branch`` the ``if flag:`` around the self-call.
+
+    Read where the backward part tests such a condition, it is the value said: a level reads it
+    only where its forward part assigned it (the Python backpropagator, the same code, raises
+    no UnboundLocalError), and it is assigned once, right before the one ``if`` testing it --
+    which each path through ``pre`` records. Found by walking ``pre``'s paths (at most
+    ``_PATHS``; nothing where it holds a loop), following the names assigned constants (the
+    flags Joins sets, ``joining = True``) and copies of them (``branch_2 = joining``): a path
+    whose flag is not known counts as both."""
+    if not isinstance(branch.test, A.Name):
+        return {}, {}
+    flag = branch.test.id
+    stores: dict = {}
+    for n in A.walk(f):
+        if isinstance(n, A.Name) and isinstance(n.ctx, (A.Store, A.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    tested: dict = {}  # condition -> ifs testing it right after its one assignment
+    for block in _blocks(pre):
+        for a, b in zip(block, block[1:]):
+            (t, _), *_ = _assignments(a) or [(None, None)]
+            if t is not None and isinstance(b, A.If) and A.is_name(b.test, t) and stores[t] == 1:
+                tested[t] = tested.get(t, 0) + 1
+    paths = _paths(pre, [((), {})])
+    if paths is None:
+        return {}, {}
+    seen: tuple = ({}, {})  # (reaching, leaving): condition -> the branches taken
+    for decisions, env in paths:
+        for side, skip in zip(seen, (False, True)):
+            if env.get(flag) is not skip:
+                for c, took in decisions:
+                    side.setdefault(c, set()).add(took)
+    return tuple(
+        {c: ways.pop() for c, ways in side.items() if len(ways) == 1 and tested.get(c) == 1}
+        for side in seen
+    )
+
+
+_PATHS = 256  # the most paths ``_known_conditions`` walks through one level's forward part
+
+
+def _paths(stmts: list, paths: list) -> list | None:
+    """Each of ``paths`` -- ``(decisions, constants)``: the ``if``s on a name and the branch
+    taken, in order, and the names known to hold ``True`` or ``False`` -- continued through
+    ``stmts``, an ``if`` on a known name taking its one branch; None past ``_PATHS`` paths, or
+    where ``stmts`` hold a loop."""
+    for s in stmts:
+        if isinstance(s, A.If):
+            c = s.test.id if isinstance(s.test, A.Name) else None
+            out = []
+            for block, took in ((s.body, True), (s.orelse, False)):
+                step = [
+                    (d + ((c, took),) if c is not None else d, env)
+                    for d, env in paths
+                    if c is None or env.get(c, took) is took
+                ]
+                more = _paths(block, step) if step else []
+                if more is None:
+                    return None
+                out += more
+            if len(out) > _PATHS:
+                return None
+            paths = out
+        elif isinstance(s, (A.While, A.For)):
+            return None
+        elif isinstance(s, (A.Return, A.Raise)):
+            return []  # (a path that leaves here reaches nothing after it)
+        else:
+            written = _stores([s])
+            if not written:
+                continue
+            (t, value), *_ = _assignments(s) or [(None, None)]
+            out = []
+            for d, env in paths:
+                env = {k: v for k, v in env.items() if k not in written}
+                if isinstance(value, A.Constant) and type(value.value) is bool:
+                    env[t] = value.value
+                elif isinstance(value, A.Name) and value.id in env and value.id != t:
+                    env[t] = env[value.id]
+                out.append((d, env))
+            paths = out
+    return paths
+
+
+def _blocks(stmts: list):
+    """``stmts`` and every statement list in it (not in functions: there are none)."""
+    yield stmts
+    for s in stmts:
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _blocks(inner)
 
 
 def _stored(n, v: str) -> bool:

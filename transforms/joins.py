@@ -437,13 +437,16 @@ def unmarked(stmts: list) -> list:
     return out
 
 
-def reaching(stmts: list) -> list:
+def reaching(stmts: list, known: dict | None = None) -> list:
     """A copy of ``stmts`` (after a join) for the paths that reached it: an ``if`` on a saved
-    condition with a branch that skips the join is the other branch."""
+    condition with a branch that skips the join is the other branch -- and so is an ``if`` on a
+    condition ``known`` says every such path found true or false (``{name: value}``)."""
 
     def taken(s):
         if not isinstance(s.test, A.Name):
             return None
+        if known and s.test.id in known:
+            return s.body if known[s.test.id] else s.orelse
         if len(s.body) == 1 and _is_mark(s.body[0]):
             return s.orelse
         if len(s.orelse) == 1 and _is_mark(s.orelse[0]):
@@ -453,11 +456,14 @@ def reaching(stmts: list) -> list:
     return _pruned(stmts, taken)
 
 
-def leaving(stmts: list) -> list:
+def leaving(stmts: list, known: dict | None = None) -> list:
     """A copy of ``stmts`` (after a join) for the paths that skipped it: a branch with no path
-    that skips it (it reads the join's result) is not taken."""
+    that skips it (it reads the join's result) is not taken -- nor one of an ``if`` on a
+    condition ``known`` says every such path found the other way (``{name: value}``)."""
 
     def taken(s):
+        if known and isinstance(s.test, A.Name) and s.test.id in known:
+            return s.body if known[s.test.id] else s.orelse
         yes, no = _has_mark(s.body), _has_mark(s.orelse)
         return None if yes == no else s.body if yes else s.orelse
 
