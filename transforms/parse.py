@@ -365,15 +365,17 @@ def _same_code(a, b) -> bool:
 def _same_instructions(a, b) -> bool:
     """The same instructions but for what Python chooses by how the module binds a name: a
     method of a name a module imports is read as an attribute (``LOAD_ATTR``), of another one
-    with ``LOAD_METHOD`` -- which moves the jumps' offsets; they are compared as the instruction
-    they go to."""
+    with ``LOAD_METHOD`` -- which moves the jumps' offsets (and may need an ``EXTENDED_ARG`` for
+    one); they are compared as the instruction they go to."""
     return _instructions(a) == _instructions(b)
 
 
 def _instructions(code) -> list:
     # (a method read as an attribute is called after a PUSH_NULL: left out, as LOAD_METHOD is
-    # read as LOAD_ATTR; a jump is to the first instruction kept at or after its target)
-    found = [i for i in dis.get_instructions(code) if i.opname != "PUSH_NULL"]
+    # read as LOAD_ATTR; so is an EXTENDED_ARG -- the one instruction more moves later jumps'
+    # offsets past 255 in one form and not the other, and ``dis`` gives the instruction after
+    # it the whole argument; a jump is to the first instruction kept at or after its target)
+    found = [i for i in dis.get_instructions(code) if i.opname not in _LEFT_OUT]
     index = {i.offset: n for n, i in enumerate(found)}
     jumps = set(dis.hasjrel) | set(dis.hasjabs)
     out = []
@@ -390,6 +392,9 @@ def _instructions(code) -> list:
             arg = i.argval
         out.append((op, arg))
     return out
+
+
+_LEFT_OUT = frozenset({"PUSH_NULL", "EXTENDED_ARG"})
 
 
 def _same_constant(a, b) -> bool:
