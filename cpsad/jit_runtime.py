@@ -481,6 +481,15 @@ def _diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
     return diagonal_vjp_matrix
 
 
+@overload(linalg.mT)
+def _mT(x):
+    """The transpose of a matrix (``np.linalg.inv``'s adjoint, ``-mT(ans) @ g @ mT(ans)``); a
+    stack of matrices falls back."""
+    if _array(x) and x.ndim == 2:
+        return lambda x: x.T
+    return None
+
+
 @overload(linalg.trace_vjp)
 def _trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
     if (

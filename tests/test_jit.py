@@ -899,6 +899,37 @@ def test_a_tail_loop_that_runs_a_loop_is_compiled(f, x, n):
     _check_compiled(f, x, 0.8, n, forward=True)
 
 
+def _through_an_inverse(A, x, n):
+    """``np.linalg.inv``, whose adjoint transposes with ``mT`` (fuzz seeds 400000..: "Untyped
+    global name 'mT'")."""
+    B = np.linalg.inv(A + 3.0 * np.eye(3))
+    s = 0.0
+    for _ in range(n):
+        x = np.tanh(B @ x)
+        s = s + np.sum(x * x)
+    return s
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_a_matrix_inverse_is_compiled(n):
+    rng = np.random.default_rng(n)
+    A, x = rng.standard_normal((3, 3)) * 0.3, rng.standard_normal(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cpsad.JitWarning)
+        value, (gA, gx) = cpsad.value_and_grad(cpsad.jit(_through_an_inverse), (0, 1))(A, x, n)
+    assert _compiled(_through_an_inverse, (A, x, n), (0, 1))
+    want_value, (wA, wx) = cpsad.value_and_grad(_through_an_inverse, (0, 1))(A, x, n)
+    assert value == pytest.approx(want_value, rel=1e-12)
+    np.testing.assert_allclose(gA, wA, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10, atol=1e-12)
+    d = rng.standard_normal((3, 3))
+    eps = 1e-6
+    fd = (_through_an_inverse(A + eps * d, x, n) - _through_an_inverse(A - eps * d, x, n)) / (
+        2 * eps
+    )
+    assert np.sum(gA * d) == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 5])
 def test_a_break_in_the_middle_of_three_loops_gives_the_python_numbers(n):
     """Not yet compiled (values of the middle loop's last turn other than conditions, read
