@@ -164,7 +164,7 @@ class Defunctionalize:
             if _has_return(orelse):
                 return False
             # (the levels that went on took the paths to the self-call: ``reaching``, which also
-            # knows the saved conditions every such path tested one way: ``_known_reaching``)
+            # knows the saved conditions every such path tested one way: ``_known_conditions``)
             reach, leave = _known_conditions(f, pre, branch) if staged else ({}, {})
             orelse = [*orelse, *leaving(post, leave)]
             backward = [*backward, *reaching(post, reach)]

@@ -28,10 +28,9 @@ hand; only control-flow joins and calls of user functions remain closures. The p
 
 ``run`` inlines, specializes by definedness once, then repeats copies, dead stores, forward
 substitution and tails until a round changes nothing (a fixed point), then cancels negations,
-folds and gathers. The
-rewrites are mixins of ``Simplify``: they share its state (the unit, the scope facts, what each
-closure reads and writes, the counts of what was taken out), kept by the driver. ``_common.py``
-holds what they share.
+folds and gathers. The rewrites are mixins of ``Simplify``: they share its state (the unit, the
+scope facts, what each closure reads and writes, the counts of what was taken out), kept by the
+driver. ``_common.py`` holds what they share.
 
 Every rewrite preserves what the program computes; tests run both this stage's output and the
 previous one's and compare the gradients (tests/test_gradients.py), and each rewrite has tests of

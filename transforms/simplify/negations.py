@@ -1,13 +1,14 @@
 """Negations: a negated value that is a product or quotient of a negation loses both signs.
 
-Invariant: after ``cancel_negations(f)``, no statement ``t = -n`` remains in ``f``'s own scope
-where ``n`` is assigned and read once there, by the statement right before it, with a value of
-any expression, down whose operands of ``*`` and ``/`` (through names defined the same way, each
-by the statement right before the last one taken, with values of names, constants and operators
-only) the sign reaches a negation or a float constant: there the two signs cancel, and the
-statements that only carried the sign are gone. The sigmoid's adjoint, ``exp_bar = -i_bar * i / add;
-neg_bar = exp_bar * exp; add_bar = -neg_bar``, becomes ``add_bar = i_bar * i / add * exp`` --
-two negations fewer a use, each an array operation.
+Invariant: after ``cancel_negations(f)``, no statement ``t = -n`` of ``f``'s own scope remains
+whose sign could cancel: one where ``n`` is assigned and read once there, by the statement right
+before, and the sign, pushed down the operands of ``*`` and ``/`` in ``n``'s value -- and through
+names assigned and read once the same way, each by the statement right before the last one
+taken, with values of names, constants and operators only -- reaches a negation or a float
+constant. There the two signs cancel, and the statements that only carried the sign are gone.
+The sigmoid's adjoint, ``exp_bar = -i_bar * i / add; neg_bar = exp_bar * exp; add_bar =
+-neg_bar``, becomes ``add_bar = i_bar * i / add * exp``: two negations fewer a use, each an
+array operation.
 
 Every step is exact: rounding to nearest is symmetric, so ``-(x * y)`` is ``(-x) * y`` and
 ``-(x / y)`` is ``(-x) / y`` bit for bit (a NaN's sign aside), and ``-(-x)`` is ``x``. The names
