@@ -64,7 +64,15 @@ from __future__ import annotations
 from . import astlib as A
 from . import templates
 from .flatten import Flatten
-from .joins import leaving, one_self_call, reaching, remove, unmarked, walk_own_statements
+from .joins import (
+    leaving,
+    one_self_call,
+    reaching,
+    remove,
+    statement_lists,
+    unmarked,
+    walk_own_statements,
+)
 from .scoping import local_names
 from .unit import Unit
 
@@ -781,7 +789,7 @@ def _known_conditions(f, pre: list, branch) -> tuple[dict, dict]:
         if isinstance(n, A.Name) and isinstance(n.ctx, (A.Store, A.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
     tested: dict = {}  # condition -> ifs testing it right after its one assignment
-    for block in _blocks(pre):
+    for block in statement_lists(pre):
         for a, b in zip(block, block[1:]):
             (t, _), *_ = _assignments(a) or [(None, None)]
             if t is not None and isinstance(b, A.If) and A.is_name(b.test, t) and stores[t] == 1:
@@ -845,16 +853,6 @@ def _paths(stmts: list, paths: list) -> list | None:
                 out.append((d, env))
             paths = out
     return paths
-
-
-def _blocks(stmts: list):
-    """``stmts`` and every statement list in it (not in functions: there are none)."""
-    yield stmts
-    for s in stmts:
-        for field in ("body", "orelse"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list):
-                yield from _blocks(inner)
 
 
 def _stored(n, v: str) -> bool:

@@ -530,9 +530,11 @@ def walk_own_statements(body: list):
 
 
 def statement_lists(f):
-    """Every statement list of ``f``'s own scope."""
-    out = [f.body]
-    for s in walk_own_statements(f.body):
+    """Every statement list of ``f``'s own scope (``f`` a function, or a list of statements:
+    it and those in it)."""
+    body = f if isinstance(f, list) else f.body
+    out = [body]
+    for s in walk_own_statements(body):
         if isinstance(s, A.FunctionDef):
             continue
         for b in _BLOCKS:
