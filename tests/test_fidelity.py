@@ -447,3 +447,40 @@ def test_a_store_through_an_alias_in_a_loop_is_right_or_refused():
             assert "another name shares" in str(exc)
             continue
         assert got == pytest.approx(slope, rel=1e-6)
+
+
+def _minus_itself(w):
+    z = np.sum((w - w) * 1e20)
+    return z + np.sum(w)
+
+
+def _minus_itself_a_number(x):
+    y = (x - x) * 1e20
+    return y + x
+
+
+def _subtract_itself(v):
+    m = np.subtract(v, v)  # (a call: its rule's parts, summed with ``acc``)
+    return np.sum(m * 1e20) + np.sum(v)
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (_minus_itself, np.array([1.0, -2.0, 0.5])),
+        (_minus_itself_a_number, 0.7),
+        (_subtract_itself, np.array([1.0, -2.0, 0.5])),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_the_parts_one_statement_gives_an_operand_are_summed_first(f, x):
+    """``w - w`` reads ``w`` twice: the two parts of its adjoint (``g`` and ``-g``, about 1e20
+    here) are summed before they are added to ``w``'s adjoint, as forward mode sums ``t - t``.
+    Added one at a time to the 1 that ``np.sum(w)`` gave it first, they left 0 (fuzz seed
+    460239, tests/fuzz/findings/an_operand_read_twice_beside_a_huge_adjoint.py). (Parts from
+    different statements -- ``x * 1e20 - x * 1e20`` is three -- are added in the backward pass's
+    order, as autograd, JAX and PyTorch add them.)"""
+    want = np.ones_like(x)  # (the huge parts cancel: f is x, or sum(x), plus exactly 0)
+    np.testing.assert_array_equal(cpsad.grad(f)(x), want)
+    _, tangent = cpsad.jvp(f, (x,), (np.ones_like(x),))
+    assert tangent == np.sum(want)

@@ -394,8 +394,7 @@ def test_cps_writes_a_primitives_continuation_in_place():
             if z_bar is not None:
                 y_bar = acc(y_bar, z_bar * np.cos(y))
             if y_bar is not None:
-                x_bar = acc(x_bar, unbroadcast(y_bar * x, x))
-                x_bar = acc(x_bar, unbroadcast(y_bar * x, x))
+                x_bar = acc(x_bar, unbroadcast(y_bar * x, x) + unbroadcast(y_bar * x, x))
             return x_bar if x_bar is not None else zeros_like(x)
     """)
 

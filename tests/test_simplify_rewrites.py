@@ -52,7 +52,7 @@ CASES = [
         """,
         None,
         (0.7,),
-        "x_bar = x_bar + unbroadcast(mul_bar * x, x)",
+        "x_bar = x_bar + (unbroadcast(mul_bar * x, x) + unbroadcast(mul_bar * x, x))",
         "acc(",
     ),
     (

@@ -12,7 +12,9 @@ A call of a user function is a shift whose body runs the callee in continuation-
 ``x_bar += g_bp(k, x)``, and the entry function is marked ``@reset``: grad and vjp seed the
 adjoint of its result. Inactive statements are left as they are. Rules come from the context as
 templates and are inlined here, so the derivative the emitted code computes is visible from this
-stage on. ``+=`` on an adjoint means *accumulate* (an absent adjoint is zero).
+stage on. ``+=`` on an adjoint means *accumulate* (an absent adjoint is zero). An operand read
+more than once gets one ``+=``, of its parts' sum (``x_bar += y_bar * x + y_bar * x`` for ``y = x
+* x``): forward mode sums a tangent's parts before they meet anything else, and so does this.
 
 Errors for what has no derivative -- an unknown function, a method without a rule, storing into
 an active array -- are raised here, at the user's line.
@@ -645,11 +647,33 @@ class ShiftReset:
                 ]
         functions = self.functions  # a local function put in a tuple: what it closes over
         # gets its adjoints inside it (it has none of its own)
+        parts: dict[str, list] = {}
+        for n, e in contributions:
+            if n not in functions:
+                parts.setdefault(n, []).append(e)
+        operator = isinstance(value, (A.BinOp, A.UnaryOp))
         return [
-            A.AugAssign(target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=e)
-            for n, e in contributions
-            if n not in functions
+            A.AugAssign(
+                target=A.store(self.unit.namer.adjoint(n)), op=A.Add(), value=self.sum(e, operator)
+            )
+            for n, e in parts.items()
         ]
+
+    def sum(self, parts: list, operator: bool):
+        """The adjoint one statement gives an operand it reads more than once (``w - w``,
+        ``x * x``, ``np.outer(v, v)``): its parts summed before they are added to the operand's
+        adjoint, as forward mode sums the tangent's parts -- so ``w - w`` gives ``w`` exactly
+        nothing, whatever ``w``'s adjoint holds already (added one at a time, ``1/3 + 1e23 -
+        1e23`` is 0). An ``operator``'s parts are numbers, arrays or ``Sparse`` adjoints; a
+        call's or a display's may be None (``acc``)."""
+        out = parts[0]
+        for e in parts[1:]:
+            out = (
+                A.BinOp(left=out, op=A.Add(), right=e)
+                if operator
+                else (self.runtime_call("acc", [out, e]))
+            )
+        return out
 
     def scalar(self, node) -> bool:
         """Is the operand surely a number or a numpy scalar (it broadcasts as shape ())?"""

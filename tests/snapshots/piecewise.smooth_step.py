@@ -35,6 +35,5 @@ def smooth_step_bp(k, x):
         sub_bar = unbroadcast(y_bar * mul, sub)
         mul_1_bar = -sub_bar
         x_bar = mul_1_bar * 2.0
-        x_bar = x_bar + unbroadcast(mul_bar * x, x)
-        x_bar = x_bar + unbroadcast(mul_bar * x, x)
+        x_bar = x_bar + (unbroadcast(mul_bar * x, x) + unbroadcast(mul_bar * x, x))
     return x_bar if x_bar is not None else zeros_like(x)

@@ -24,8 +24,7 @@ def f_bp(k, x, w):
         # y = h * h
         y = h * h
         y_bar = after_if_L10(y)
-        h_bar = unbroadcast(y_bar * h, h)
-        h_bar = h_bar + unbroadcast(y_bar * h, h)
+        h_bar = unbroadcast(y_bar * h, h) + unbroadcast(y_bar * h, h)
     else:
         # y = -h
         y = -h
