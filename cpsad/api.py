@@ -21,6 +21,7 @@ from cpsad.calls import (
     check_argnums,
     function_of,
     params_for,
+    plain_function,
     seed_kinds,
     specialize,
     target,
@@ -31,29 +32,34 @@ from cpsad.runtime import as_adjoint, foreign, not_real, scalar_seed
 from cpsad.tracebacks import boundary
 
 
-def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True):
+def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True, plans=None):
     """reset: run f's backpropagator with continuation k; the gradients of ``argnums``, arrays
     the caller alone holds (``owned``: none is an argument, ``given`` -- the cotangent -- or
     another gradient). For ``cpsad.jit(f)``, ``seed`` is the adjoint ``k`` will give the result
     (None: not known before, so not staged): the staged backpropagator runs with it, and ``k``
     then sees the result (the seed it gives must be that one, or the Python one runs) unless
-    ``check`` is False."""
-    check_plain(args, kwargs)
-    check_argnums(f, argnums, args, kwargs)
-    staged = seed is not None and staging.is_staged(f)
-    fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
-    active, where = params_for(fn.__code__, nums, len(args))
-    call_args = list(args)
-    for i in nums:
-        i = i % len(args)
-        call_args[i] = promote(args[i])
-    kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
-    if staging.is_shaped(f):
-        kinds = kinds + compiler.shapes_of(fn.__code__, call_args, kwargs)
-    spec = specialize(fn, active, kinds)
-    out = (
-        _staged(fn, spec, kinds, call_args, kwargs, k if check else None, seed) if staged else None
-    )
+    ``check`` is False. ``plans``: the caller's ``_Plan`` of each argument types seen, for
+    calls that always pass the same ``argnums``, ``seed`` and ``check``."""
+    types = tuple(map(type, args)) if plans is not None and not kwargs else None
+    plan = plans.get(types) if types is not None else None
+    if plan is not None and plan.holds(f):
+        call_args = list(args)
+        for i in plan.nums:
+            call_args[i] = promote(args[i])
+        positional = call_args if plan.staged is not None else None
+    else:
+        plan, args, kwargs, call_args, positional = _planned(f, argnums, args, kwargs, seed)
+        if types is not None and plan.reusable(f, call_args, kwargs, positional):
+            plans[types] = plan
+    fn, spec = plan.fn, plan.spec
+    out = None
+    if positional is not None:  # (the compiled backpropagator, for the seed it was run with)
+        c, key = plan.staged
+        ran = staging.invoke(
+            c, key, fn, spec, positional, (seed,), compiler.STAGED, (plan.kinds, call_args, kwargs)
+        )
+        if ran is not None and (not check or staging.seed_matches(k(ran[0]), seed)):
+            out = ran[1]
     if out is None:
         with deep_recursion(), compiler.located_warnings():
             try:
@@ -61,31 +67,82 @@ def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True):
             except Exception as exc:
                 _locate(exc)
                 raise
-    else:
-        out = out[0]
-    adjs = dict(zip(active, (out,) if len(active) == 1 else out))
+    adjs = dict(zip(plan.active, (out,) if len(plan.active) == 1 else out))
     grads = []
-    for i, (p, idx) in zip(nums, where):
+    for i, (p, idx) in zip(plan.nums, plan.where):
         adj = adjs[p]
         if idx is not None:
             adj = adj.get(idx) if hasattr(adj, "get") else adj[idx]
-        grads.append(densify(adj, args[i % len(args)]))
+        grads.append(densify(adj, args[i]))
     return owned(grads, (args, kwargs, given))
 
 
-def _staged(fn, spec, kinds, args, kwargs, k, seed):
-    """``(adjoints,)`` from ``fn``'s backpropagator compiled by Numba, or None: not staged (it
-    warned why), or the continuation's seed for the result is not the one it ran with."""
+class _Plan:
+    """How ``_run`` calls the backpropagator of ``f`` for arguments of some types, found by the
+    first call of them (``_planned``): the function, the positions of the differentiated
+    arguments (none negative), their parameters, the Python backpropagator (``spec``), and
+    the compiled one's ``(compiled, key)`` (``staged``; None: the Python one runs). Its checks
+    -- of the call's shape and of what the argument types decide -- need not run again while
+    ``holds``: ``f`` marks the same function, and the backpropagators are still valid."""
+
+    __slots__ = ("fn", "nums", "active", "where", "spec", "kinds", "staged")
+
+    def __init__(self, fn, nums, active, where, spec, kinds, staged):
+        self.fn, self.nums, self.active, self.where = fn, nums, active, where
+        self.spec, self.kinds, self.staged = spec, kinds, staged
+
+    def holds(self, f) -> bool:
+        fn = f if type(f) is _FUNCTION else f.fn if type(f) is staging.Staged else None
+        if fn is not self.fn or not self.spec.valid():
+            return False
+        return self.staged is None or staging.still_ready(*self.staged, fn, self.spec)
+
+    def reusable(self, f, args: list, kwargs: dict, positional) -> bool:
+        """May another call of the same argument types use it? Where ``f`` is a plain function,
+        called without keyword arguments -- or ``cpsad.jit``'s mark of one, compiled, called
+        with its positional parameters alone (``invoke`` takes them as they are). (Not a
+        ``cpsad.shaped`` mark: its key is of shapes, not types.)"""
+        if kwargs or plain_function(f) is not self.fn:
+            return False
+        if type(f) is _FUNCTION:
+            return True
+        code = self.fn.__code__
+        return (
+            type(f) is staging.Staged
+            and positional is not None
+            and len(args) == code.co_argcount
+            and not code.co_kwonlyargcount
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        )
+
+
+_FUNCTION = type(_run)
+
+
+def _planned(f, argnums, args, kwargs, seed):
+    """``_run``'s checks of a call, and what they find: its ``_Plan``, the arguments and keyword
+    arguments of the function it runs (``function_of``: a derivative's are the backpropagator's),
+    the differentiated ones promoted, and those of the compiled backpropagator, by position (None:
+    the Python one runs)."""
+    check_plain(args, kwargs)
+    check_argnums(f, argnums, args, kwargs)
+    fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
+    nums = tuple(i % len(args) for i in nums)
+    active, where = params_for(fn.__code__, nums, len(args))
+    call_args = list(args)
+    for i in nums:
+        call_args[i] = promote(args[i])
+    kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
+    if staging.is_shaped(f):
+        kinds = kinds + compiler.shapes_of(fn.__code__, call_args, kwargs)
+    spec = specialize(fn, active, kinds)
+    made = None
     code = fn.__code__
-    if any(p in code.co_varnames[code.co_argcount :] for p in spec.active):
-        return None  # (an item of *args)
-    ran = staging.run(fn, spec, kinds, args, kwargs, seed)
-    if ran is None:
-        return None
-    value, adjoints = ran
-    if k is not None and not staging.seed_matches(k(value), seed):
-        return None
-    return (adjoints,)
+    if seed is not None and staging.is_staged(f):
+        if not any(p in code.co_varnames[code.co_argcount :] for p in spec.active):
+            made = staging.ready(fn, spec, kinds, call_args, kwargs)  # (not an item of *args)
+    plan = _Plan(fn, nums, active, where, spec, kinds, made[:2] if made else None)
+    return plan, args, kwargs, call_args, made[2] if made else None
 
 
 def _through_complex(adjoint) -> None:
@@ -145,6 +202,7 @@ def _value_and_grad(f: Callable, argnums, has_aux: bool) -> Callable:
     calls it inside its own)."""
     single = isinstance(argnums, int)
     derivative = hasattr(f, "__cpsad_derivative__")
+    plans: dict = {}  # (``_run``'s, for each argument types this derivative was called with)
 
     def value_and_grad_f(*args, **kwargs):
         box = []
@@ -158,7 +216,8 @@ def _value_and_grad(f: Callable, argnums, has_aux: bool) -> Callable:
             return scalar_seed(result)
 
         # (with has_aux, the seed of the pair's adjoint: the scalar's 1.0, none for aux)
-        grads = _run(f, argnums, args, kwargs, k, seed=(1.0, None) if has_aux else 1.0)
+        seed = (1.0, None) if has_aux else 1.0
+        grads = _run(f, argnums, args, kwargs, k, seed=seed, plans=plans)
         value = box[0]
         if derivative and not has_aux:
             value = _gradient_value(f, value, args)
@@ -205,6 +264,7 @@ def elementwise_grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callabl
     with respect to the element of ``x`` it came from, in one backward pass (autograd's
     ``elementwise_grad``). ``f``'s result must be real (a float or an array of floats)."""
     single = isinstance(argnums, int)
+    plans: dict = {}  # (``_run``'s)
 
     def elementwise_grad_f(*args, **kwargs):
         def k(result):
@@ -214,7 +274,7 @@ def elementwise_grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callabl
                 raise TypeError(not_real(result, "elementwise_grad", "a real output"))
             return scalar_seed(result)  # a float: 1.0; anything else: its error
 
-        grads = _run(f, argnums, args, kwargs, k)
+        grads = _run(f, argnums, args, kwargs, k, plans=plans)
         return grads[0] if single else tuple(grads)
 
     elementwise_grad_f = boundary(elementwise_grad_f, like=f)

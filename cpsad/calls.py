@@ -278,7 +278,7 @@ def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     backpropagator of ``g``, called as ``g_bp(scalar_seed, *args)``. Higher derivatives
     transform emitted code again (the seed is a known argument: see ``SEED``). ``generic``: for no
     arguments in particular (``args`` are placeholders; nothing is specialized to their kinds)."""
-    plain = _plain(f)
+    plain = plain_function(f)
     if plain is not None:  # (the common case first: 3 us of the 15 a jit call of floats took)
         return plain, args, nums, kwargs
     f, args, nums, kwargs = bound(f, args, nums, kwargs)
@@ -322,7 +322,7 @@ def function_of(f, args: tuple, nums: tuple, kwargs, generic: bool = False):
     return spec.bp, full, tuple(i % len(args) + seeds + 1 for i in nums), kwargs
 
 
-def _plain(f):
+def plain_function(f):
     """``f`` -- or the function ``cpsad.jit`` or ``cpsad.shaped`` marked -- where it is a Python
     function not made by the API: what ``function_of`` would find by its longer way (``bound``,
     ``target``), else None."""

@@ -166,21 +166,46 @@ def run_forward(fn, spec, kinds, args: list, kwargs: dict, tangents: list):
 
 
 def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
-    active = spec.active
-    given, args = args, _positional(fn, args, kwargs)
+    made = ready(fn, spec, kinds, args, kwargs, mode)
+    if made is None:
+        return None
+    c, key, positional = made
+    return invoke(c, key, fn, spec, positional, first, mode, (kinds, args, kwargs))
+
+
+def ready(fn, spec, kinds, args, kwargs, mode=compiler.STAGED) -> tuple | None:
+    """``(compiled, key, arguments by position)``: what ``invoke`` runs for this call of ``fn``
+    (``spec``: its Python backpropagator, valid now) -- made now if need be -- or None where it
+    is not staged (warned once: why) or the call is wrong (the Python one says so, as ``fn``
+    would). The caller may run it again for another call of the same argument types while
+    ``still_ready`` says so."""
+    args = _positional(fn, args, kwargs)
     if args is None:
-        return None  # (a wrong call: the Python one says so, as ``fn`` would)
-    python_kinds, kinds = kinds, staged_kinds(fn, kinds, args, mode)
-    key = (fn.__code__, active, kinds, mode)
+        return None
+    kinds = staged_kinds(fn, kinds, args, mode)
+    key = (fn.__code__, spec.active, kinds, mode)
     if key not in _MADE:  # (a first call of these kinds: an argument no Numba type holds?)
         why = _not_numba_values(fn, args)
         if why is not None:
             with _LOCK:
                 _MADE[key] = why
             return _fall_back(fn, why)
-    c = compiled(fn, active, kinds, spec, mode)
+    c = compiled(fn, spec.active, kinds, spec, mode)
     if isinstance(c, str):
         return _fall_back(fn, c)
+    return c, key, args
+
+
+def still_ready(c: _Compiled, key: tuple, fn, spec) -> bool:
+    """Is what ``ready`` gave still what it would give for ``fn`` and ``spec`` (valid now)?"""
+    return _MADE.get(key) is c and _still_valid(c, fn, spec)
+
+
+def invoke(c: _Compiled, key: tuple, fn, spec, args: list, first: tuple, mode, again: tuple):
+    """What ``c`` returns for ``fn``'s arguments ``args`` (by position) and the adjoints or
+    tangents ``first`` -- or None where the Python backpropagator runs instead (warned once:
+    why). ``again``: the call's ``(kinds, args, kwargs)``, to make it again with lists where a
+    value its buffers took for a float is not one."""
     extra = []
     for name, where in c.params:
         if where == "global":
@@ -215,11 +240,12 @@ def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
         # (what the compiled code raised, it raised after its compile, which added a signature)
         if _numba_error(exc) and len(c.dispatcher.overloads) == compiled_before:
             if c.buffers:  # (a value the Stacks pass took for a float is not one: lists)
+                _, active, kinds, _ = key
                 with _LOCK:
                     made = _MADE[key] = _make(fn, active, kinds, mode, buffers=False)
                     if isinstance(made, _Compiled):
                         made.made_from, made.spec = c.made_from, c.spec
-                return _call(fn, spec, python_kinds, given, kwargs, first, mode)
+                return _call(fn, spec, *again, first, mode)
             with _LOCK:  # Numba's typing of these argument types
                 _MADE[key] = reason = _numba_reason(exc)
             return _fall_back(fn, reason)

@@ -3,6 +3,7 @@
 import importlib
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -305,3 +306,101 @@ def test_defvjp_makes_a_user_function_a_primitive():
     text = cpsad.show(M.model)
     assert "softplus_bp" not in text  # not transformed: its rule is used
     assert "/ (1.0 + np.exp(-x))" in text
+
+
+# ------------------------------------------------------- a derivative called again and again
+# ``value_and_grad`` keeps, for each argument types it was called with, what its first such call
+# found (``api._Plan``): each call after it must give what a derivative made anew would.
+
+
+def _sin_times(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+@pytest.mark.parametrize("mark", [lambda f: f, cpsad.jit], ids=["python", "jit"])
+def test_a_derivative_called_with_other_argument_types(mark):
+    vg = cpsad.value_and_grad(mark(_sin_times), argnums=(0, 1))
+    for x, y in [
+        (2, 3.0),
+        (0.5, 3),
+        (0.5, 3.0),
+        (np.float64(0.25), 3.0),
+        (np.array([1, 2]), 3.0),  # an int array: promoted, as a float array is not
+        (np.array([1.0, 2.0]), 3.0),
+        (np.array([1.0, 2.0]), np.array([0.5, -1.0])),
+        (np.array([[0.1, 0.2]]), np.array([0.5, -1.0])),
+        (2, 3.0),
+    ]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cpsad.JitWarning)
+            value, (gx, gy) = vg(x, y)
+        xf = np.asarray(x, dtype=float)
+        assert value == pytest.approx(np.sum(np.sin(xf) * y), rel=1e-12)
+        np.testing.assert_allclose(gx, np.cos(xf) * y, rtol=1e-12)
+        full = np.sin(xf) * np.ones(np.broadcast(xf, y).shape)  # y's part, summed to its shape
+        np.testing.assert_allclose(gy, full.sum(axis=tuple(range(full.ndim - np.ndim(y)))))
+        assert np.shape(gx) == np.shape(x) and np.shape(gy) == np.shape(y)
+
+
+def test_a_derivative_called_with_argnums_counted_from_the_end():
+    vg = cpsad.value_and_grad(lambda x, y=2.0: x * x * y, argnums=-1)
+    assert vg(0.5) == pytest.approx((0.5, 2 * 0.5 * 2.0))  # -1: x, the only one passed
+    assert vg(0.5, 3.0) == pytest.approx((0.75, 0.25))  # -1: y
+    assert vg(0.5) == pytest.approx((0.5, 2.0))
+    assert vg(0.5, y=3.0) == pytest.approx((0.75, 3.0))  # (by keyword: argnums counts x)
+
+
+def test_a_derivative_of_varargs_called_again():
+    def f(*xs):
+        return xs[0] * xs[1] * xs[1]
+
+    g = cpsad.grad(f, argnums=(0, 1))
+    for a, b in [(0.5, 2.0), (1.5, -1.0), (3, 2)]:
+        assert g(a, b) == pytest.approx((b * b, 2 * a * b))
+
+
+@pytest.mark.parametrize("mark", [lambda f: f, cpsad.jit], ids=["python", "jit"])
+def test_a_derivative_sees_a_closure_and_a_global_change(mark):
+    def make():
+        c = 2.0
+
+        def f(x):
+            return c * x * x * _SCALE
+
+        def set_c(v):
+            nonlocal c
+            c = v
+
+        return f, set_c
+
+    f, set_c = make()
+    g = cpsad.grad(mark(f))
+    assert g(0.7) == pytest.approx(2 * 2.0 * 0.7)
+    set_c(5.0)
+    assert g(0.7) == pytest.approx(2 * 5.0 * 0.7)
+    global _SCALE
+    _SCALE = 3.0
+    try:
+        assert g(0.7) == pytest.approx(2 * 5.0 * 0.7 * 3.0)
+    finally:
+        _SCALE = 1.0
+
+
+_SCALE = 1.0
+
+
+def test_a_derivative_follows_the_function_its_mark_holds():
+    def f(x):
+        return x * x
+
+    def h(x):
+        return x * x * x
+
+    marked = cpsad.jit(f)
+    g = cpsad.grad(marked)
+    assert g(0.5) == pytest.approx(1.0)
+    marked.fn = h
+    assert g(0.5) == pytest.approx(0.75)
+    f.__code__ = h.__code__
+    marked.fn = f
+    assert g(0.5) == pytest.approx(0.75)

@@ -32,17 +32,31 @@ def fd(f, x, h=1e-6):
 def check(f, x=0.7):
     """cpsad's value and gradient of ``f`` at ``x`` against plain Python and differences -- and,
     where Numba is installed, those of ``cpsad.jit(f)``, whose compiled code froze the functions
-    it calls: it must be made again when they change."""
+    it calls: it must be made again when they change. Each is checked twice: from a derivative
+    made now, and from the one made at ``f``'s first check of the test, called again after
+    whatever changed since (it keeps what its earlier calls found: ``api._Plan``)."""
     value, g = cpsad.value_and_grad(f)(x)
     assert value == pytest.approx(f(x), rel=1e-12)
     assert g == pytest.approx(fd(f, x), rel=1e-6, abs=1e-8)
-    if NUMBA:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cpsad.JitWarning)  # (where it falls back)
+    held = _HELD.setdefault(f, (cpsad.value_and_grad(f), cpsad.value_and_grad(cpsad.jit(f))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)  # (where it falls back)
+        assert held[0](x) == (value, g)
+        if NUMBA:
             staged_value, staged = cpsad.value_and_grad(cpsad.jit(f))(x)
-        assert staged_value == pytest.approx(value, rel=1e-12)
-        assert staged == pytest.approx(g, rel=1e-10, abs=1e-12)
+            assert staged_value == pytest.approx(value, rel=1e-12)
+            assert staged == pytest.approx(g, rel=1e-10, abs=1e-12)
+            assert held[1](x) == (staged_value, staged)
     return g
+
+
+_HELD: dict = {}  # f -> its derivatives made at its first check (``check``), for one test
+
+
+@pytest.fixture(autouse=True)
+def _forget_held():
+    yield
+    _HELD.clear()
 
 
 NUMBA = importlib.util.find_spec("numba") is not None
