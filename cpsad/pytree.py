@@ -170,9 +170,14 @@ def owned(trees: list, given) -> list:
     shares memory with an object of ``given`` (the call's arguments, a cotangent, tangents:
     the identity's vjp is the cotangent itself) is copied; nothing else is. Shared memory is
     judged by each array's base: views of one array are one, as numpy's ``base`` says."""
+    for t in trees:  # numbers only: the common case of a float program, first
+        if type(t) is not float:
+            break
+    else:
+        return trees
     arrays: list = []
     _arrays(trees, arrays)
-    if not arrays:  # numbers only: the common case of a float program, first
+    if not arrays:
         return trees
     theirs = _held(given)
     taken = set(theirs)
