@@ -8,6 +8,7 @@ cotangent for ``vjp`` -- and gets back the adjoints of the differentiated argume
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -338,34 +339,53 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
             "primal, of the same structure"
         )
     nums = tuple(i for i, t in enumerate(tangents) if t is not None)  # None: not differentiated
-    check_plain(primals, kwargs)
-    args = [promote(a) if i in nums else a for i, a in enumerate(primals)]
-    tans = [as_tangent(tangents[i], args[i], i) for i in nums]
-    if not nums:
-        value = f(*primals, **kwargs)
-        return value, densify(None, value)
-    fn, args, nums, kwargs = function_of(f, tuple(args), nums, kwargs)
-    args = list(args)
-    active, where = params_for(fn.__code__, nums, len(args))
+    plans = key = plan = None
+    if not kwargs and nums and (type(f) is _FUNCTION or type(f) is staging.Staged):
+        plans = _JVP_PLANS.get(f)
+        key = (tuple(map(type, primals)), nums)
+        plan = plans.get(key) if plans is not None else None
+    if plan is not None and plan.holds(f):
+        args = list(primals)
+        for i in nums:
+            args[i] = promote(primals[i])
+        tans = [as_tangent(tangents[i], args[i], i) for i in nums]
+        positional = args if plan.staged is not None else None
+    else:
+        check_plain(primals, kwargs)
+        args = [promote(a) if i in nums else a for i, a in enumerate(primals)]
+        tans = [as_tangent(tangents[i], args[i], i) for i in nums]
+        if not nums:
+            value = f(*primals, **kwargs)
+            return value, densify(None, value)
+        plan, args, kwargs, positional = _forward_plan(f, args, nums, kwargs)
+        if key is not None and plan.reusable(f, args, kwargs, positional):
+            _JVP_PLANS.setdefault(f, {})[key] = plan
     by_param: dict = {}
-    for t, (p, idx) in zip(tans, where):
+    for t, (p, idx) in zip(tans, plan.where):
         if idx is None:
             by_param[p] = t
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
-    kinds = compiler.kinds_of(fn.__code__, args, kwargs)
-    if staging.is_shaped(f):
-        kinds = kinds + compiler.shapes_of(fn.__code__, args, kwargs)
-    spec = specialize(fn, active, kinds, "forward")
+    fn, spec = plan.fn, plan.spec
     ran = None
-    if staging.is_staged(f) and all(idx is None for _, idx in where):
-        ran = staging.run_forward(fn, spec, kinds, args, kwargs, [by_param[p] for p in active])
+    if positional is not None:
+        c, staged_key = plan.staged
+        ran = staging.invoke(
+            c,
+            staged_key,
+            fn,
+            spec,
+            positional,
+            tuple(by_param[p] for p in plan.active),
+            compiler.STAGED_FORWARD,
+            (plan.kinds, args, kwargs),
+        )
     if ran is not None:
         value, tangent = ran
     else:
         with deep_recursion(), compiler.located_warnings():
             try:
-                value, tangent = spec.bp(*[by_param[p] for p in active], *args, **kwargs)
+                value, tangent = spec.bp(*[by_param[p] for p in plan.active], *args, **kwargs)
             except Exception as exc:
                 _locate(exc)
                 raise
@@ -378,6 +398,30 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
         tangent = densify(tangent, value)
     # the tangent's arrays the caller's alone: no primal's, tangent's given, or the value's
     return value, owned([tangent], (primals, tangents, kwargs, value))[0]
+
+
+# f (a function, or cpsad.jit's mark of one) -> what jvp's first call of some argument types and
+# tangents found: ``{(types, positions of the tangents given): _Plan}`` (``_Plan.holds``)
+_JVP_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _forward_plan(f, args: list, nums: tuple, kwargs: dict):
+    """``jvp``'s ``_planned``: the ``_Plan`` of a call of ``f``'s tangent function with ``args``
+    (the differentiated ones promoted), the arguments and keyword arguments of the function it
+    runs, and those of the compiled tangent function, by position (None: the Python one runs)."""
+    staged = staging.is_staged(f)
+    fn, args, nums, kwargs = function_of(f, tuple(args), nums, kwargs)
+    args = list(args)
+    active, where = params_for(fn.__code__, nums, len(args))
+    kinds = compiler.kinds_of(fn.__code__, args, kwargs)
+    if staging.is_shaped(f):
+        kinds = kinds + compiler.shapes_of(fn.__code__, args, kwargs)
+    spec = specialize(fn, active, kinds, "forward")
+    made = None
+    if staged and all(idx is None for _, idx in where):
+        made = staging.ready(fn, spec, kinds, args, kwargs, compiler.STAGED_FORWARD)
+    plan = _Plan(fn, nums, active, where, spec, kinds, made[:2] if made else None)
+    return plan, args, kwargs, made[2] if made else None
 
 
 # a derivative taken inside a transformed function: see Nested, and the dispatch (dispatch.call_bp)

@@ -319,7 +319,8 @@ def _sin_times(x, y):
 
 @pytest.mark.parametrize("mark", [lambda f: f, cpsad.jit], ids=["python", "jit"])
 def test_a_derivative_called_with_other_argument_types(mark):
-    vg = cpsad.value_and_grad(mark(_sin_times), argnums=(0, 1))
+    marked = mark(_sin_times)
+    vg = cpsad.value_and_grad(marked, argnums=(0, 1))
     for x, y in [
         (2, 3.0),
         (0.5, 3),
@@ -340,6 +341,13 @@ def test_a_derivative_called_with_other_argument_types(mark):
         full = np.sin(xf) * np.ones(np.broadcast(xf, y).shape)  # y's part, summed to its shape
         np.testing.assert_allclose(gy, full.sum(axis=tuple(range(full.ndim - np.ndim(y)))))
         assert np.shape(gx) == np.shape(x) and np.shape(gy) == np.shape(y)
+        tx = np.linspace(0.5, 1.5, np.size(x)).reshape(np.shape(x))  # (forward mode, along x)
+        tx = float(tx) if np.ndim(x) == 0 else tx
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cpsad.JitWarning)
+            value, tangent = cpsad.jvp(marked, (x, y), (tx, None))
+        assert value == pytest.approx(np.sum(np.sin(xf) * y), rel=1e-12)
+        assert tangent == pytest.approx(np.sum(np.cos(xf) * tx * y), rel=1e-12)
 
 
 def test_a_derivative_called_with_argnums_counted_from_the_end():

@@ -38,19 +38,22 @@ def check(f, x=0.7):
     value, g = cpsad.value_and_grad(f)(x)
     assert value == pytest.approx(f(x), rel=1e-12)
     assert g == pytest.approx(fd(f, x), rel=1e-6, abs=1e-8)
-    held = _HELD.setdefault(f, (cpsad.value_and_grad(f), cpsad.value_and_grad(cpsad.jit(f))))
+    marked = _HELD.get(f, (None, None, cpsad.jit(f)))[2]
+    held = _HELD.setdefault(f, (cpsad.value_and_grad(f), cpsad.value_and_grad(marked), marked))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cpsad.JitWarning)  # (where it falls back)
         assert held[0](x) == (value, g)
+        assert cpsad.jvp(f, (x,), (1.0,)) == pytest.approx((value, g), rel=1e-12)
         if NUMBA:
             staged_value, staged = cpsad.value_and_grad(cpsad.jit(f))(x)
             assert staged_value == pytest.approx(value, rel=1e-12)
             assert staged == pytest.approx(g, rel=1e-10, abs=1e-12)
             assert held[1](x) == (staged_value, staged)
+            assert cpsad.jvp(marked, (x,), (1.0,)) == pytest.approx((value, g), rel=1e-10)
     return g
 
 
-_HELD: dict = {}  # f -> its derivatives made at its first check (``check``), for one test
+_HELD: dict = {}  # f -> its derivatives made at its first check (``check``), and its jit mark
 
 
 @pytest.fixture(autouse=True)
