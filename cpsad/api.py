@@ -43,16 +43,17 @@ def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True, plans=N
     calls that always pass the same ``argnums``, ``seed`` and ``check``."""
     types = tuple(map(type, args)) if plans is not None and not kwargs else None
     plan = plans.get(types) if types is not None else None
-    if plan is not None and plan.holds(f):
+    fn = plan.holds(f) if plan is not None else None
+    if fn is not None:
         call_args = list(args)
         for i in plan.nums:
             call_args[i] = promote(args[i])
         positional = call_args if plan.staged is not None else None
     else:
-        plan, args, kwargs, call_args, positional = _planned(f, argnums, args, kwargs, seed)
+        plan, fn, args, kwargs, call_args, positional = _planned(f, argnums, args, kwargs, seed)
         if types is not None and plan.reusable(f, call_args, kwargs, positional):
             plans[types] = plan
-    fn, spec = plan.fn, plan.spec
+    spec = plan.spec
     out = None
     if positional is not None:  # (the compiled backpropagator, for the seed it was run with)
         c, key = plan.staged
@@ -80,34 +81,41 @@ def _run(f, argnums, args, kwargs, k, given=None, seed=None, check=True, plans=N
 
 class _Plan:
     """How ``_run`` calls the backpropagator of ``f`` for arguments of some types, found by the
-    first call of them (``_planned``): the function, the positions of the differentiated
+    first call of them (``_planned``): the function (weakly), the positions of the differentiated
     arguments (none negative), their parameters, the Python backpropagator (``spec``), and
     the compiled one's ``(compiled, key)`` (``staged``; None: the Python one runs). Its checks
     -- of the call's shape and of what the argument types decide -- need not run again while
     ``holds``: ``f`` marks the same function, and the backpropagators are still valid."""
 
-    __slots__ = ("fn", "nums", "active", "where", "spec", "kinds", "staged")
+    __slots__ = ("function", "nums", "active", "where", "spec", "kinds", "staged")
 
     def __init__(self, fn, nums, active, where, spec, kinds, staged):
-        self.fn, self.nums, self.active, self.where = fn, nums, active, where
+        try:  # (held weakly: ``jvp`` keeps plans as long as ``f`` lives, not longer)
+            self.function = weakref.ref(fn)
+        except TypeError:  # (no weak reference to it: such a plan is not kept, ``reusable``)
+            self.function = lambda: fn
+        self.nums, self.active, self.where = nums, active, where
         self.spec, self.kinds, self.staged = spec, kinds, staged
 
-    def holds(self, f) -> bool:
+    def holds(self, f):
+        """``f``'s function, where it still applies to a call of ``f``; else None."""
         fn = f if type(f) is _FUNCTION else f.fn if type(f) is staging.Staged else None
-        if fn is not self.fn or not self.spec.valid():
-            return False
-        return self.staged is None or staging.still_ready(*self.staged, fn, self.spec)
+        if fn is not self.function() or not self.spec.valid():
+            return None
+        if self.staged is not None and not staging.still_ready(*self.staged, fn, self.spec):
+            return None
+        return fn
 
     def reusable(self, f, args: list, kwargs: dict, positional) -> bool:
         """May another call of the same argument types use it? Where ``f`` is a plain function,
         called without keyword arguments -- or ``cpsad.jit``'s mark of one, compiled, called
         with its positional parameters alone (``invoke`` takes them as they are). (Not a
         ``cpsad.shaped`` mark: its key is of shapes, not types.)"""
-        if kwargs or plain_function(f) is not self.fn:
+        if kwargs or plain_function(f) is not self.function():
             return False
         if type(f) is _FUNCTION:
             return True
-        code = self.fn.__code__
+        code = self.function().__code__
         return (
             type(f) is staging.Staged
             and positional is not None
@@ -143,7 +151,7 @@ def _planned(f, argnums, args, kwargs, seed):
         if not any(p in code.co_varnames[code.co_argcount :] for p in spec.active):
             made = staging.ready(fn, spec, kinds, call_args, kwargs)  # (not an item of *args)
     plan = _Plan(fn, nums, active, where, spec, kinds, made[:2] if made else None)
-    return plan, args, kwargs, call_args, made[2] if made else None
+    return plan, fn, args, kwargs, call_args, made[2] if made else None
 
 
 def _through_complex(adjoint) -> None:
@@ -344,7 +352,8 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
         plans = _JVP_PLANS.get(f)
         key = (tuple(map(type, primals)), nums)
         plan = plans.get(key) if plans is not None else None
-    if plan is not None and plan.holds(f):
+    fn = plan.holds(f) if plan is not None else None
+    if fn is not None:
         args = list(primals)
         for i in nums:
             args[i] = promote(primals[i])
@@ -357,7 +366,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
         if not nums:
             value = f(*primals, **kwargs)
             return value, densify(None, value)
-        plan, args, kwargs, positional = _forward_plan(f, args, nums, kwargs)
+        plan, fn, args, kwargs, positional = _forward_plan(f, args, nums, kwargs)
         if key is not None and plan.reusable(f, args, kwargs, positional):
             _JVP_PLANS.setdefault(f, {})[key] = plan
     by_param: dict = {}
@@ -366,7 +375,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, **kwargs: Any) -> tu
             by_param[p] = t
         else:  # an item of *args
             by_param[p] = by_param.get(p, ()) + (t,)
-    fn, spec = plan.fn, plan.spec
+    spec = plan.spec
     ran = None
     if positional is not None:
         c, staged_key = plan.staged
@@ -421,7 +430,7 @@ def _forward_plan(f, args: list, nums: tuple, kwargs: dict):
     if staged and all(idx is None for _, idx in where):
         made = staging.ready(fn, spec, kinds, args, kwargs, compiler.STAGED_FORWARD)
     plan = _Plan(fn, nums, active, where, spec, kinds, made[:2] if made else None)
-    return plan, args, kwargs, made[2] if made else None
+    return plan, fn, args, kwargs, made[2] if made else None
 
 
 # a derivative taken inside a transformed function: see Nested, and the dispatch (dispatch.call_bp)

@@ -480,11 +480,14 @@ def _make(fn, active, kinds, mode, buffers=True):
         [*unit.injected.values(), *frozen.values()]
         + [f for module, _, f in through if not _numba_knows(module)],
     )
+    params = set(unit.staged_params)
     for name, obj in {**frozen, **unit.injected}.items():
         # (a user's function the staged code calls as it is -- its result is not
         # differentiated; another module's, under the name Callees gave it -- is compiled too,
-        # or Numba cannot call it)
-        namespace[name] = as_is.get(id(obj), obj)
+        # or Numba cannot call it. Data it takes as parameters are not kept here: the first
+        # closure's array would live as long as the compiled code)
+        if name not in params:
+            namespace[name] = as_is.get(id(obj), obj)
     _through_compiled(unit, namespace, as_is)
     # (the import lines document the names; the namespace holds them, as _compile's cells do)
     tree = ast.parse(unit.text, filename=path)

@@ -515,6 +515,13 @@ def test_nothing_keeps_a_dropped_closure_alive():
     cpsad.grad(f)(np.ones(3))
     cpsad.value_and_grad(f)(np.ones(3))
     cpsad.vjp(f, np.ones(3))[1](1.0)
+    cpsad.jvp(f, (np.ones(3),), (np.ones(3),))  # (twice: the second runs what the first found)
+    cpsad.jvp(f, (np.ones(3),), (np.ones(3),))
+    marked = cpsad.jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cpsad.JitWarning)
+        cpsad.jvp(marked, (np.ones(3),), (np.ones(3),))
+    del marked
     ref_f, ref_x = weakref.ref(f), weakref.ref(X)
     del f, X
     gc.collect()
