@@ -129,29 +129,38 @@ _FUNCTION = type(_run)
 
 
 def _planned(f, argnums, args, kwargs, seed):
-    """``_run``'s checks of a call, and what they find: its ``_Plan``, the arguments and keyword
-    arguments of the function it runs (``function_of``: a derivative's are the backpropagator's),
-    the differentiated ones promoted, and those of the compiled backpropagator, by position (None:
-    the Python one runs)."""
+    """``_run``'s checks of a call, and what they find: its ``_Plan``, the function it runs and
+    that function's arguments and keyword arguments (``function_of``: a derivative's are the
+    backpropagator's), the differentiated ones promoted, and those of the compiled
+    backpropagator, by position (None: the Python one runs)."""
     check_plain(args, kwargs)
     check_argnums(f, argnums, args, kwargs)
     fn, args, nums, kwargs = function_of(f, tuple(args), argnums_tuple(argnums), kwargs)
     nums = tuple(i % len(args) for i in nums)
-    active, where = params_for(fn.__code__, nums, len(args))
     call_args = list(args)
     for i in nums:
         call_args[i] = promote(args[i])
-    kinds = compiler.kinds_of(fn.__code__, call_args, kwargs)
+    staged = compiler.STAGED if seed is not None and staging.is_staged(f) else None
+    plan, positional = _plan(f, fn, call_args, nums, kwargs, "reverse", staged)
+    return plan, fn, args, kwargs, call_args, positional
+
+
+def _plan(f, fn, args: list, nums: tuple, kwargs: dict, mode: str, staged) -> tuple:
+    """The ``_Plan`` of a call of ``fn`` (``f``'s function) with ``args`` and ``kwargs`` (the
+    differentiated positions ``nums`` promoted), for ``mode`` "reverse" or "forward" -- and,
+    where ``staged`` (``compiler.STAGED`` or ``STAGED_FORWARD``: ``f`` is marked by
+    ``cpsad.jit``) and no item of ``*args`` is differentiated, the compiled code, run with the
+    arguments by position (the second item; None: the Python code runs)."""
+    active, where = params_for(fn.__code__, nums, len(args))
+    kinds = compiler.kinds_of(fn.__code__, args, kwargs)
     if staging.is_shaped(f):
-        kinds = kinds + compiler.shapes_of(fn.__code__, call_args, kwargs)
-    spec = specialize(fn, active, kinds)
+        kinds = kinds + compiler.shapes_of(fn.__code__, args, kwargs)
+    spec = specialize(fn, active, kinds, mode)
     made = None
-    code = fn.__code__
-    if seed is not None and staging.is_staged(f):
-        if not any(p in code.co_varnames[code.co_argcount :] for p in spec.active):
-            made = staging.ready(fn, spec, kinds, call_args, kwargs)  # (not an item of *args)
+    if staged is not None and all(idx is None for _, idx in where):
+        made = staging.ready(fn, spec, kinds, args, kwargs, staged)
     plan = _Plan(fn, nums, active, where, spec, kinds, made[:2] if made else None)
-    return plan, fn, args, kwargs, call_args, made[2] if made else None
+    return plan, made[2] if made else None
 
 
 def _through_complex(adjoint) -> None:
@@ -416,21 +425,14 @@ _JVP_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _forward_plan(f, args: list, nums: tuple, kwargs: dict):
     """``jvp``'s ``_planned``: the ``_Plan`` of a call of ``f``'s tangent function with ``args``
-    (the differentiated ones promoted), the arguments and keyword arguments of the function it
-    runs, and those of the compiled tangent function, by position (None: the Python one runs)."""
-    staged = staging.is_staged(f)
+    (the differentiated ones promoted), the function it runs, its arguments and keyword
+    arguments, and those of the compiled tangent function, by position (None: the Python one
+    runs)."""
+    staged = compiler.STAGED_FORWARD if staging.is_staged(f) else None
     fn, args, nums, kwargs = function_of(f, tuple(args), nums, kwargs)
     args = list(args)
-    active, where = params_for(fn.__code__, nums, len(args))
-    kinds = compiler.kinds_of(fn.__code__, args, kwargs)
-    if staging.is_shaped(f):
-        kinds = kinds + compiler.shapes_of(fn.__code__, args, kwargs)
-    spec = specialize(fn, active, kinds, "forward")
-    made = None
-    if staged and all(idx is None for _, idx in where):
-        made = staging.ready(fn, spec, kinds, args, kwargs, compiler.STAGED_FORWARD)
-    plan = _Plan(fn, nums, active, where, spec, kinds, made[:2] if made else None)
-    return plan, fn, args, kwargs, made[2] if made else None
+    plan, positional = _plan(f, fn, args, nums, kwargs, "forward", staged)
+    return plan, fn, args, kwargs, positional
 
 
 # a derivative taken inside a transformed function: see Nested, and the dispatch (dispatch.call_bp)
