@@ -511,7 +511,7 @@ def _trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
 
 class Refused(Exception):
     """Raised by compiled code where the Python helper might refuse (``check_in_place``), or
-    numpy raise (an axis out of range, parts of different shapes): ``staging.run`` then runs
+    numpy raise (an axis out of range, parts of different shapes): ``staging.invoke`` then runs
     the Python backpropagator, which decides and says why."""
 
 

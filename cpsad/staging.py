@@ -150,22 +150,9 @@ _WARNED: set = set()
 REFUSED: dict = {}
 
 
-def run(fn, spec, kinds, args: list, kwargs: dict, seed):
-    """``(value, adjoints)`` of ``fn``'s staged backpropagator at ``args`` for the adjoint
-    ``seed`` of the result -- or None where it is not staged (warned once: why). ``spec`` is the
-    Python backpropagator, valid now (``compiler.specialize``): the staged one must have been
-    made from what it was made from."""
-    return _call(fn, spec, kinds, args, kwargs, (seed,), compiler.STAGED)
-
-
-def run_forward(fn, spec, kinds, args: list, kwargs: dict, tangents: list):
-    """``(value, tangent)`` of ``fn``'s staged tangent function at ``args`` along ``tangents``
-    (of the active parameters, in order) -- or None where it is not staged (warned once: why).
-    ``spec``: the Python tangent function, valid now."""
-    return _call(fn, spec, kinds, args, kwargs, tuple(tangents), compiler.STAGED_FORWARD)
-
-
 def _call(fn, spec, kinds, args, kwargs, first: tuple, mode):
+    """``ready``, then ``invoke``: what the compiled code returns for the adjoints or tangents
+    ``first`` (None: the Python code runs)."""
     made = ready(fn, spec, kinds, args, kwargs, mode)
     if made is None:
         return None
