@@ -668,11 +668,10 @@ class ShiftReset:
         call's or a display's may be None (``acc``)."""
         out = parts[0]
         for e in parts[1:]:
-            out = (
-                A.BinOp(left=out, op=A.Add(), right=e)
-                if operator
-                else (self.runtime_call("acc", [out, e]))
-            )
+            if operator:
+                out = A.BinOp(left=out, op=A.Add(), right=e)
+            else:
+                out = self.runtime_call("acc", [out, e])
         return out
 
     def scalar(self, node) -> bool:
