@@ -140,6 +140,27 @@ def _varied_updates(scopes, varied: set) -> None:
                     anno.setanno(s, anno.VARIED, True)
 
 
+def _read_where_called(fdef) -> set[str]:
+    """Of a loop's function (Desugar's: called once, right after it is defined), the names of
+    enclosing functions it only reads -- it, and the loops nested in it: no other function
+    nested in it reads one later, none assigns one or changes it in place. Each is read at the
+    loop's call, as if the loop's code stood there. Empty for any other function."""
+    if not anno.getanno(fdef, anno.LOOP, False):
+        return set()
+    out = free_names(fdef) - S.writes_through(fdef)
+    for d in A.walk(fdef):
+        if isinstance(d, A.FunctionDef) and not anno.getanno(d, anno.LOOP, False):
+            out -= free_names(d)
+        elif isinstance(d, A.stmt):
+            name, in_place = _mutated(d)
+            if in_place:
+                out.discard(name)
+            found = anno.getanno(d, anno.SHARED_MUTATION)
+            if found is not None:
+                out -= set(found.names)
+    return out
+
+
 def assigned_names(stmt) -> list[str]:
     """Names a normalized statement binds."""
     if isinstance(stmt, A.Assign):
@@ -174,6 +195,7 @@ class Versions:
         self.scopes, self.key = scopes, key
         targets: dict[str, int] = {}  # name -> the assignments' targets that name it
         unversioned = set()
+        loops = []  # (a loop's function, the names it reads where it is called)
         for s in statements(fdef.body):
             if isinstance(s, A.Assign):
                 t = s.targets[0]
@@ -183,7 +205,10 @@ class Versions:
                         targets[e.id] = targets.get(e.id, 0) + 1
             elif isinstance(s, A.FunctionDef):
                 unversioned.add(s.name)
-                unversioned |= free_names(s)
+                read = _read_where_called(s)
+                unversioned |= free_names(s) - read
+                if read:
+                    loops.append((s, read))
             name, in_place = _mutated(s)
             if in_place:
                 unversioned.add(name)
@@ -199,6 +224,17 @@ class Versions:
                 unversioned.add(n)
         self.versioned = scopes.locals[key] - unversioned
         self.count = 0
+        # A loop reads the versions its call sees: through a variable of its own for each name
+        # (``read_at``), the name's versions where it is defined flowing into it (``walk``).
+        self.loops: dict[int, list] = {}
+        for s, read in loops:
+            for n in sorted(read & self.versioned):
+                var = (key, n, "@" + anno.getanno(s, anno.DEF_KEY))
+                self.loops.setdefault(id(s), []).append((n, var))
+                for d in A.walk(s):  # (it and the loops nested in it that read the name)
+                    if isinstance(d, A.FunctionDef) and n in free_names(d):
+                        scopes.read_at.setdefault(anno.getanno(d, anno.DEF_KEY), {})[n] = var
+        self.via = scopes.read_at.get(key, {})
 
     def reader(self, env):
         """The variables each of some names may hold where ``env`` holds."""
@@ -209,12 +245,17 @@ class Versions:
                 if n in self.versioned:
                     out += env.get(n, [(self.key, n)])
                 else:
-                    v = self.scopes.resolve(self.key, n)
+                    v = self.via.get(n) or self.scopes.resolve(self.key, n)
                     if v is not None:
                         out.append(v)
             return out
 
         return vars_
+
+    def reads_at(self, s, vars_) -> list:
+        """The edges of the definition of a loop's function ``s``: it is called right after,
+        and reads there the versions of the names ``read_at`` gives it."""
+        return [([var], vars_([n])) for n, var in self.loops.get(id(s), ())]
 
     def fresh(self, names) -> list:
         """The variables an assignment to ``names`` binds (in order; a global: none)."""
@@ -393,6 +434,9 @@ class Scopes:
         # key -> every name the function (or one nested in it) mentions, and its parameters:
         # filled by Activity, read by Kinds (see ``unit.scopes``)
         self.names: dict[str, set[str]] = {}
+        # key -> {name: variable}: the names a loop's function reads where it is called, each
+        # through a variable of its own (``Versions``)
+        self.read_at: dict[str, dict] = {}
         stack = [(root, None)]
         while stack:
             fdef, parent = stack.pop()
@@ -452,6 +496,8 @@ class Activity:
                             return None
                         env = versions.merge(after)
                         continue
+                    if isinstance(s, A.FunctionDef):
+                        edges.extend(versions.reads_at(s, vars_))
                     sinks.update(vars_(_held_changed(s, ctx)))
                     sinks.update(vars_(_kept_outside(s, ctx)))
                     if isinstance(s, A.Assign):

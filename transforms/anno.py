@@ -40,6 +40,7 @@ ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is th
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
 VARIED = "varied"  # activity: an update `y = y op v` (AUG) whose value depends on the inputs
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
+LOOP = "loop"  # desugar: the FunctionDef is a loop's, called once, right after it is defined
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation
 BOOKKEEPING = "bookkeeping"  # cps: an adjoint's initialization, a function's epilogue, a join call
 GUARD = "guard"  # cps, shift/reset: an acc(x_bar, e), `x_bar if x_bar is not None else zeros`,

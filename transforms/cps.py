@@ -393,8 +393,17 @@ class LowerCPS:
         body += self.inits(
             [p for p in params if p in self.active] + sorted(cells & self.active), fdef
         )
+        # A parameter that is a cell is never renamed (``plain``): where the function rebinds
+        # it, the zero of its adjoint is shaped like the value it came in with, kept apart.
+        rebound = set(assigned_in(fdef.body)) | {
+            n.id for n in A.walk(fdef) if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
+        }
+        entry = {p: self.namer.version(p) for p in wrt if p in cells and p in rebound}
+        for p, copy in entry.items():
+            body.append(_bookkeeping(self.loc(A.assign(copy, A.name(p)), fdef)))
+            scope.bound.add(copy)
         body += self.block(fdef.body, scope, env, tail=None)
-        body += self.epilogue(list(wrt), fdef, known=known)
+        body += self.epilogue(list(wrt), fdef, known=known, entry=entry)
         if scope.nonlocals:
             body.insert(0, self.loc(A.nonlocal_(scope.nonlocals), fdef))
         args = A.deepcopy(fdef.args)
@@ -458,13 +467,14 @@ class LowerCPS:
                 out.append(_bookkeeping(self.loc(s, origin)))
         return out
 
-    def epilogue(self, names, origin, known=None, renamed=None) -> list:
-        """``return`` the adjoints of ``names``: never None at a function's boundary."""
+    def epilogue(self, names, origin, known=None, renamed=None, entry=None) -> list:
+        """``return`` the adjoints of ``names``: never None at a function's boundary. (``entry``:
+        the names that hold a rebound parameter's value as it came in, its zero's shape.)"""
         known = [n for n in names if n in self.active] if known is None else known
         values = []
         for user in names:
             n = renamed.get(user, user) if renamed else user
-            zero = A.call(self.zeros, [A.name(n)])
+            zero = A.call(self.zeros, [A.name(entry.get(user, n) if entry else n)])
             if user in known:
                 bar = self.bar(n)
                 test = A.Compare(left=A.name(bar), ops=[A.IsNot()], comparators=[A.const(None)])

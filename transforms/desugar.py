@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import functools
 
+from . import anno
 from . import astlib as A
 from .normalize import falls_through
 from .scoping import free_names
@@ -389,7 +390,7 @@ class Desugar:
             loop_body = [A.if_(test, body)] + exit_
         if shared:
             loop_body = [A.nonlocal_(shared)] + loop_body
-        loop_def = A.function(name, A.params(params), loop_body)
+        loop_def = anno.setanno(A.function(name, A.params(params), loop_body), anno.LOOP, True)
         first = [A.name(p) for p in carried]
         if counter:
             first = [start] + first
