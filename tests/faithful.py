@@ -24,6 +24,8 @@ def assert_faithful(f, *args, argnums=None, forward=True, autograd=True, directi
     expected = f(*args)
     value, grads = cpsad.value_and_grad(f, argnums=tuple(nums))(*args)
     np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12, err_msg="value")
+    for g, i in zip(grads, nums):  # (the comparisons below would broadcast a zero of any shape)
+        assert np.shape(g) == np.shape(args[i]), f"gradient {i}: shape {np.shape(g)}"
     for d in range(directions):
         fd, dirs = directional(f, args, nums, d, 1e-6)
         fd2, _ = directional(f, args, nums, d, 1e-4)

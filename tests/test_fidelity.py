@@ -351,6 +351,40 @@ def kept_by_a_closure_before_a_loop_rebinds_it(x):
     return r * x + g()
 
 
+def read_by_a_loop_before_a_loop_rebinds_it(x):
+    s = x * 0.5  # read by the first loop's function: a variable it shares (seed 511150)
+    acc = 0.0
+    for _ in range(2):
+        acc = acc + s
+    for _ in range(3):
+        s = s * np.exp(1000.0 * x)
+    return acc
+
+
+def read_by_nested_loops_before_a_loop_rebinds_it(x):
+    s = np.array([0.5, -0.25]) * x
+    acc = 0.0
+    for i in range(2):
+        for j in range(2):
+            acc = acc + s[j] * (i + 1)
+    s = 1.0
+    n = 0
+    while n < 4:
+        s = s * np.exp(700.0 * x) - x
+        n += 1
+    return acc * x
+
+
+def read_by_a_loop_and_after_a_loop_rebinds_it(x):
+    s = x * 0.5
+    acc = 0.0
+    for _ in range(2):
+        acc = acc + s * x
+    for _ in range(3):
+        s = s * np.sin(x) + x
+    return acc * s
+
+
 @pytest.mark.parametrize(
     "f",
     [
@@ -359,6 +393,9 @@ def kept_by_a_closure_before_a_loop_rebinds_it(x):
         read_in_a_branch_before_a_loop_rebinds_it,
         read_before_and_after_a_loop_rebinds_it,
         kept_by_a_closure_before_a_loop_rebinds_it,
+        read_by_a_loop_before_a_loop_rebinds_it,
+        read_by_nested_loops_before_a_loop_rebinds_it,
+        read_by_a_loop_and_after_a_loop_rebinds_it,
     ],
 )
 def test_a_value_read_before_its_name_is_rebound(f):
@@ -367,6 +404,57 @@ def test_a_value_read_before_its_name_is_rebound(f):
             grad = cpsad.grad(f)(x)
             assert np.isfinite(grad), grad
             assert_faithful(f, x)
+
+
+# ----------------------------------------------------------------------------- a rebound parameter a closure reads
+# A parameter a nested function reads is one variable, never renamed: where the function rebinds
+# it, to a value of another shape, the zero of its adjoint (nothing reached the result from it)
+# must be shaped like the value it came in with, not the one it holds at the end (seed 511150).
+
+
+def rebound_after_a_loop_reads_it(x, A):
+    for _ in range(2):
+        x  # noqa: B018  (read by the loop's function: a variable it shares)
+    x = x + A
+    return np.sum(A * A)
+
+
+def rebound_after_a_lambda_reads_it(x, A):
+    g = lambda: x * 2.0  # noqa: E731, F841
+    x = x * A
+    return np.sum(A) * 0.5
+
+
+def rebound_after_a_lambda_reads_it_and_read_through_it(x, A):
+    g = lambda: x  # noqa: E731
+    x = x + A
+    return np.sum(g() * A)
+
+
+def rebound_in_a_helper_a_lambda_reads(x, A):
+    def inner(y, B):
+        h = lambda: y  # noqa: E731, F841
+        y = y * B
+        return np.sum(B * B)
+
+    return inner(x, A) + np.sum(x) * 0.0
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        rebound_after_a_loop_reads_it,
+        rebound_after_a_lambda_reads_it,
+        rebound_after_a_lambda_reads_it_and_read_through_it,
+        rebound_in_a_helper_a_lambda_reads,
+    ],
+)
+def test_a_rebound_parameter_a_closure_reads_gets_a_gradient_of_its_shape(f):
+    A = np.array([[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]])
+    for x in (0.3, np.array([0.2, -0.7, 1.1])):
+        grads = cpsad.grad(f, argnums=(0, 1))(x, A)
+        assert [np.shape(g) for g in grads] == [np.shape(x), np.shape(A)]
+        assert_faithful(f, x, A)
 
 
 # ----------------------------------------------------------------------------- stores into a captured container
