@@ -457,6 +457,87 @@ def test_a_rebound_parameter_a_closure_reads_gets_a_gradient_of_its_shape(f):
         assert_faithful(f, x, A)
 
 
+# ----------------------------------------------------------------------------- a function defined again
+# A name a second def or lambda binds again: a value read of it before may be the first. Activity
+# and Aliasing kept one function per name -- the last -- so the first, used as a value, was not
+# transformed, and the dispatch differentiated it for its parameters alone: the variables it reads
+# were constants (a silent 1.0 for 2.0; finding a_function_defined_again_after_its_first_is_used_
+# as_a_value.py). And a def in a continuation bound its name there, not the shared variable a loop
+# before it reads (a NameError; finding a_def_in_a_continuation_rebinding_a_name_a_loop_before_it_calls.py).
+
+
+def _apply(fn, v):
+    return fn(v)
+
+
+def lambda_called_then_defined_again(x):
+    g = lambda u: u + x  # noqa: E731
+    s = g(x)
+    g = lambda u: u * x  # noqa: E731
+    return s
+
+
+def def_called_then_defined_again(x):
+    def g(u):
+        return u + x
+
+    s = g(x)
+
+    def g(u):  # noqa: F811
+        return u * x
+
+    return s + g(x)
+
+
+def lambda_through_another_name_then_defined_again(x):
+    g = lambda u: u + x  # noqa: E731
+    h = g
+    s = h(x)
+    g = lambda u: u * x  # noqa: E731
+    return s + g(x) + h(x)
+
+
+def lambda_kept_in_a_list_then_defined_again(x):
+    g = lambda u: u + np.sin(x)  # noqa: E731
+    fs = [g]
+    g = lambda u: u * x  # noqa: E731
+    return fs[0](x) + g(x)
+
+
+def lambda_passed_to_a_helper_then_defined_again(x):
+    g = lambda u: u + x * x  # noqa: E731
+    s = _apply(g, x)
+    g = lambda u: u * x  # noqa: E731
+    return s + _apply(g, x)
+
+
+def lambda_defined_again_after_a_loop_calls_it(x):
+    g = lambda u: u + x  # noqa: E731
+    s = g(x)
+    k = 0
+    while k < 2:
+        k = k + 1
+        s = s + g(x) * 0.5
+    g = lambda u: u * x  # noqa: E731
+    return s + g(s)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda_called_then_defined_again,
+        def_called_then_defined_again,
+        lambda_through_another_name_then_defined_again,
+        lambda_kept_in_a_list_then_defined_again,
+        lambda_passed_to_a_helper_then_defined_again,
+        lambda_defined_again_after_a_loop_calls_it,
+    ],
+)
+def test_a_function_defined_again(f):
+    for x in (0.3, -1.2):
+        assert_faithful(f, x)
+
+
 # ----------------------------------------------------------------------------- stores into a captured container
 # `d[k] = v` where a closure reads `d` (a cell): the store was made into a snapshot of the cell,
 # and the check that no other name holds the container found the cell itself -- refused (found

@@ -430,7 +430,9 @@ class Scopes:
         self.parent: dict[str, str | None] = {}
         self.locals: dict[str, set[str]] = {}
         self.own: dict[str, S.Facts] = {}  # key -> the facts of its own scope (``local``, ...)
-        self.defs: dict[tuple, str] = {}  # (owner key, name) -> DEF_KEY of the local def
+        # (owner key, name) -> the DEF_KEYs of the local functions defined by that name (a name
+        # may be defined again: a value read of it may be any of them)
+        self.defs: dict[tuple, list] = {}
         # key -> every name the function (or one nested in it) mentions, and its parameters:
         # filled by Activity, read by Kinds (see ``unit.scopes``)
         self.names: dict[str, set[str]] = {}
@@ -447,7 +449,7 @@ class Scopes:
             self.locals[key] = own.local
             for s in statements(fdef.body):
                 if isinstance(s, A.FunctionDef):
-                    self.defs[(key, s.name)] = anno.getanno(s, anno.DEF_KEY)
+                    self.defs.setdefault((key, s.name), []).append(anno.getanno(s, anno.DEF_KEY))
                     stack.append((s, key))
 
     def resolve(self, key: str, name: str):
@@ -557,9 +559,7 @@ class Activity:
                     if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
                         calls.add(id(n.func))
                 elif isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in calls:
-                    g = scopes.defs.get(scopes.resolve(key, n.id))
-                    if g is not None:
-                        escaping.add(g)
+                    escaping.update(scopes.defs.get(scopes.resolve(key, n.id), ()))
         walk = None  # (it calls itself through this cell: a cycle that kept the tree alive)
         for g in escaping:
             gdef = scopes.node[g]
@@ -692,9 +692,7 @@ class Activity:
                 for a in [*n.args, *(k.value for k in n.keywords)]:
                     if isinstance(a, A.Name):
                         owner = scopes.resolve(key, a.id)
-                        passed = scopes.defs.get(owner) if owner is not None else None
-                        if passed is not None:
-                            calls[key].add(passed)
+                        calls[key].update(scopes.defs.get(owner, ()) if owner is not None else ())
         changed = True
         while changed:
             changed = False
@@ -987,10 +985,13 @@ def _changes_nothing(scopes, key, arg) -> bool:
     derivative and local functions (``aliasing.changed_parameters``' function values)?"""
     if not isinstance(arg, A.Name):
         return True
-    g = scopes.defs.get(scopes.resolve(key, arg.id))
-    if g is None:
-        return True  # (an array, or a function of its own: the helper's source judged that)
-    for n in A.walk(scopes.node[g]):
+    gs = scopes.defs.get(scopes.resolve(key, arg.id), ())
+    # (none: an array, or a function of its own -- the helper's source judged that)
+    return all(_def_changes_nothing(scopes.node[g]) for g in gs)
+
+
+def _def_changes_nothing(gdef) -> bool:
+    for n in A.walk(gdef):
         if isinstance(n, A.AugAssign):
             return False
         if isinstance(n, (A.Subscript, A.Attribute)) and isinstance(n.ctx, A.Store):

@@ -431,7 +431,9 @@ class _Scopes:
         self.node: dict = {}
         self.parent: dict = {}
         self.locals: dict = {}
-        self.defs: dict = {}  # (owner key, name) -> key of the function defined there
+        # (owner key, name) -> keys of the functions defined by that name there, in order (a
+        # name may be defined again: a value read of it may be any of them)
+        self.defs: dict = {}
         self.keys: dict = {}  # id(def) -> its key
         stack = [(root, None)]
         while stack:
@@ -446,7 +448,7 @@ class _Scopes:
                     while k in self.node or k in self.keys.values():
                         k = f"{base}#{len(self.keys)}"
                     self.keys[id(s)] = k
-                    self.defs[(key, s.name)] = k
+                    self.defs.setdefault((key, s.name), []).append(k)
                     stack.append((s, key))
 
     def resolve(self, key, name):
@@ -671,11 +673,12 @@ class _Analysis:
         """The key of the local function ``call`` (in function ``key``) calls, or None: the
         function its name means there."""
         if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE_KIND) == "local":
-            if isinstance(call.func, A.Name):
-                g = self.scopes.defs.get(self.scopes.resolve(key, call.func.id))
-                if g in self.funcs:
-                    return g
             g = anno.getanno(call.func, anno.CALLEE)
+            if isinstance(call.func, A.Name):  # (the one Resolve bound it to, of those named so)
+                named = self.scopes.defs.get(self.scopes.resolve(key, call.func.id), ())
+                bound = [k for k in named if k.split("#")[0] == str(g)] or named[-1:]
+                if bound and bound[-1] in self.funcs:
+                    return bound[-1]
             if g in self.funcs:
                 return g
         return None
@@ -692,9 +695,9 @@ class _Analysis:
                 call_funcs.add(id(n.func))
         for n in self._own_nodes(fdef):
             if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in call_funcs:
-                g = self.scopes.defs.get(self.scopes.resolve(key, n.id) or ("?", n.id))
-                if g is not None and g in self.funcs:
-                    values.append(g)
+                for g in self.scopes.defs.get(self.scopes.resolve(key, n.id) or ("?", n.id), ()):
+                    if g in self.funcs:
+                        values.append(g)
         return calls, values
 
     def _escaping(self) -> None:
@@ -798,9 +801,9 @@ class _Analysis:
             if isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in skip:
                 v = self.var(key, n.id)
                 out.add(v)
-                g = self.scopes.defs.get(v)
-                if g is not None and g in self.funcs:
-                    out |= self.free[g]
+                for g in self.scopes.defs.get(v, ()):
+                    if g in self.funcs:
+                        out |= self.free[g]
         for c in self.invokes.get(id(node), ()):  # functions used as values it may call
             out |= self.free[c]
         if isinstance(node, A.FunctionDef):  # its defaults, evaluated where it is defined

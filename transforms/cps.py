@@ -418,17 +418,16 @@ class LowerCPS:
         """A function defined inside: its backpropagator, defined where it was (a closure)."""
         key = anno.getanno(fdef, anno.DEF_KEY)
         info = self.unit.locals[key]
-        if scope.is_cell(fdef.name):  # a def binds its name: of a shared variable, the cell's
-            scope.write(fdef.name)
         d = A.deepcopy(fdef)
         for default in d.args.defaults + [x for x in d.args.kw_defaults if x is not None]:
             rename(default, self.env_map(env))
+        # the name it binds (only where one is bound: a backpropagator called by name binds none)
+        name = self.rebind(d.name, scope, env) if not info.transformed or info.escapes else None
         if not info.transformed:
+            d.name = name
             S.rename_free(
                 d.body, {u: c for u, c in self.env_map(env).items() if u not in A.arg_names(d.args)}
             )
-            scope.bound.add(d.name)
-            env[d.name] = d.name
             return [d]
         saved = self.active, self.kinds
         self.active, self.kinds = self.unit.active_by_scope[key], self.unit.kinds.get(key, {})
@@ -441,10 +440,28 @@ class LowerCPS:
         out = [bp]
         if info.escapes:  # used as a value: a callable that also carries its backpropagator
             closure = self.unit.inject(self.unit.ctx.runtime("Closure"), "Closure")
-            out.append(self.loc(A.assign(d.name, A.call(closure, [A.name(info.bp_name)])), fdef))
-            scope.bound.add(d.name)
-            env[d.name] = d.name
+            out.append(self.loc(A.assign(name, A.call(closure, [A.name(info.bp_name)])), fdef))
         return out
+
+    def rebind(self, n: str, scope: Scope, env: Env) -> str:
+        """The name an assignment of the user's ``n`` here binds (``env`` then maps ``n`` to it):
+        a shared variable's own, declared ``nonlocal`` where another function owns it; ``n``, or
+        the version of ``n`` this scope already binds; else a new version -- where ``n`` is an
+        enclosing function's (or a parameter, whose value is its adjoint's zero's shape), so that
+        no closure made here before the assignment reads a local of this scope not bound yet."""
+        if scope.is_cell(n):  # one shared variable: never renamed
+            scope.write(n)
+            return n
+        cur = env.get(n)
+        if cur is None:
+            new = n
+        elif scope.owner(cur) is scope and cur not in scope.function.params:
+            new = cur
+        else:
+            new = self.namer.version(n)
+        env[n] = new
+        scope.bound.add(new)
+        return new
 
     # ------------------------------------------------------------------ pieces
 
@@ -583,22 +600,11 @@ class LowerCPS:
             return out + [s]
         rename(s, self.env_map(env), loads_only=True)
         for n in targets:
-            if scope.is_cell(n):  # one shared variable: never renamed
-                scope.write(n)
-                continue
-            cur = env.get(n)
-            if cur is None:
-                new = n
-            elif scope.owner(cur) is scope and cur not in scope.function.params:
-                new = cur
-            else:  # an outer name, or a parameter (its value is its adjoint's zero's shape)
-                new = self.namer.version(n)
+            new = self.rebind(n, scope, env)
             if new != n:
                 for t in A.walk(s):
                     if isinstance(t, A.Name) and t.id == n and isinstance(t.ctx, A.Store):
                         t.id = new
-            env[n] = new
-            scope.bound.add(new)
         return out + [s]
 
     # ------------------------------------------------------------------ shifts
