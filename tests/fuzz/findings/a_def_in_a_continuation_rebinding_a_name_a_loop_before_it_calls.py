@@ -1,4 +1,4 @@
-# ruff: noqa: E731, E501  (the program is what the fuzzer found, its lambdas and all)
+# ruff: noqa: E731, E501, F841  (the program is what the fuzzer found, its lambdas and unused names)
 """crash: NameError: cannot access free variable 'g' where it is not associated with a value.
 
     g = lambda u: u + x
