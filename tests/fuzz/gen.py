@@ -704,6 +704,7 @@ class Gen:
             (0.7 if sc.fn_depth < 2 else 0, self.st_defaults),
             (0.35, self.st_decorator),
             (0.5, self.st_alias),
+            (0.4 if sc.fn_depth < 2 else 0, self.st_redefined),
             (0.3, self.st_memory),
             (0.4, self.st_tree),
             (0.4, self.st_method),
@@ -911,10 +912,11 @@ class Gen:
         tout = tin if self.chance(0.6) else S
         return tin, tout
 
-    def define_fn(self, sc, style=None):
-        """Define a local function value (def or lambda); returns (lines, name, signature)."""
+    def define_fn(self, sc, style=None, name=None):
+        """Define a local function value (def or lambda; of the name ``name``, or a fresh one);
+        returns (lines, name, signature)."""
         tin, tout = self.fn_sig()
-        name = self.fresh("g")
+        name = name or self.fresh("g")
         p = self.fresh("u")
         style = style or self.pick(["def", "lambda"])
         if style == "lambda":
@@ -946,6 +948,34 @@ class Gen:
             call = f"{self.lib(route)}({name}, {args})"
         sc.vars[res] = tout
         return [f"{res} = {call}"]
+
+    def st_redefined(self, sc):
+        """A function value used, then its name bound to another function (a def or lambda of
+        the same name), used too -- while another name, a list or what it was handed to still
+        holds the first: a read of the name may be either, and each reads the variables it
+        captures when it runs."""
+        lines, name, sig = self.define_fn(sc)
+        self.tag("redefined_fn")
+        held = self.wpick([(2, "call"), (2, "alias"), (1, "list")])
+        keeper = None
+        if held == "alias":
+            keeper = self.fresh("k")
+            lines.append(f"{keeper} = {name}")
+            sc.vars[keeper] = sig
+        elif held == "list":
+            fs = self.fresh("fs")
+            lines.append(f"{fs} = [{name}]")
+        lines += self.use_fn(sc, name, sig)
+        again, _, sig2 = self.define_fn(sc, name=name)
+        lines += again + self.use_fn(sc, name, sig2)
+        if keeper is not None:
+            lines += self.use_fn(sc, keeper, sig)
+        elif held == "list":
+            res = self.new_name(sig[2])
+            args = ", ".join(self.E(t, sc, 1) for t in sig[1])
+            lines.append(f"{res} = {fs}[0]({args})")
+            sc.vars[res] = sig[2]
+        return lines
 
     def st_local_def(self, sc):
         lines, name, sig = self.define_fn(sc, "def")
