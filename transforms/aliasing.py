@@ -858,11 +858,15 @@ class _Analysis:
         while its own summary changes (it calls itself: a loop) or one it calls changed since;
         what its last pass recorded (its calls and updates) is what the answers read."""
         callees: dict = {}
+        uses: dict = (
+            {}
+        )  # key -> the functions it calls or refers to as values: it reads their summaries
         callers: dict = {k: set() for k in self.funcs}
         for key in self.funcs:
             calls, values = self._function_refs(key)
             callees[key] = set(calls)
-            for g in set(calls) | set(values):
+            uses[key] = set(calls) | set(values)
+            for g in uses[key]:
                 callers[g].add(key)
         order = sorted(self.funcs, key=lambda k: -_depth(self.scopes, k))  # inner ones first
         # every function again while what the cells hold grows: a function read a cell before
@@ -870,7 +874,7 @@ class _Analysis:
         for _ in range(100):
             cells = dict(self.cell_values)
             self.plain = set()  # (judged again with what the cells hold now)
-            self._summaries(order, callees, callers)
+            self._summaries(order, callees, uses, callers)
             if self.cell_values == cells:
                 break
         else:  # pragma: no cover - a finite lattice
@@ -890,8 +894,9 @@ class _Analysis:
             f.records = ((), ())
         return out
 
-    def _summaries(self, order, callees, callers) -> None:
-        """Each function's summary to a fixpoint, callees first (see ``run``)."""
+    def _summaries(self, order, callees, uses, callers) -> None:
+        """Each function's summary to a fixpoint, callees first (see ``run``): one is analysed
+        again when a function it ``uses`` changed since it last was."""
         version = dict.fromkeys(self.funcs, 0)
         seen: dict = {}
         todo = list(order)
@@ -901,7 +906,7 @@ class _Analysis:
             key = todo.pop(0)
             f = self.funcs[key]
             while True:
-                seen[key] = {g: version[g] for g in callees[key]}
+                seen[key] = {g: version[g] for g in uses[key]}
                 self.calls, self.updates = [], []
                 ret, heap_out = self._points_to(f)
                 f.records = (self.calls, self.updates)

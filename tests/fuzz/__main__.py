@@ -55,7 +55,8 @@ def _reduce_work(task):
     except Exception as exc:  # a bug of the reducer: hand back the program unreduced
         print(f"reducer error on seed {seed}: {type(exc).__name__}: {exc}", file=sys.stderr)
         small = program
-        small.values = program.args()
+    if small.values is None:  # (a program the reducer could not shorten: its own arguments)
+        small.values = small.args()
     return seed, tuple(key), small, time.monotonic() - t0
 
 
