@@ -858,9 +858,8 @@ class _Analysis:
         while its own summary changes (it calls itself: a loop) or one it calls changed since;
         what its last pass recorded (its calls and updates) is what the answers read."""
         callees: dict = {}
-        uses: dict = (
-            {}
-        )  # key -> the functions it calls or refers to as values: it reads their summaries
+        # key -> the functions it calls or refers to as values: it reads their summaries
+        uses: dict = {}
         callers: dict = {k: set() for k in self.funcs}
         for key in self.funcs:
             calls, values = self._function_refs(key)

@@ -395,10 +395,12 @@ class LowerCPS:
         )
         # A parameter that is a cell is never renamed (``plain``): where the function rebinds
         # it, the zero of its adjoint is shaped like the value it came in with, kept apart.
-        rebound = set(assigned_in(fdef.body)) | {
-            n.id for n in A.walk(fdef) if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
-        }
-        entry = {p: self.namer.version(p) for p in wrt if p in cells and p in rebound}
+        entry = {}
+        if cells.intersection(wrt):  # (for speed: the walk only where a parameter is a cell)
+            rebound = set(assigned_in(fdef.body)) | {
+                n.id for n in A.walk(fdef) if isinstance(n, A.Name) and isinstance(n.ctx, A.Store)
+            }
+            entry = {p: self.namer.version(p) for p in wrt if p in cells and p in rebound}
         for p, copy in entry.items():
             body.append(_bookkeeping(self.loc(A.assign(copy, A.name(p)), fdef)))
             scope.bound.add(copy)
