@@ -26,10 +26,9 @@ from . import astlib as A
 from .parse import checked_tree
 from .resolve import (
     annotate_global_call,
-    composite_call,
+    known_call,
     resolve_call,
     scope_of,
-    struct_call,
     subscript_call,
 )
 from .scoping import push_children
@@ -201,9 +200,8 @@ class Inline:
                     anno.setanno(n.func, anno.CALLEE_KIND, kind)
                 else:
                     obj = annotate_global_call(self.unit, n.func, path)
-                    if anno.getanno(n.func, anno.CALLEE_KIND) == "unknown":
-                        if not composite_call(self.unit, n, obj):
-                            struct_call(self.unit, n, obj)
+                    # (as ``resolve_call`` does: a method of an object too, ``LAYER(x)``)
+                    known_call(self.unit, n, obj)
         self.inlined.append(fn.__qualname__)
         return out
 

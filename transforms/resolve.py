@@ -187,9 +187,7 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
             break
     if path is not None and binding is None:
         obj = annotate_global_call(unit, func, path)
-        if obj is not _UNRESOLVED and anno.getanno(func, anno.CALLEE_KIND) == "unknown":
-            if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
-                _method_of_object(unit, node, obj)
+        known_call(unit, node, obj)
         if obj is not _UNRESOLVED:
             if root not in unit.injected:  # (a name the pipeline gave an object: no reading of
                 deps[path] = obj  # the function's world -- ``scalar_seed`` for a seeded ``k``)
@@ -351,6 +349,15 @@ def struct_fields(cls) -> list | None:
     except (TypeError, ValueError):
         return None
     return fields if params == fields else None
+
+
+def known_call(unit: Unit, node, obj) -> None:
+    """A call of ``obj`` (a global ``annotate_global_call`` found) that is "unknown" as a
+    function: a composite's, a struct's constructor, or a method of an object of yours -- the
+    call rewritten so that it is differentiated as such (where it is one of them)."""
+    if obj is not _UNRESOLVED and anno.getanno(node.func, anno.CALLEE_KIND) == "unknown":
+        if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
+            _method_of_object(unit, node, obj)
 
 
 def _method_of_object(unit: Unit, node, obj) -> None:
