@@ -14,10 +14,21 @@ without, and the gradient); tests/test_passes.py,
 
 from __future__ import annotations
 
+import operator
+
 from .. import anno
 from .. import astlib as A
 from .. import scoping as S
 from ._common import _inert
+
+# ``operator.isub`` and the like: a user's ``y -= v`` run as Python's in-place operation
+# (ShiftReset's ``python_in_place``) changes ``y``'s array, which another name may hold and read
+# -- never pure, whether or not its result is read
+_IN_PLACE = frozenset(
+    getattr(operator, n)
+    for n in dir(operator)
+    if n.startswith("i") and (hasattr(operator, n[1:]) or hasattr(operator, n[1:] + "_"))
+)
 
 
 def _used_as_value(f, name: str) -> bool:
@@ -87,6 +98,9 @@ class DeadStores:
         helpers = self._helpers()
         for n in S.walk_own(e):  # (an expression: no function in it; for speed, no operators)
             if isinstance(n, A.Call):
+                callee = anno.getanno(n.func, anno.CALLEE)
+                if type(callee) is type(operator.isub) and callee in _IN_PLACE:
+                    return False
                 if anno.getanno(n.func, anno.CALLEE_KIND) in ("primitive", "nondiff"):
                     continue
                 path = A.dotted(n.func)
