@@ -554,7 +554,7 @@ def injected_helpers() -> set[str]:
 
     root = pathlib.Path(__file__).resolve().parents[1]
     names = set()
-    for path in [*root.glob("transforms/*.py"), *root.glob("cpsad/*.py")]:
+    for path in [*root.glob("transforms/**/*.py"), *root.glob("cpsad/*.py")]:
         names |= set(re.findall(r"runtime\(\"(\w+)\"\)", path.read_text()))
     return names
 

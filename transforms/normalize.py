@@ -12,7 +12,7 @@ What the later passes can rely on, for each statement of the function:
 
 Augmented assignment is a plain one (``x += y`` -> ``x = x + y``, rebinding, as for floats),
 preceded by ``check_in_place(...)`` where something else that may hold ``x``'s array reads it
-afterwards (``transforms/aliasing.py`` says where: Python would change the array in place);
+afterwards (``transforms/aliasing/`` says where: Python would change the array in place);
 ``a if c else b``, ``and``, ``or`` and chained comparisons become ``if`` statements, so that only
 the branch Python would evaluate is evaluated. Statements keep the source line of the statement
 they came from. Temporaries are named after the operation that made them.
