@@ -54,7 +54,7 @@ from cpsad.runtime import (
 from cpsad.transforms import aliasing, hints
 from cpsad.transforms.context import Default
 from cpsad.transforms.errors import TransformError, call_mismatch
-from cpsad.transforms.resolve import user_method
+from cpsad.transforms.resolve import builtin_method_rule, user_method
 
 # --------------------------------------------------------------------------- reverse mode
 #
@@ -110,6 +110,11 @@ def _dispatch(f, k, args, kwargs):
     rule = core.lookup(f)
     if rule is not None:
         return _primitive(rule, f, k, args, kwargs), None
+    rule = builtin_method_rule(CONTEXT, f)
+    if rule is not None:  # an array's method (``c.dot``): its rule, the object first, as data
+        receiver = f.__self__
+        unbound = getattr(type(receiver), f.__name__)
+        return _primitive(rule, unbound, k, (receiver, *args), kwargs)[1:], None
     composite = core.composite(f)
     if composite is not None:  # computed from functions with rules: transformed
         return _function(composite, k, args, kwargs)
@@ -532,6 +537,11 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
     if rule is not None:
         _no_keyword_tangents(f, kw_tangents)
         return _primitive_jvp(rule, f, tangents, args, kwargs)
+    rule = builtin_method_rule(CONTEXT, f)
+    if rule is not None:  # an array's method (``c.dot``): the object is data, without a tangent
+        _no_keyword_tangents(f, kw_tangents)
+        unbound = getattr(type(f.__self__), f.__name__)
+        return _primitive_jvp(rule, unbound, (None, *tangents), (f.__self__, *args), kwargs)
     composite = core.composite(f)
     if composite is not None:
         return _call_jvp(composite, tangents, kw_tangents, args, kwargs)
@@ -733,6 +743,14 @@ def bp_of(f, *args, **kwargs):
         kinds = kinds_of(method.__code__, (receiver, *args), {})
         bp = specialize(method, names[1:], kinds, "reverse" + NESTED).bp
         return source(_METHODS[n - 1](bp, receiver))  # (a new one for each object)
+    if builtin_method_rule(CONTEXT, f) is not None and 1 <= n <= len(_METHODS):
+        # an array's method (``c.dot``): the unbound method's rule, the object first, as data
+        receiver = f.__self__
+        fn = primitive_caller(getattr(type(receiver), f.__name__), n + 1, {})
+        names = tuple(_signature(fn).parameters)[: n + 1]
+        kinds = kinds_of(fn.__code__, (receiver, *args), {})
+        bp = specialize(fn, names[1:], kinds, "reverse" + NESTED).bp
+        return source(_METHODS[n - 1](bp, receiver))
     if isinstance(f, types.FunctionType) and CONTEXT.classify(f) == "user":
         fn = f  # (transformed with respect to the parameters given, as the dispatch does)
         _check_positional(f, list(_signature(fn).parameters.values()), n)

@@ -212,6 +212,100 @@ def test_a_method_of_an_object_that_is_data(f):
     assert_faithful(f, np.array([0.3, -1.2, 2.0]))
 
 
+# ------------------------------- a method call whose receiver is no array: a module, an object
+# (an array method's rule took ``xp.sum(v)``'s ``v`` for ``axis`` and differentiated nothing)
+
+_TABLE = {"c": np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0], [0.0, 1.0, 1.0]])}
+
+
+class _Accumulator:
+    """An object of yours whose methods are named as an array's."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def sum(self, v):
+        return self.k * np.sum(v * v)
+
+    def dot(self, v, w):
+        return self.k * np.dot(v, w)
+
+
+def module_passed_as_a_default(x, xp=np):
+    return xp.sum(xp.tanh(x) * x) + xp.mean(x * x, axis=0)
+
+
+def module_chosen_in_the_body(x, xp=None):
+    xp = np if xp is None else xp
+    v = xp.array([x[0], 2.0 * x[1], x[2] * x[0]])
+    return xp.prod(xp.cos(v)) + xp.max(v * v) + xp.dot(v, x)
+
+
+def module_passed_by_the_caller(x, xp):
+    return xp.sum(xp.stack([x, x * x]) ** 2)
+
+
+_ACC = _Accumulator(3.0)
+
+
+def object_with_array_named_methods(x, acc=_ACC):
+    return acc.sum(x) + acc.dot(x, np.sin(x))
+
+
+def object_with_array_named_methods_made_here(x):
+    acc = _Accumulator(-0.5)
+    return acc.sum(x * x) + acc.dot(np.cos(x), x)
+
+
+def array_method_of_an_array_read_from_a_dict(x, table=_TABLE):
+    c = table["c"]
+    return np.sum(c.dot(x) ** 2) + c.sum(axis=0).dot(x)
+
+
+def dict_get_of_a_dict_made_here(x):
+    d = {"a": x * 2.0}
+    return np.sum(d.get("b", x) * x + d.get("a", x))
+
+
+_RECEIVERS = [
+    module_passed_as_a_default,
+    module_chosen_in_the_body,
+    object_with_array_named_methods,
+    object_with_array_named_methods_made_here,
+    array_method_of_an_array_read_from_a_dict,
+    dict_get_of_a_dict_made_here,
+]
+
+
+@pytest.mark.parametrize("f", _RECEIVERS)
+def test_a_method_whose_receiver_may_be_no_array(f):
+    """``xp.sum(v)`` with ``xp`` a module passed as a value (the array-API style, ``xp=np``),
+    ``acc.dot(v, w)`` with ``acc`` an object of yours: Resolve cannot know the receiver, and
+    the array method's rule read ``v`` as ``sum``'s ``axis`` -- a silent zero gradient in both
+    modes (``module_passed_as_a_default`` gave 0.0), or, for an object, a crash inside the
+    rule. A receiver that may be no array (its kinds) is now called through the dispatch,
+    which finds the module's function, the object's method, or the array's method rule."""
+    assert_faithful(f, np.array([0.3, -0.8, 1.1]))
+
+
+def test_a_module_passed_by_the_caller():
+    x = np.array([0.3, -0.8, 1.1])
+    assert_faithful(module_passed_by_the_caller, x, np, argnums=(0,))
+
+
+@pytest.mark.parametrize("f", _RECEIVERS[1:])
+def test_a_method_whose_receiver_may_be_no_array_second_order(f):
+    """Twice, through the dispatch: an array's method bound to data (``c.dot``) is its unbound
+    method's rule (``np.ndarray.dot``) the second time. (``module_passed_as_a_default`` calls
+    ``xp.mean(.., axis=0)``, a keyword through a value, which the second order refuses.)"""
+    x, v = np.array([0.3, -0.8, 1.1]), np.array([0.5, 1.0, -0.25])
+    h = 1e-5
+    want = (cpsad.grad(f)(x + h * v) - cpsad.grad(f)(x - h * v)) / (2 * h)
+    np.testing.assert_allclose(cpsad.hvp(f)(x, v), want, rtol=1e-5, atol=1e-7)
+    rev = cpsad.grad(lambda z: np.dot(cpsad.grad(f)(z), v))(x)
+    np.testing.assert_allclose(rev, want, rtol=1e-5, atol=1e-7)
+
+
 # ------------------------------------------- a helper changes an array the backward pass reads
 
 

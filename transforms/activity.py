@@ -91,10 +91,11 @@ def flow_operands(ctx, value) -> list[str]:
         if kind == "method":
             if ctx.is_nondiff_attribute(value.func.attr):
                 return []
-            receiver = value.func.value
-            rule = ctx.method_rule(value.func.attr)
-            ops = _rule_operands(rule, [receiver, *value.args], value.keywords)
-            return ops if ops is not None else _names([receiver, *args, *kwvals])
+            # every argument, even one the array method's rule takes as discrete: the receiver
+            # may be no array -- a module passed as a value (``xp.sum(v)``), an object of yours
+            # (``layer.dot(v)``) -- whose method takes it as a value (ShiftReset's
+            # ``data_method`` calls it through the dispatch)
+            return _names([value.func.value, *args, *kwvals])
         if kind == "local":
             return []  # through the function: its parameters' edges and its result's (local_call)
         out = _names(args + kwvals)

@@ -493,6 +493,19 @@ def user_method(ctx, obj):
     return None
 
 
+def builtin_method_rule(ctx, obj):
+    """For a bound method of compiled code (``c.dot`` of an array, numpy's or a duck array's;
+    ``d.get`` of a dict) named as a method with a rule (``ctx.method_rule``), that rule, which
+    takes the object first; else None -- a module's function (``np.sum``: ``__self__`` is the
+    module), a method of yours, a method no rule knows."""
+    if not isinstance(obj, types.BuiltinMethodType):
+        return None
+    receiver = getattr(obj, "__self__", None)
+    if receiver is None or isinstance(receiver, types.ModuleType):
+        return None
+    return ctx.method_rule(obj.__name__)
+
+
 def _stored_after_defs(fdef) -> dict[int, set[str]]:
     """For each function defined in ``fdef``'s own scope (by ``id``): the names ``fdef``
     assigns after that definition, in the order the statements are written."""

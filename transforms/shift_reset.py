@@ -497,7 +497,7 @@ class ShiftReset:
             if len(targets) != 1:  # pragma: no cover - normalize unpacks results on their own line
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.call_shift(s, targets[0], value)
-        elif kind == "dynamic" or data_method(self.ctx, value, self.active):
+        elif kind == "dynamic" or data_method(self.ctx, value, self.active, self.kinds):
             if len(targets) != 1:  # pragma: no cover
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.dynamic_shift(s, targets[0], value)
@@ -1222,18 +1222,26 @@ class _Strip(A.NodeTransformer):
         return node
 
 
-def data_method(ctx, value, active) -> bool:
-    """``obj.method(x)`` with ``obj`` data -- not differentiated -- and a method no rule knows
-    (an object of the user's class, made here or read from a container): a call of the function
-    value ``obj.method``, which the runtime dispatch differentiates (it transforms the method
-    with the object first). On a differentiated receiver such a method stays refused."""
+def data_method(ctx, value, active, kinds) -> bool:
+    """``obj.method(x)`` with ``obj`` data -- not differentiated -- and either a method no rule
+    knows (an object of the user's class, made here or read from a container) or a receiver that
+    may be no array (``kinds``: what the names there may hold) -- a module passed as a value
+    (``xp.sum(v)``), an object of yours whose method is named as an array's (``layer.dot(v)``),
+    where an array method's rule would take the arguments for an array's (``axis``) and
+    differentiate nothing: a call of the function value ``obj.method``, which the runtime
+    dispatch differentiates (a module's function by its rule, a method of yours transformed with
+    the object first, an array's method by the method's rule). On a differentiated receiver such
+    a method stays refused."""
     return (
         isinstance(value, A.Call)
         and anno.getanno(value.func, anno.CALLEE_KIND) == "method"
         and isinstance(value.func.value, A.Name)
         and value.func.value.id not in active
-        and ctx.method_rule(value.func.attr) is None
         and not ctx.is_nondiff_attribute(value.func.attr)
+        and (
+            ctx.method_rule(value.func.attr) is None
+            or OTHER in kinds.get(value.func.value.id, UNKNOWN)
+        )
     )
 
 

@@ -202,7 +202,7 @@ class Tangent:
         if kind == "user" or (kind == "local" and self.local_call(value) is not None):
             call = self.call_user(value) if kind == "user" else self.call_local(value)
             return [self.paired(s, targets, call)]
-        if kind == "dynamic" or data_method(self.ctx, value, self.active):
+        if kind == "dynamic" or data_method(self.ctx, value, self.active, self.kinds):
             return [self.paired(s, targets, self.call_dynamic(value))]
         return self.primitive(s, targets, value)
 

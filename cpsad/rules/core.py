@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import inspect
 import sys
+import types
 from collections.abc import Callable
 from typing import TypeVar
+
+import numpy as np
 
 from cpsad.runtime import broadcast_like  # noqa: F401  (rules import it from here)
 from cpsad.transforms.context import Rule
@@ -277,9 +280,21 @@ def subscript_function(obj):
 
 def lookup(obj) -> Rule | None:
     try:
-        return FUNCTIONS.get(obj)
+        rule = FUNCTIONS.get(obj)
     except TypeError:  # unhashable
         return None
+    if rule is None and isinstance(obj, types.MethodDescriptorType):
+        return _unbound_method(obj)
+    return rule
+
+
+def _unbound_method(obj) -> Rule | None:
+    """``np.ndarray.dot`` (or ``dict.get``), called with the object first: the method's rule,
+    which takes it first -- what the dispatch calls for ``c.dot``, a method of compiled code
+    bound to its object (``transforms.resolve.builtin_method_rule``)."""
+    if issubclass(obj.__objclass__, (np.ndarray, np.generic, dict)):
+        return METHODS.get(obj.__name__)
+    return None
 
 
 def defcomposite(primitive, implementation):
