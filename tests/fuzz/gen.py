@@ -143,6 +143,27 @@ LIBRARY = {
         "def pair_swap(a, b):\n    a, b = b, a\n    return a * 0.5 + b, b\n",
         ("swap", "helper_multi"),
     ),
+    # a module passed as a value (the array-API style): ``xp.sum`` is no array's method
+    "xp_norm": (
+        "def xp_norm(v, xp=np):\n    return xp.sqrt(xp.sum(v * v) + 1.0)\n",
+        ("module_value", "default_arg"),
+    ),
+    "xp_mix": (
+        "def xp_mix(xp, v, w):\n    return xp.tanh(v) * xp.mean(w)\n",
+        ("module_value",),
+    ),
+    # an object of yours whose methods are named as an array's
+    "acc": (
+        "class Acc:\n"
+        "    def __init__(self, k):\n"
+        "        self.k = k\n\n"
+        "    def sum(self, v):\n"
+        "        return self.k * np.sum(v * v)\n\n"
+        "    def dot(self, v, w):\n"
+        "        return np.dot(v, w) * self.k\n\n\n"
+        "ACC = Acc(0.8)\n",
+        ("array_named_methods", "methods"),
+    ),
 }
 
 
@@ -709,6 +730,7 @@ class Gen:
             (0.4, self.st_tree),
             (0.4, self.st_method),
             (0.4, self.st_struct),
+            (0.4, self.st_receiver),
             (0.4 if not nested else 0, self.st_tuple_capture),
             (0.5 if sc.ret else 0, self.st_early_return),
             (2.0 if sc.loop else 0, self.st_break_continue),
@@ -1542,6 +1564,43 @@ class Gen:
             obj = self.fresh("layer")
             return [f"{obj} = Layer({self.const()})", f"{res} = {obj}.apply({arg})"]
         return [f"{res} = LAYER({arg})"]
+
+    def st_receiver(self, sc):
+        """A method call whose receiver is no array: a module passed as a value (to a helper,
+        or bound to a name here) or an object of the user's class whose methods are named as
+        an array's (``acc.sum(v)``, ``acc.dot(v, w)``)."""
+        form = self.r.randrange(4)
+        kind = self.any_kind()
+        if form == 0:
+            res, out = self.new_name(S), S
+            line = f"{res} = {self.lib('xp_norm')}({self.E(kind, sc, 1)})"
+        elif form == 1:
+            res, out = self.new_name(kind), kind
+            other = self.E(self.any_kind(), sc, 1)
+            line = f"{res} = {self.lib('xp_mix')}(np, {self.E(kind, sc, 1)}, {other})"
+        elif form == 2:
+            self.tag("module_value")
+            xp = self.fresh("xp")
+            fn = self.pick(["sum", "mean", "max", "tanh", "cos"])
+            out = S if fn in ("sum", "mean", "max") else kind
+            res = self.new_name(out)
+            line = f"{xp} = np\n{res} = {xp}.{fn}({self.E(kind, sc, 1)})"
+        else:
+            self.lib("acc")
+            obj = "ACC"
+            lines = []
+            if self.chance(0.5):
+                obj = self.fresh("acc")
+                lines.append(f"{obj} = Acc({self.const()})")
+            res, out = self.new_name(S), S
+            if self.chance(0.5):
+                call = f"{obj}.sum({self.E(kind, sc, 1)})"
+            else:
+                call = f"{obj}.dot({self.E(V, sc, 1)}, {self.E(V, sc, 1)})"
+            sc.vars[res] = out
+            return lines + [f"{res} = {call}"]
+        sc.vars[res] = out
+        return line.split("\n")
 
     def st_struct(self, sc):
         """A namedtuple or a dataclass made here (a default left out, fields by keyword) and
