@@ -75,11 +75,6 @@ def del_item(d):
     return d["b"]
 
 
-def uses_star_target(xs):
-    a, *rest = xs  # E: starred assignment
-    return a
-
-
 def unknown_function(x):
     return math.lgamma(x) * 2  # E: has no derivative rule
 
@@ -114,7 +109,6 @@ CASES = [
     uses_deleted,
     del_in_loop,
     del_item,
-    uses_star_target,
     unknown_function,
     method_without_rule,
     inplace_method,

@@ -28,7 +28,6 @@ def args_for(f):
         corpus_errors.method_without_rule,
         corpus_errors.inplace_method,
         corpus_errors.bad_kwarg,
-        corpus_errors.uses_star_target,
     ):
         return (np.array([1.0, 2.0]),), 0
     return (0.5,), 0

@@ -306,6 +306,50 @@ def test_a_method_whose_receiver_may_be_no_array_second_order(f):
     np.testing.assert_allclose(rev, want, rtol=1e-5, atol=1e-7)
 
 
+# ----------------------------------------------------------------- starred assignment targets
+
+
+def starred_first_and_rest(x):
+    first, *rest = [x, x * 2.0, np.sin(x)]
+    return first * rest[0] + rest[-1]
+
+
+def starred_in_the_middle_of_an_array(x):
+    head, *middle, tail = x
+    return head * tail + np.sum(np.array(middle) ** 2)
+
+
+def starred_in_a_loop_and_nested(x):
+    total = 0.0
+    for p, *qs in [(x, x, 2.0), (x * x, 1.0)]:
+        total = total + p * sum(qs)
+    (a, *b), c = (x, x * 3.0, x * x), np.cos(x)
+    return total + a * c + b[1] * b[0]
+
+
+def starred_in_a_comprehension(x):
+    rows = [(x, 1.0, 2.0), (x * x, x, 0.5)]
+    *init, last = [p * sum(q) for p, *q in rows]
+    return sum(init) * last
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (starred_first_and_rest, 0.7),
+        (starred_in_the_middle_of_an_array, np.array([0.3, -0.5, 1.2, 0.4])),
+        (starred_in_a_loop_and_nested, 0.7),
+        (starred_in_a_comprehension, -0.4),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_starred_assignment_targets(f, x):
+    """``first, *rest = xs`` -- Python's unpacking, in assignments, loops and comprehensions
+    (autograd runs it: it is plain Python) -- was refused; Normalize unpacks it through
+    ``list`` and indexing."""
+    assert_faithful(f, x)
+
+
 # ------------------------------------------- a helper changes an array the backward pass reads
 
 

@@ -152,10 +152,8 @@ class Fence:
                     )
 
     def _check_targets(self, unit: Unit, node) -> None:
-        targets = []
-        if isinstance(node, A.Assign):
-            targets = node.targets
-        elif isinstance(node, (A.AugAssign, A.AnnAssign)):
+        targets = []  # (``a, *rest = ...`` is supported: Normalize unpacks through ``list``)
+        if isinstance(node, (A.AugAssign, A.AnnAssign)):
             targets = [node.target]
         for t in targets:
             for sub in A.walk(t):

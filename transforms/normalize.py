@@ -238,6 +238,10 @@ class Normalize:
             self.emit(out, A.assign(target.id, value), self.origin)
             if target.id in self.cells:
                 anno.setanno(out[-1], anno.CELL_WRITE, True)
+        elif isinstance(target, (A.Tuple, A.List)) and any(
+            isinstance(e, A.Starred) for e in target.elts
+        ):
+            self.starred_store(target.elts, value, out)
         elif isinstance(target, (A.Tuple, A.List)):
             if isinstance(value, A.Constant):
                 value = self.temp_for(value, "value", out)
@@ -269,6 +273,31 @@ class Normalize:
             self.emit(out, A.assign(at, value), self.origin)
         else:  # pragma: no cover
             raise self.unit.error("unsupported assignment target", target)
+
+    def starred_store(self, elts, value, out: list) -> None:
+        """``a, *rest, z = value``: ``items = list(value)``, then ``a = items[0]``, ``rest =
+        items[1:-1]``, ``z = items[-1]`` -- Python's unpacking (``rest`` a list), through
+        ``list``'s rule and indexing. (Too few items raise IndexError where Python raises
+        ValueError.)"""
+        star = next(i for i, e in enumerate(elts) if isinstance(e, A.Starred))
+        after = len(elts) - star - 1
+        func = A.name(self.unit.inject(list, "list"))
+        anno.setanno(func, anno.CALLEE, list)
+        anno.setanno(func, anno.CALLEE_KIND, "primitive")
+        items = self.new_temp("items")
+        self.emit(out, A.assign(items, A.Call(func=func, args=[value], keywords=[])), self.origin)
+        for i, elt in enumerate(elts):
+            if i < star:
+                index = A.const(i)
+            elif i > star:
+                index = A.const(i - len(elts))
+            else:
+                upper = A.const(-after) if after else None
+                index = A.Slice(lower=A.const(star), upper=upper, step=None)
+            part = self.new_temp("item")
+            sub = A.Subscript(value=A.name(items), slice=index, ctx=A.Load())
+            self.emit(out, A.assign(part, sub), self.origin)
+            self.store(elt.value if isinstance(elt, A.Starred) else elt, A.name(part), out)
 
     def store_item(self, call):
         """``store_item(d, key, v)`` (how emitted code stores into a container) as the target
