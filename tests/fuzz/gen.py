@@ -777,7 +777,7 @@ class Gen:
         return [f"{name} {op} {rhs}"]
 
     def st_tuple(self, sc):
-        form = self.pick(["swap", "unpack", "pack_unpack", "nested"])
+        form = self.pick(["swap", "unpack", "pack_unpack", "nested", "starred"])
         if form == "swap":
             kind = self.any_kind()
             names = sc.writable(kind)
@@ -789,6 +789,13 @@ class Gen:
         k1, k2 = self.any_kind(), self.any_kind()
         a, b = self.new_name(k1), self.new_name(k2)
         e1, e2 = self.E(k1, sc, 2), self.E(k2, sc, 2)
+        if form == "starred":  # ``a, *rest = ...``: rest a list of the other entries
+            self.tag("unpack", "starred_unpack")
+            rest, e3 = self.fresh("rest"), self.E(k2, sc, 1)
+            sc.vars[a], sc.vars[b] = k1, k2
+            if self.chance(0.5):
+                return [f"{a}, *{rest} = {e1}, {e2}, {e3}", f"{b} = {rest}[0] * 0.5 + {rest}[-1]"]
+            return [f"*{rest}, {a} = {e2}, {e3}, {e1}", f"{b} = {rest}[0] - {rest}[1] * 0.5"]
         if form != "nested":
             sc.vars[a], sc.vars[b] = k1, k2
         if form == "unpack":
