@@ -300,3 +300,20 @@ end_to_end(operator_arithmetic, u(3), u(3) + 2.0, autograd=NO_OPERATOR)
 end_to_end(operator_power, np.abs(u(3)) + 0.5, u(3), autograd=NO_OPERATOR)
 end_to_end(operator_matmul, u(3, 3), u(3, 2), autograd=NO_OPERATOR)
 end_to_end(operator_unary, u(4) + 0.1, autograd=NO_OPERATOR)
+
+
+# (cpsad/rules/containers.py: Python's ``sorted``, the items picked in the sorted order)
+
+
+def sorted_values(x):
+    s = sorted([x[0], x[1] * 2.0, np.sin(x[2]), x[3]], key=abs, reverse=True)
+    return np.array(s[:3]) * np.array([1.0, 2.0, 3.0])
+
+
+def sorted_rows(m):
+    rows = sorted(list(m), key=lambda r: r[0])
+    return rows[0] * 2.0 + rows[-1]
+
+
+end_to_end(sorted_values, u(4))
+end_to_end(sorted_rows, u(3, 2))

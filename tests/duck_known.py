@@ -72,6 +72,13 @@ KNOWN.update(
 )
 KNOWN.update(
     dict.fromkeys(
+        ["sorted_values-0", "sorted_rows-0"],
+        "Python's sorted compares the items, reading each comparison's bool back (so would "
+        "sorting CuPy or Dask arrays in Python)",
+    )
+)
+KNOWN.update(
+    dict.fromkeys(
         [
             "index_concatenated_jvp_-0",
             "index_concatenated_jvp_-1",

@@ -30,6 +30,10 @@ def _centered(t):
 
 # (numpy function, positional arguments, keywords): each differentiable argument first
 VALUES = [
+    (sorted, ([0.3, -1.2, 0.7, 0.3],), {}),
+    (sorted, ([0.3, -1.2, 0.7],), {"reverse": True}),
+    (sorted, ([0.3, -1.2, -0.3, 0.7],), {"key": abs}),
+    (sorted, ((0.5, -0.1, 0.9, 0.1),), {"key": abs, "reverse": True}),
     *[(np.rot90, (u(3, 4), k), {}) for k in range(-2, 6)],
     (np.rot90, (u(2, 3, 4), 1, (2, 0)), {}),
     (np.rot90, (u(2, 3, 4), 3, (-1, 1)), {}),

@@ -350,6 +350,44 @@ def test_starred_assignment_targets(f, x):
     assert_faithful(f, x)
 
 
+# ------------------------------------------------------------------- sorted and filter
+
+
+def sorted_with_a_key_reversed(x):
+    vals = sorted([x * 2.0, x * x, np.sin(x), -x], key=lambda t: abs(t - 0.1), reverse=True)
+    return vals[0] * 3.0 + vals[1] - vals[-1]
+
+
+def sorted_rows_of_an_array(m):
+    rows = sorted(list(m), key=lambda r: r[1])
+    return np.sum(rows[0] * 2.0 + rows[-1] ** 2)
+
+
+def filtered_by_a_lambda_and_by_truth(x):
+    kept = filter(lambda t: t > 0.5, [x, 2.0 * x, 3.0 * x])
+    return sum(kept) + sum(v * v for v in filter(None, [x, 0.0, x * x]))
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (sorted_with_a_key_reversed, 0.7),
+        (sorted_rows_of_an_array, np.array([[0.3, -0.5], [1.2, 0.4], [-0.8, 0.9]])),
+        (filtered_by_a_lambda_and_by_truth, 0.35),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_sorted_and_filter(f, x):
+    """Python's ``sorted`` (a composite: the items picked in the sorted order, ``key`` called
+    once an item) and ``filter`` (a list comprehension, as ``map``) were refused as compiled
+    code with no rule."""
+    assert_faithful(f, x)
+    h = 1e-5
+    v = np.ones_like(x) * 0.5
+    want = (cpsad.grad(f)(x + h * v) - cpsad.grad(f)(x - h * v)) / (2 * h)
+    np.testing.assert_allclose(cpsad.hvp(f)(x, v), want, rtol=1e-5, atol=1e-7)
+
+
 # ------------------------------------------- a helper changes an array the backward pass reads
 
 

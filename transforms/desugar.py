@@ -885,10 +885,29 @@ class _Hoist(A.NodeTransformer):
         return A.copy_location(call, node)
 
     def visit_Call(self, node):
-        """``map(f, xs, ...)`` is ``[f(x, ...) for x, ... in zip(xs, ...)]``;
-        ``functools.reduce(f, xs[, init])`` is a loop that folds ``f`` over ``xs``."""
+        """``map(f, xs, ...)`` is ``[f(x, ...) for x, ... in zip(xs, ...)]``; ``filter(f,
+        xs)`` is ``[x for x in xs if f(x)]`` (``if x`` for ``filter(None, xs)``) -- lists where
+        Python makes iterators, the same items in the same order; ``functools.reduce(f, xs[,
+        init])`` is a loop that folds ``f`` over ``xs``."""
         self.generic_visit(node)
         d = self.d
+        if (
+            A.is_name(node.func, "filter")
+            and d._builtin("filter")
+            and len(node.args) == 2
+            and not node.keywords
+            and not any(isinstance(a, A.Starred) for a in node.args)
+        ):
+            f, it = node.args
+            item = d.unit.namer.fresh("item")
+            test = A.name(item)
+            if not (isinstance(f, A.Constant) and f.value is None):
+                test = A.call(f, [A.name(item)])
+            comp = A.ListComp(
+                elt=A.name(item),
+                generators=[A.comprehension(target=A.store(item), iter=it, ifs=[test], is_async=0)],
+            )
+            return self._comprehension(A.copy_location(comp, node))
         if A.is_name(node.func, "map") and d._builtin("map") and len(node.args) >= 2:
             f, iterables = node.args[0], node.args[1:]
             names = [d.unit.namer.fresh("item") for _ in iterables]

@@ -11,6 +11,7 @@ import numpy as np
 from cpsad.rules.core import (
     DISCRETE,
     broadcast_like,
+    defcomposite,
     defjvp,
     defjvp_method,
     defmethod,
@@ -140,6 +141,26 @@ def tuple_builtin_jvp(t, ans, iterable=()):
 
 defjvp(list, list_builtin_jvp)
 defjvp(tuple, tuple_builtin_jvp)
+
+
+def sort_order(keys, reverse):
+    """The indices of ``keys`` in the order ``sorted`` puts them (the same stable sort): an
+    order, with no derivative."""
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+
+
+defnondiff(sort_order)
+
+
+def sorted_builtin(iterable, /, *, key=None, reverse=False):
+    """``sorted``: the items picked in the sorted order, each carrying its own adjoint (``key``
+    called once an item, as Python calls it)."""
+    items = list(iterable)
+    keys = items if key is None else [key(item) for item in items]
+    return [items[i] for i in sort_order(keys, reverse)]
+
+
+defcomposite(sorted, sorted_builtin)
 
 
 def get_method(g, ans, x, key, default=None):
