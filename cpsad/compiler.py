@@ -44,12 +44,22 @@ import cpsad
 from cpsad import diskcache, validity
 from cpsad.context import FACTORY, Context
 from cpsad.depth import deep_recursion
-from cpsad.runtime import scalar_seed
+from cpsad.runtime import scalar_seed, struct_parts
 from cpsad.transforms import pipeline
 from cpsad.transforms.errors import TransformError
 from cpsad.transforms.naming import own_qualname
 from cpsad.transforms.shapes import shapes_key
-from cpsad.transforms.unit import ARRAY, NPSCALAR, NUMBER, OTHER, SEED, SEQUENCE, Unit, kinds_key
+from cpsad.transforms.unit import (
+    ARRAY,
+    FIELDS,
+    NPSCALAR,
+    NUMBER,
+    OTHER,
+    SEED,
+    SEQUENCE,
+    Unit,
+    kinds_key,
+)
 
 
 class _ByIdentity:
@@ -378,11 +388,33 @@ def shapes_of(code, args, kwargs) -> tuple:
 def _kinds_of(code, args, kwargs) -> tuple:
     names = code.co_varnames
     out = {}
-    for name, value in zip(names[: code.co_argcount], args):
+    fields = []
+    for name, value in [*zip(names[: code.co_argcount], args), *kwargs.items()]:
         out[name] = _kind(value)
-    for name, value in kwargs.items():
-        out[name] = _kind(value)
+        fields += [f"{name}.{f}" for f in _metadata_fields(value)]
+    if fields:
+        out[FIELDS] = frozenset(fields)
     return kinds_key(out)
+
+
+def _metadata_fields(value) -> list:
+    """The fields of a struct argument (a namedtuple, a dataclass, a registered pytree) named as
+    an array's attribute (``T``, ``real``; ``size``, ``shape``, ``dtype``: no derivative)."""
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes)):
+        return []
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        names = value._fields
+    else:
+        parts = struct_parts(value)
+        if parts is None:
+            return []
+        names = parts[0]
+    return sorted(
+        n
+        for n in names
+        if isinstance(n, str)
+        and (CONTEXT.is_nondiff_attribute(n) or CONTEXT.attribute_rule(n) is not None)
+    )
 
 
 def _type(value):

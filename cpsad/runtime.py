@@ -1425,6 +1425,54 @@ def field(obj, name):
     return getattr(obj, name)
 
 
+def attribute(obj, name):
+    """``obj.name`` read in differentiated code where ``obj`` may be an array or a struct (its
+    kinds say another object may be there): ``.T`` is a transpose of an array but a field of a
+    dataclass with a field ``T`` -- decided when it runs (``is_field``), by the rules."""
+    return getattr(obj, name)
+
+
+def is_field(obj, name: str) -> bool:
+    """Is ``obj.name`` a field of a namedtuple, a dataclass, a registered pytree or a dict whose
+    attributes are its entries (what ``field_key`` finds), rather than an array's attribute?"""
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return name in obj._fields
+    if isinstance(obj, dict):
+        return name in obj and getattr(obj, name, None) is obj[name]
+    return not isinstance(obj, (np.ndarray, np.generic)) and struct_parts(obj) is not None
+
+
+def _attribute_template(name: str, part: str):
+    """The adjoint (``part`` "adjoints") or tangent ("tangents") rule of an array's attribute
+    ``.name`` and its parameter's name, or (None, None) for one without derivative."""
+    from cpsad.rules import core  # (the rules import this module)
+
+    rule = core.ATTRIBUTES.get(name)
+    if rule is None:
+        return None, None
+    param = next(iter(rule.signature.parameters))
+    return getattr(rule, part).get(param), param
+
+
+def attribute_adjoint(g, obj, name):
+    """The adjoint of ``obj`` from the adjoint ``g`` of ``attribute(obj, name)``: its field's,
+    or the array attribute's own rule (none for ``.shape``)."""
+    if is_field(obj, name):
+        return field_adjoint(g, obj, name)
+    template, param = _attribute_template(name, "adjoints")
+    return zeros_like(obj) if template is None else template.fn(g, None, **{param: obj})
+
+
+def attribute_tangent(t, obj, name):
+    """The tangent of ``attribute(obj, name)`` from ``obj``'s tangent ``t``."""
+    if is_field(obj, name):
+        return field_tangent(t, obj, name)
+    template, param = _attribute_template(name, "tangents")
+    if template is None:
+        return tangent_zeros(getattr(obj, name))
+    return template.fn(t, getattr(obj, name), **{param: obj})
+
+
 def field_key(obj, name: str):
     """The key of the field ``name`` in the adjoint of ``obj``, or a TypeError: the attribute
     of a value that is no pytree has no derivative."""
@@ -1477,8 +1525,10 @@ def struct_of(cls, values, names):
 
 def _field_adjoint_of(g, ans, name):
     """The adjoint of the field ``name`` of the struct ``ans`` from its adjoint ``g`` (a
-    ``Sparse``, or a struct of its type), or None where it has none."""
-    if g is None:
+    ``Sparse``, or a struct of its type), or None where it has none -- also where ``g`` is
+    ``zeros_like``'s 0.0 of an object (a struct nothing read: the caller's zero adjoint of a
+    dataclass it did not use)."""
+    if g is None or (type(g) is float and g == 0.0):
         return None
     if isinstance(g, dict) or isinstance(g, tuple):
         return item_adjoint(g, field_key(ans, name), None)

@@ -1540,3 +1540,46 @@ case(
     autograd=HELPER,
 )
 case(swap_entries_, swap_entries, u(2, 3), None, autograd=HELPER)
+
+
+# (`c.T` where `c` may be an array or a struct: runtime.attribute decides when it runs; fixed
+# inputs, not the corpus generator's, so that no later draw moves)
+from cpsad.runtime import attribute  # noqa: E402
+
+TField = namedtuple("TField", "T size")
+
+
+def attribute_(obj, name):
+    return attribute(obj, name)
+
+
+_M23 = np.array([[0.3, -0.7, 1.1], [0.4, 0.9, -0.2]])
+case(attribute_, attribute, _M23, "T", autograd=HELPER)
+case(attribute_, attribute, _M23 + 0.5j * _M23[::-1], "real", autograd=HELPER)
+case(attribute_, attribute, _M23 + 0.5j * _M23[::-1], "imag", autograd=HELPER)
+case(attribute_, attribute, TField(_M23, np.array([0.5, -1.5])), "T", autograd=HELPER)
+case(attribute_, attribute, TField(_M23, np.array([0.5, -1.5])), "size", autograd=HELPER)
+
+from cpsad.runtime import attribute_adjoint, attribute_tangent  # noqa: E402
+
+
+def attribute_adjoint_(g, obj, name):
+    return attribute_adjoint(g, obj, name)
+
+
+def attribute_tangent_(t, obj, name):
+    return attribute_tangent(t, obj, name)
+
+
+_TF = TField(_M23, np.array([0.5, -1.5]))
+case(attribute_adjoint_, attribute_adjoint, _M23.T * 0.7, _M23, "T", autograd=HELPER)
+case(attribute_adjoint_, attribute_adjoint, _M23[::-1] - 0.2, _TF, "T", autograd=HELPER)
+case(attribute_tangent_, attribute_tangent, _M23 * 0.3 - 0.1, _M23, "T", autograd=HELPER)
+case(
+    attribute_tangent_,
+    attribute_tangent,
+    TField(_M23 * 0.5, np.array([0.25, 1.0])),
+    _TF,
+    "size",
+    autograd=HELPER,
+)

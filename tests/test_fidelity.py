@@ -1,5 +1,7 @@
 """Regression tests of programs cpsad once got wrong: value, gradient, forward mode, autograd."""
 
+import collections
+import dataclasses
 import re
 
 import numpy as np
@@ -386,6 +388,79 @@ def test_sorted_and_filter(f, x):
     v = np.ones_like(x) * 0.5
     want = (cpsad.grad(f)(x + h * v) - cpsad.grad(f)(x - h * v)) / (2 * h)
     np.testing.assert_allclose(cpsad.hvp(f)(x, v), want, rtol=1e-5, atol=1e-7)
+
+
+# ------------------------------------------ fields named as an array's attributes (T, size)
+
+Thermo = collections.namedtuple("Thermo", "T real W")
+
+
+def u3(seed):
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, 3)
+
+
+@dataclasses.dataclass
+class _Config:
+    size: object
+    shape: object
+    T: object
+    imag: object
+
+
+def fields_named_as_attributes(c):
+    return np.sum(c.size * c.shape) + np.sum(c.T**2) + np.sum(np.sin(c.imag))
+
+
+def namedtuple_fields_named_as_attributes(p):
+    return np.sum(p.T * p.W) + np.sum(p.real**3)
+
+
+@dataclasses.dataclass
+class _Gamma:
+    shape: object
+    rate: object
+
+
+def _gamma_mean(d):
+    return d.shape / d.rate
+
+
+def struct_made_here_with_a_field_t(x):
+    p = Thermo(x, x * 3.0, x + 1.0)
+    box = _Config(x, 2.0, x * x, np.cos(x))
+    d = _Gamma(x * x + 1.0, 2.0 + x)
+    return (
+        namedtuple_fields_named_as_attributes(p)  # (a helper given the struct)
+        + np.sum(box.T * box.imag)
+        + np.sum(d.shape * np.log(d.rate))
+        + np.sum(_gamma_mean(d))
+    )
+
+
+def test_fields_named_as_an_array_attribute():
+    """``c.T`` of a dataclass with a field ``T`` (a temperature) read as a transpose, ``c.size``
+    (``d.shape`` of a gamma distribution) as an array's size: a silent zero or wrong gradient for
+    a dataclass, a crash for a namedtuple -- given as an argument, made here, or given to a
+    helper.
+    Such a read of a struct argument's field (the specialization's ``FIELDS``, passed on to
+    helpers) or of a struct made here is marked by Activity and made by ``runtime.attribute``,
+    which decides when it runs."""
+    c = _Config(u3(0), u3(1), u3(2), u3(3))
+    g = cpsad.grad(fields_named_as_attributes)(c)
+    np.testing.assert_allclose(g.size, c.shape)
+    np.testing.assert_allclose(g.shape, c.size)
+    np.testing.assert_allclose(g.T, 2.0 * c.T)
+    np.testing.assert_allclose(g.imag, np.cos(c.imag))
+    tangent = _Config(*[np.full(3, 0.5)] * 4)
+    _, t = cpsad.jvp(fields_named_as_attributes, (c,), (tangent,))
+    want = sum(np.sum(getattr(g, f) * 0.5) for f in ("size", "shape", "T", "imag"))
+    np.testing.assert_allclose(t, want)
+    p = Thermo(u3(4), u3(5), u3(6))
+    g = cpsad.grad(namedtuple_fields_named_as_attributes)(p)
+    np.testing.assert_allclose(g.T, p.W)
+    np.testing.assert_allclose(g.real, 3.0 * p.real**2)
+    np.testing.assert_allclose(g.W, p.T)
+    assert_faithful(struct_made_here_with_a_field_t, u3(7))
 
 
 # ------------------------------------------- a helper changes an array the backward pass reads

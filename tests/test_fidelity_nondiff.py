@@ -31,6 +31,7 @@ import pytest
 import cpsad
 from cpsad import dispatch, runtime
 from cpsad.rules import composite, core
+from cpsad.rules import containers as ctn
 from cpsad.rules import fft as fft_rules
 from cpsad.rules import joining as jn
 from cpsad.rules import linalg as la
@@ -201,6 +202,12 @@ SAMPLES: list[tuple] = [
     (runtime.maybe_any, (X,), {}),  # np.any where reading the values is cheap
     (runtime.scalar_seed, (X[0],), {}),
     (runtime.index_step, ([X[0], X[1]], 1), {}),
+    (ctn.sort_order, (list(X), False), {}),
+    (
+        runtime.is_field,
+        (_Pair(X, M), "w"),
+        {},
+    ),  # (a field, or an array's attribute: a bool)  # (the order of generic points: no tie to move)
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
     (composite._conditions, ([X > 0.2, X < -0.1],), {}),  # np.piecewise's masks, stacked
     (composite._count, (M,), {}),  # np.size, from the shape

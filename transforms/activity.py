@@ -32,7 +32,7 @@ from . import scoping as S
 from .context import Default
 from .normalize import MUTATORS
 from .scoping import free_names, own_nodes
-from .unit import Unit
+from .unit import FIELDS, Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
 NONDIFF_UNARY = (A.Not, A.Invert)
@@ -71,7 +71,9 @@ def flow_operands(ctx, value) -> list[str]:
     if isinstance(value, A.Compare):
         return []
     if isinstance(value, A.Attribute):
-        return [] if ctx.is_nondiff_attribute(value.attr) else _names([value.value])
+        if ctx.is_nondiff_attribute(value.attr) and not anno.getanno(value, anno.FIELD):
+            return []
+        return _names([value.value])
     if isinstance(value, A.Subscript):  # and through the index, into an object's __getitem__
         return _names([value.value]) + _names(A.walk(value.slice))
     if isinstance(value, (A.Tuple, A.List, A.Set)):
@@ -103,6 +105,60 @@ def flow_operands(ctx, value) -> list[str]:
             out.append(value.func.id)
         return out
     return []  # constants, f-strings, other opaque expressions
+
+
+def _struct_fields(unit) -> set:
+    """``"p.size"`` for each field ``size`` of a struct argument ``p`` (a namedtuple, a
+    dataclass, a pytree) named as an array's attribute (the specialization's ``FIELDS``)."""
+    return set((unit.arg_kinds or {}).get(FIELDS, ()))
+
+
+def _array_attribute(ctx, name) -> bool:
+    """Is ``.name`` an array's attribute, with a rule (``.T``) or without derivative (``.size``)?"""
+    return ctx.is_nondiff_attribute(name) or ctx.attribute_rule(name) is not None
+
+
+def _made_structs(scopes, ctx) -> dict:
+    """(function key, name) -> the fields, named as an array's attribute (``_array_attribute``),
+    of a struct assigned to the name there (``struct_of(P, values, names)``: Resolve's ``P(a,
+    b=c)`` of a namedtuple or dataclass)."""
+    made_by = ctx.runtime("struct_of")
+    out: dict = {}
+    for key, fdef in scopes.functions():
+        for s in statements(fdef.body):
+            v = s.value if isinstance(s, A.Assign) else None
+            if not (
+                isinstance(v, A.Call)
+                and isinstance(s.targets[0], A.Name)
+                and anno.getanno(v.func, anno.CALLEE) is made_by
+                and len(v.args) == 3
+                and isinstance(v.args[2], A.Constant)
+            ):
+                continue
+            names = {n for n in v.args[2].value if _array_attribute(ctx, n)}
+            if names:
+                out.setdefault((key, s.targets[0].id), set()).update(names)
+    return out
+
+
+def _field_named_as_metadata(ctx, value, key, fields, made, scopes) -> bool:
+    """``p.size`` or ``p.T`` (an array's attribute, with no derivative or with a rule of its own)
+    where ``p`` may be a struct with a field of that name -- an argument of the entry function that is one
+    (``_struct_fields``), or a name a struct with that field is assigned to (``_made_structs``):
+    the field's derivative flows, and ShiftReset reads it by ``runtime.attribute``, which
+    decides when it runs (an array there: its attribute's rule). (A struct given to a helper that is
+    transformed for its caller's kinds is not known there: its field ``size`` is read as an
+    array's ``.size``.)"""
+    if not (
+        isinstance(value, A.Attribute)
+        and isinstance(value.value, A.Name)
+        and (ctx.is_nondiff_attribute(value.attr) or ctx.attribute_rule(value.attr) is not None)
+    ):
+        return False
+    if key == "" and f"{value.value.id}.{value.attr}" in fields:
+        return True
+    owner = scopes.resolve(key, value.value.id)
+    return owner is not None and value.attr in made.get(owner, ())
 
 
 def _rule_operands(rule, args, keywords):
@@ -483,6 +539,9 @@ class Activity:
         reads: list = []  # (order, function key, names, variables assigned)
         # a tuple's entries, followed from where it is made to where it is unpacked (``Entries``)
         entries = Entries()
+        fields = _struct_fields(unit)
+        structs_made = _made_structs(scopes, ctx)
+        unit.struct_fields = structs_made  # (ShiftReset passes them on to callees: ``FIELDS``)
 
         for key, fdef in scopes.functions():
             versions = Versions(scopes, key, fdef)
@@ -507,6 +566,10 @@ class Activity:
                         t = s.targets[0]
                         value = s.value
                         if isinstance(t, (A.Name, A.Tuple, A.List)):
+                            if _field_named_as_metadata(
+                                ctx, value, key, fields, structs_made, scopes
+                            ):
+                                anno.setanno(value, anno.FIELD, True)
                             operands = vars_(flow_operands(ctx, value))
                             sinks.update(vars_(_passed_to_value(value)))
                             targets = versions.fresh(assigned_names(s))

@@ -38,6 +38,8 @@ HELD_ARGS = "held_args"  # aliasing: of a call of a user function, the positions
 # of its arguments whose values the caller (or its callers) may still read after it returns
 ALIAS_GUARD = "alias_guard"  # normalize: a check_in_place call; the value is the update it guards
 ACTIVE = "active"  # activity: the statement computes an active value (needs an adjoint)
+FIELD = "field"  # activity: the Attribute `p.size` (`p.T`) may read a struct's field named as an
+# array's attribute (``unit.FIELDS``, a struct made here): its derivative flows, as a field's
 VARIED = "varied"  # activity: an update `y = y op v` (AUG) whose value depends on the inputs
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 LOOP = "loop"  # desugar: the FunctionDef is a loop's, called once, right after it is defined

@@ -40,6 +40,7 @@ from .normalize import in_place_guard
 from .templates import instantiate, parameters
 from .unit import (
     ARRAY,
+    FIELDS,
     NPSCALAR,
     NUMBER,
     NUMERIC,
@@ -505,6 +506,20 @@ class ShiftReset:
             body, info = self.primitive_shift(s, targets, value)
         return self.make_shift(s, body, info)
 
+    def struct_fields_of(self, arguments: dict) -> tuple:
+        """The callee's ``FIELDS``: for each argument a struct with fields named as an array's
+        attribute -- made here, or an argument of this function that is one -- ``"p.T"``, so
+        that the callee reads ``p.T`` as the field (Activity's ``FIELD``)."""
+        own = set((self.unit.arg_kinds or {}).get(FIELDS, ())) if self.key == "" else set()
+        out = []
+        for p, v in arguments.items():
+            if not isinstance(v, A.Name):
+                continue
+            attrs = set(self.unit.struct_fields.get((self.key, v.id), ()))
+            attrs |= {f.split(".", 1)[1] for f in own if f.split(".", 1)[0] == v.id}
+            out += [f"{p}.{a}" for a in attrs]
+        return ((FIELDS, tuple(sorted(out))),) if out else ()
+
     # ------------------------------------------------------------------ primitives
 
     def primitive_shift(self, s, targets, value):
@@ -766,6 +781,7 @@ class ShiftReset:
                 elif isinstance(v, A.Constant) and type(v.value) in (int, float):
                     known[p] = frozenset({NUMBER})
             kinds = kinds_key(known) + held_by_caller(value, bound.arguments)
+            kinds += self.struct_fields_of(bound.arguments)
             kinds += shapes.callee_key(
                 {
                     p: self.shapes.get(v.id)
@@ -1058,7 +1074,17 @@ def rule_for(unit, value, kinds: dict):
         return rule, args, {}, what
     if isinstance(value, A.Attribute):
         rule = ctx.attribute_rule(value.attr)
-        if rule is None and not ctx.is_nondiff_attribute(value.attr):
+        nondiff = ctx.is_nondiff_attribute(value.attr)
+        if (rule is not None or nondiff) and (
+            anno.getanno(value, anno.FIELD)
+            or (_kind(value.value, kinds) and _kind(value.value, kinds) <= {OTHER, SEQUENCE})
+        ):
+            # a struct's field named as an array's attribute (``params.T``, ``dist.shape``:
+            # Activity's ``FIELD``), or the attribute of a value surely no array: a field or
+            # an array's attribute, decided when it runs (``runtime.attribute``)
+            attribute = ctx.runtime("attribute")
+            return ctx.rule(attribute), [value.value, A.const(value.attr)], {}, f"`.{value.attr}`"
+        if rule is None and not nondiff:
             # a field of a namedtuple, a dataclass, a registered pytree (refused when it runs
             # for anything else): ``field(obj, "name")``'s rule
             field = ctx.runtime("field")

@@ -54,6 +54,10 @@ SEED = "seed"
 # The item of a staged specialization's key that names its float parameters (``stacks``): not
 # part of what the unit is to its callees -- a recursive call is a call of itself.
 FLOATS = "*floats*"
+# the key of the specialization (kinds) naming the fields of struct arguments that an array's
+# attribute also names (``"c.size"``, ``"c.T"``: a dataclass ``c`` with a field ``size``, ``T``):
+# Activity marks those reads (``anno.FIELD``), which ShiftReset reads as fields
+FIELDS = "*fields*"
 
 
 def kinds_key(kinds: dict) -> tuple:
@@ -153,6 +157,9 @@ class Unit:
     apart: dict[str, tuple[str, bool]] = field(default_factory=dict)
     not_copied: dict[str, str] = field(default_factory=dict)  # staged: callee -> why (Callees)
     emitted: bool = False  # the function is emitted code (a derivative, transformed again)
+    # activity: (function key, name) -> fields named as an array's attribute of a struct made
+    # there (``p = P(a, T=b)``), which a callee given ``p`` learns through its ``FIELDS``
+    struct_fields: dict = field(default_factory=dict)
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to
     )

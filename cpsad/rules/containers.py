@@ -20,6 +20,9 @@ from cpsad.rules.core import (
 )
 from cpsad.runtime import (
     Sparse,
+    attribute,
+    attribute_adjoint,
+    attribute_tangent,
     field,
     field_adjoint,
     field_container_tangent,
@@ -27,6 +30,7 @@ from cpsad.runtime import (
     field_tangent,
     foreign,
     getitem_adjoint,
+    is_field,
     item_adjoint,
     rows_of,
     struct_adjoint,
@@ -204,6 +208,58 @@ def field_obj_jvp(t, ans, obj, name):
 
 
 defjvp(field, field_obj_jvp, None)
+
+
+# ``obj.T`` where ``obj`` may be a struct (Activity's FIELD): its field's rules where it is one,
+# else the array attribute's own (``runtime.attribute_adjoint``, ``attribute_tangent``: each the
+# other's transpose, for the next order)
+
+
+def attribute_obj(g, ans, obj, name):
+    return attribute_adjoint(g, obj, name)
+
+
+defvjp(attribute, attribute_obj, DISCRETE)
+
+
+def attribute_obj_jvp(t, ans, obj, name):
+    return attribute_tangent(t, obj, name)
+
+
+defjvp(attribute, attribute_obj_jvp, None)
+defnondiff(is_field)
+
+
+def attribute_adjoint_g(g, ans, c, obj, name):
+    return (
+        item_adjoint(g, field_key(obj, name), c)
+        if is_field(obj, name)
+        else attribute_tangent(g, obj, name)
+    )
+
+
+defvjp(attribute_adjoint, attribute_adjoint_g, DISCRETE, DISCRETE)
+
+
+def attribute_adjoint_g_jvp(t, ans, c, obj, name):
+    return attribute_adjoint(t, obj, name)
+
+
+defjvp(attribute_adjoint, attribute_adjoint_g_jvp, None, None)
+
+
+def attribute_tangent_v(g, ans, v, obj, name):
+    return attribute_adjoint(g, obj, name)
+
+
+defvjp(attribute_tangent, attribute_tangent_v, DISCRETE, DISCRETE)
+
+
+def attribute_tangent_v_jvp(t, ans, v, obj, name):
+    return attribute_tangent(t, obj, name)
+
+
+defjvp(attribute_tangent, attribute_tangent_v_jvp, None, None)
 
 
 # A namedtuple or dataclass made in differentiated code (``P(a, b=c)``, which Resolve writes as
