@@ -421,6 +421,12 @@ class _Gamma:
     rate: object
 
 
+@dataclasses.dataclass
+class _Dist:
+    size: object
+    real: object = 0.5
+
+
 def _gamma_mean(d):
     return d.shape / d.rate
 
@@ -434,6 +440,9 @@ def struct_made_here_with_a_field_t(x):
         + np.sum(box.T * box.imag)
         + np.sum(d.shape * np.log(d.rate))
         + np.sum(_gamma_mean(d))
+        + np.sum(
+            _Dist(x * 2.0).size * _Dist(x).real
+        )  # (a field left to its default: fuzz seed 121)
     )
 
 

@@ -31,7 +31,8 @@ from . import astlib as A
 from . import scoping as S
 from .context import Default
 from .normalize import MUTATORS
-from .scoping import free_names, own_nodes
+from .resolve import struct_fields
+from .scoping import free_names, own_nodes, statements
 from .unit import FIELDS, Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
@@ -118,10 +119,11 @@ def _array_attribute(ctx, name) -> bool:
     return ctx.is_nondiff_attribute(name) or ctx.attribute_rule(name) is not None
 
 
-def _made_structs(scopes, ctx) -> dict:
+def _made_structs(scopes, unit) -> dict:
     """(function key, name) -> the fields, named as an array's attribute (``_array_attribute``),
     of a struct assigned to the name there (``struct_of(P, values, names)``: Resolve's ``P(a,
-    b=c)`` of a namedtuple or dataclass)."""
+    b=c)`` of a namedtuple or dataclass; its fields all, those left to their defaults too)."""
+    ctx = unit.ctx
     made_by = ctx.runtime("struct_of")
     out: dict = {}
     for key, fdef in scopes.functions():
@@ -135,7 +137,9 @@ def _made_structs(scopes, ctx) -> dict:
                 and isinstance(v.args[2], A.Constant)
             ):
                 continue
-            names = {n for n in v.args[2].value if _array_attribute(ctx, n)}
+            cls = unit.injected.get(v.args[0].id) if isinstance(v.args[0], A.Name) else None
+            fields = struct_fields(cls) or v.args[2].value
+            names = {n for n in fields if _array_attribute(ctx, n)}
             if names:
                 out.setdefault((key, s.targets[0].id), set()).update(names)
     return out
@@ -227,15 +231,6 @@ def assigned_names(stmt) -> list[str]:
         if isinstance(t, (A.Tuple, A.List)):
             return [e.id for e in t.elts if isinstance(e, A.Name)]
     return []
-
-
-def statements(block):
-    """Every statement of a normalized block, depth first (branches included, not nested defs)."""
-    for s in block:
-        yield s
-        if isinstance(s, A.If):
-            yield from statements(s.body)
-            yield from statements(s.orelse)
 
 
 class Versions:
@@ -540,7 +535,7 @@ class Activity:
         # a tuple's entries, followed from where it is made to where it is unpacked (``Entries``)
         entries = Entries()
         fields = _struct_fields(unit)
-        structs_made = _made_structs(scopes, ctx)
+        structs_made = _made_structs(scopes, unit)
         unit.struct_fields = structs_made  # (ShiftReset passes them on to callees: ``FIELDS``)
 
         for key, fdef in scopes.functions():
