@@ -139,6 +139,20 @@ LIBRARY = {
         "    s: float = 1.5\n",
         ("struct",),
     ),
+    # structs whose fields are named as an array's attributes (a gamma distribution's shape, a
+    # temperature T): read as fields, never as the array's .shape or .T
+    "gamma": (
+        "import collections\n"
+        "import dataclasses\n\n"
+        "Gamma = collections.namedtuple('Gamma', 'shape T')\n\n\n"
+        "@dataclasses.dataclass\n"
+        "class Dist:\n"
+        "    size: object\n"
+        "    real: object = 0.5\n\n\n"
+        "def gamma_mean(d):\n"
+        "    return d.shape / (1.0 + d.T * d.T)\n",
+        ("struct", "attribute_fields"),
+    ),
     "pair_swap": (
         "def pair_swap(a, b):\n    a, b = b, a\n    return a * 0.5 + b, b\n",
         ("swap", "helper_multi"),
@@ -1616,7 +1630,18 @@ class Gen:
         ka, kb = self.any_kind(), self.any_kind()
         res = self.new_name(ka)
         obj = self.fresh("p")
-        if self.chance(0.5):
+        form = self.r.randrange(3)
+        if form == 2:  # fields named as an array's attributes
+            self.lib("gamma")
+            a, b = self.E(ka, sc, 2), self.E(S, sc, 2)
+            if self.chance(0.5):
+                made = self.pick([f"Gamma({a}, {b})", f"Gamma(T={b}, shape={a})"])
+                use = self.pick([f"gamma_mean({obj})", f"{obj}.shape * {obj}.T"])
+            else:
+                made = self.pick([f"Dist({a})", f"Dist({a}, real={b})"])
+                use = f"{obj}.size * {obj}.real"
+            lines = [f"{obj} = {made}", f"{res} = {use}"]
+        elif form == 0:
             a, b = self.E(ka, sc, 2), self.E(kb, sc, 2)
             made = self.pick([f"Pair({a}, {b})", f"Pair(b={b}, a={a})", f"Pair({a})"])
             if made.endswith(f"({a})"):
