@@ -685,3 +685,12 @@ def rename_free(node, mapping: dict[str, str]) -> None:
                 n.names = [m.get(x, x) for x in n.names]
                 continue
             push_children(n, stack)
+
+
+def statements(block):
+    """Every statement of a normalized block, depth first (branches included, not nested defs)."""
+    for s in block:
+        yield s
+        if isinstance(s, A.If):
+            yield from statements(s.body)
+            yield from statements(s.orelse)

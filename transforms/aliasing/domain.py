@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .. import anno
 from .. import astlib as A
-from ..scoping import local_names
+from ..scoping import local_names, statements  # noqa: F401 (the package reads it here)
 
 TOP = ("top",)
 ESCAPED = ("escaped",)  # what code this analysis cannot see may hold (see the docstring)
@@ -121,15 +121,6 @@ def _reach(objs, heap) -> frozenset:
                 out.add(t)
                 todo.append(t)
     return frozenset(out)
-
-
-def statements(block):
-    """Every statement of a normalized block, depth first (branches included, not nested defs)."""
-    for s in block:
-        yield s
-        if isinstance(s, A.If):
-            yield from statements(s.body)
-            yield from statements(s.orelse)
 
 
 class _Scopes:
