@@ -134,11 +134,13 @@ def _made_structs(scopes, unit) -> dict:
                 and isinstance(s.targets[0], A.Name)
                 and anno.getanno(v.func, anno.CALLEE) is made_by
                 and len(v.args) == 3
-                and isinstance(v.args[2], A.Constant)
             ):
                 continue
-            cls = unit.injected.get(v.args[0].id) if isinstance(v.args[0], A.Name) else None
-            fields = struct_fields(cls) or v.args[2].value
+            # (the class's fields; or the names given, where the class is not known here -- in
+            # emitted code transformed again they are a variable's, ``tup_1 = 'size',``)
+            cls = unit.lookup(v.args[0].id)[1] if isinstance(v.args[0], A.Name) else None
+            given = v.args[2].value if isinstance(v.args[2], A.Constant) else ()
+            fields = struct_fields(cls) or given
             names = {n for n in fields if _array_attribute(ctx, n)}
             if names:
                 out.setdefault((key, s.targets[0].id), set()).update(names)
