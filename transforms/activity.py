@@ -147,18 +147,17 @@ def _made_structs(scopes, unit) -> dict:
     return out
 
 
-def _field_named_as_metadata(ctx, value, key, fields, made, scopes) -> bool:
-    """``p.size`` or ``p.T`` (an array's attribute, with no derivative or with a rule of its own)
-    where ``p`` may be a struct with a field of that name -- an argument of the entry function that is one
-    (``_struct_fields``), or a name a struct with that field is assigned to (``_made_structs``):
-    the field's derivative flows, and ShiftReset reads it by ``runtime.attribute``, which
-    decides when it runs (an array there: its attribute's rule). (A struct given to a helper that is
-    transformed for its caller's kinds is not known there: its field ``size`` is read as an
-    array's ``.size``.)"""
+def _field_named_as_attribute(ctx, value, key, fields, made, scopes) -> bool:
+    """``p.size`` or ``p.T`` (an array's attribute, without derivative or with a rule) where
+    ``p`` may be a struct with a field of that name: an argument of the entry function that is
+    one (``_struct_fields``: the specialization's ``FIELDS``, which a caller also passes a helper
+    it hands a struct to), or a name a struct with that field is assigned to (``_made_structs``).
+    The field's derivative flows, and ShiftReset reads it by ``runtime.attribute``, which decides
+    when it runs (an array there: its attribute's rule)."""
     if not (
         isinstance(value, A.Attribute)
         and isinstance(value.value, A.Name)
-        and (ctx.is_nondiff_attribute(value.attr) or ctx.attribute_rule(value.attr) is not None)
+        and _array_attribute(ctx, value.attr)
     ):
         return False
     if key == "" and f"{value.value.id}.{value.attr}" in fields:
@@ -563,7 +562,7 @@ class Activity:
                         t = s.targets[0]
                         value = s.value
                         if isinstance(t, (A.Name, A.Tuple, A.List)):
-                            if _field_named_as_metadata(
+                            if _field_named_as_attribute(
                                 ctx, value, key, fields, structs_made, scopes
                             ):
                                 anno.setanno(value, anno.FIELD, True)
