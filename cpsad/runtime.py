@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import types
@@ -1430,6 +1431,52 @@ def attribute(obj, name):
     kinds say another object may be there): ``.T`` is a transpose of an array but a field of a
     dataclass with a field ``T`` -- decided when it runs (``is_field``), by the rules."""
     return getattr(obj, name)
+
+
+def array_attribute(obj, name):
+    """``obj.name`` where cpsad read ``.name`` as an array's attribute without derivative
+    (``x.shape``, ``x.size``) of a differentiated value that may be another object: refused
+    (``TypeError``) where ``obj`` is a struct whose field of that name holds a differentiable
+    value -- its derivative would be lost. (Where cpsad knows the struct's class -- an argument, a
+    struct made in the function, a class the function's module can reach -- it reads the field
+    as one: ``attribute``.)"""
+    value = getattr(obj, name)
+    if type(obj) is np.ndarray or not is_field(obj, name) or not _carries(value):
+        return value
+    cls = type(obj)
+    known = (
+        "an argument, a struct made in the function, or a namedtuple or dataclass the "
+        "function's module reaches (its globals, the modules of your functions it names)"
+    )
+    if isinstance(obj, tuple) or dataclasses.is_dataclass(obj):
+        fix = (
+            f"import `{cls.__name__}` into the function's module (`from {cls.__module__} "
+            f"import {cls.__qualname__}`), or name the field otherwise"
+        )
+    else:
+        fix = "name the attribute otherwise"
+    raise TypeError(
+        f"`.{name}` here is the field `{name}` of a `{cls.__name__}`, which cpsad read as an "
+        f"array's `.{name}` (no derivative): the derivative it may carry would be lost. cpsad "
+        f"reads such a field as one where it knows the struct can be there: {known}. To "
+        f"differentiate through it, {fix}."
+    )
+
+
+def _carries(value) -> bool:
+    """May ``value`` carry a derivative: a float, a complex number, an array of them, or a
+    container holding one?"""
+    if isinstance(value, (float, complex)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return np.issubdtype(dtype, np.inexact)
+    if isinstance(value, (list, tuple)):
+        return any(_carries(v) for v in value)
+    if isinstance(value, dict):
+        return any(_carries(v) for v in value.values())
+    parts = struct_parts(value)
+    return parts is not None and any(_carries(v) for v in parts[1])
 
 
 def is_field(obj, name: str) -> bool:

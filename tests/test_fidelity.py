@@ -9,6 +9,7 @@ import pytest
 
 import cpsad
 from cpsad.testing import check_grads
+from tests import _library_structs, _library_user
 from tests import fidelity_programs as P
 from tests.faithful import assert_faithful
 
@@ -491,6 +492,94 @@ def test_fields_named_as_an_array_attribute_second_order():
     np.testing.assert_allclose(cpsad.hvp(_fields_of_a_struct_made_here)(x, d), want, rtol=1e-6)
     rev = cpsad.grad(lambda z: np.dot(cpsad.grad(_fields_of_a_struct_made_here)(z), d))(x)
     np.testing.assert_allclose(rev, want, rtol=1e-6)
+
+
+def _make_gamma(a, b):
+    if a > 0:  # (a branch: Inline leaves the helper a call)
+        return _Gamma(a * 2.0, b)
+    return _Gamma(a, b * 3.0)
+
+
+def gamma_from_a_helper(x):
+    g = _make_gamma(x[0], x[1])
+    return g.shape * g.rate
+
+
+def gammas_in_a_list(x):
+    gs = [_Gamma(x[0], x[1]), _Gamma(x[1], x[0])]
+    t = 0.0
+    for g in gs:
+        t = t + g.shape * g.rate**2
+    return t
+
+
+def gamma_in_a_dict(x):
+    d = {"a": _Gamma(x[0], x[1])}
+    g = d["a"]
+    return g.shape**2 + g.shape * g.rate
+
+
+def gammas_in_a_comprehension(x):
+    gs = [_Gamma(x[0] * i, x[1]) for i in range(1, 4)]
+    return sum(g.shape * g.rate for g in gs)
+
+
+def thermo_states(x):
+    states = [Thermo(x[0], x[1], 2.0), Thermo(x[1] * x[0], 1.0, x[0])]
+    return sum(np.sin(s.T) * s.real for s in states)
+
+
+def _sum_gammas(gs):
+    t = 0.0
+    for g in gs:
+        t = t + g.shape * g.rate
+    return t
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        gamma_from_a_helper,
+        gammas_in_a_list,
+        gamma_in_a_dict,
+        gammas_in_a_comprehension,
+        thermo_states,
+    ],
+)
+def test_struct_fields_named_as_an_array_attribute_reached_another_way(f):
+    """A struct whose field is named ``shape`` or ``T``, reached by no path the analysis
+    followed -- a helper's result, an item of a list or a dict -- had its ``g.shape`` read as an
+    array's shape (a zero gradient: ``gammas_in_a_list`` gave [1.82, 1.82] for [3.51, 2.31]) and
+    ``s.T`` as a transpose. Activity now reads such a field as one wherever a struct class the
+    function can reach has a field so named (``resolve.structs_in_reach``)."""
+    assert_faithful(f, np.array([0.7, 1.3]))
+
+
+def test_struct_fields_named_as_an_array_attribute_in_a_container_argument():
+    """A list or a dict of structs given as the argument: ``g.shape`` of an item was a zero."""
+    gs = [_Gamma(1.5, 2.0), _Gamma(0.5, 3.0)]
+    g = cpsad.grad(_sum_gammas)(gs)
+    assert [(a.shape, a.rate) for a in g] == [(2.0, 1.5), (3.0, 0.5)]
+    t = cpsad.jvp(_sum_gammas, (gs,), ([_Gamma(1.0, 0.0), _Gamma(0.0, 1.0)],))[1]
+    assert t == pytest.approx(2.0 + 0.5)
+
+
+def test_a_struct_field_no_analysis_sees_is_refused_when_it_runs(monkeypatch):
+    """A struct of a class the analysis cannot reach (a library's) whose field is named
+    ``shape`` is read by ``runtime.array_attribute``, which refuses it when it runs -- rather
+    than lose the field's derivative. Its other fields, and an argument's ``x.shape``, run."""
+    from cpsad.transforms import resolve
+
+    monkeypatch.setattr(resolve, "_LIBRARIES", resolve._LIBRARIES + (_library_structs.__file__,))
+    x = np.array([0.7, 1.3])
+    for run in (
+        cpsad.grad(_library_user.gamma_from_a_library),
+        lambda x: cpsad.jvp(_library_user.gamma_from_a_library, (x,), (x,)),
+    ):
+        with pytest.raises(TypeError, match="field `shape` of a `Hidden`") as info:
+            run(x)
+        assert "from tests._library_structs import Hidden" in str(info.value)
+    np.testing.assert_allclose(cpsad.grad(_library_user.rate_from_a_library)(x), [0.0, 2.0])
 
 
 # ------------------------------------------- a helper changes an array the backward pass reads

@@ -202,12 +202,9 @@ SAMPLES: list[tuple] = [
     (runtime.maybe_any, (X,), {}),  # np.any where reading the values is cheap
     (runtime.scalar_seed, (X[0],), {}),
     (runtime.index_step, ([X[0], X[1]], 1), {}),
-    (ctn.sort_order, (list(X), False), {}),
-    (
-        runtime.is_field,
-        (_Pair(X, M), "w"),
-        {},
-    ),  # (a field, or an array's attribute: a bool)  # (the order of generic points: no tie to move)
+    (ctn.sort_order, (list(X), False), {}),  # (the order of generic points: no tie to move)
+    (runtime.is_field, (_Pair(X, M), "w"), {}),  # (a field, or an array's attribute: a bool)
+    (runtime.array_attribute, (M, "shape"), {}),  # (an array's: a struct's refused)
     (jn.first_occurrences, (X,), {}),  # (where values repeat, they repeat exactly)
     (composite._conditions, ([X > 0.2, X < -0.1],), {}),  # np.piecewise's masks, stacked
     (composite._count, (M,), {}),  # np.size, from the shape

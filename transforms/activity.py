@@ -31,9 +31,9 @@ from . import astlib as A
 from . import scoping as S
 from .context import Default
 from .normalize import MUTATORS
-from .resolve import struct_fields
+from .resolve import struct_fields, structs_in_reach
 from .scoping import free_names, own_nodes, statements
-from .unit import FIELDS, Unit
+from .unit import FIELDS, NUMERIC, Unit
 
 NONDIFF_BINOPS = (A.FloorDiv, A.BitAnd, A.BitOr, A.BitXor, A.LShift, A.RShift)
 NONDIFF_UNARY = (A.Not, A.Invert)
@@ -52,6 +52,8 @@ def attribute_read(value):
         and isinstance(value.args[1].value, str)
     ):
         node = A.Attribute(value=value.args[0], attr=value.args[1].value, ctx=A.Load())
+        if anno.getanno(value, anno.FIELD):  # (Activity marks the call: ``getattr(p, "T")``)
+            anno.setanno(node, anno.FIELD, True)
         return A.copy_location(node, value)
     return None
 
@@ -147,13 +149,17 @@ def _made_structs(scopes, unit) -> dict:
     return out
 
 
-def _field_named_as_attribute(ctx, value, key, fields, made, scopes) -> bool:
+def _field_named_as_attribute(ctx, value, key, fields, made, scopes, reach) -> bool:
     """``p.size`` or ``p.T`` (an array's attribute, without derivative or with a rule) where
     ``p`` may be a struct with a field of that name: an argument of the entry function that is
     one (``_struct_fields``: the specialization's ``FIELDS``, which a caller also passes a helper
-    it hands a struct to), or a name a struct with that field is assigned to (``_made_structs``).
+    it hands a struct to), a name a struct with that field is assigned to (``_made_structs``), or
+    any value but an argument known to be a number or an array, where a struct class the
+    function can reach has that field (``reach``: ``resolve.structs_in_reach``; a helper's
+    result, a list's item may be one).
     The field's derivative flows, and ShiftReset reads it by ``runtime.attribute``, which decides
     when it runs (an array there: its attribute's rule)."""
+    value = attribute_read(value) or value
     if not (
         isinstance(value, A.Attribute)
         and isinstance(value.value, A.Name)
@@ -163,7 +169,31 @@ def _field_named_as_attribute(ctx, value, key, fields, made, scopes) -> bool:
     if key == "" and f"{value.value.id}.{value.attr}" in fields:
         return True
     owner = scopes.resolve(key, value.value.id)
-    return owner is not None and value.attr in made.get(owner, ())
+    if owner is not None and value.attr in made.get(owner, ()):
+        return True
+    return value.attr in reach() and not (owner is not None and owner in reach.numeric)
+
+
+class _Reach:
+    """``resolve.structs_in_reach``'s fields named as an array's attribute, found at the first
+    call (most functions read no such attribute); ``numeric``: the entry's arguments known to be
+    numbers or arrays (the specialization's kinds), which are no struct."""
+
+    def __init__(self, unit):
+        self.unit = unit
+        self.found = None
+        kinds = unit.arg_kinds or {}
+        self.numeric = {
+            ("", p)
+            for p in A.arg_names(unit.tree.args)
+            if kinds.get(p) and set(kinds[p]) <= NUMERIC
+        }
+
+    def __call__(self) -> set:
+        if self.found is None:
+            ctx = self.unit.ctx
+            self.found = structs_in_reach(self.unit, lambda n: _array_attribute(ctx, n))
+        return self.found
 
 
 def _rule_operands(rule, args, keywords):
@@ -537,6 +567,7 @@ class Activity:
         entries = Entries()
         fields = _struct_fields(unit)
         structs_made = _made_structs(scopes, unit)
+        reach = _Reach(unit)
         unit.struct_fields = structs_made  # (ShiftReset passes them on to callees: ``FIELDS``)
 
         for key, fdef in scopes.functions():
@@ -563,7 +594,7 @@ class Activity:
                         value = s.value
                         if isinstance(t, (A.Name, A.Tuple, A.List)):
                             if _field_named_as_attribute(
-                                ctx, value, key, fields, structs_made, scopes
+                                ctx, value, key, fields, structs_made, scopes, reach
                             ):
                                 anno.setanno(value, anno.FIELD, True)
                             operands = vars_(flow_operands(ctx, value))

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
+import sysconfig
 import types
 
 from . import anno
@@ -349,6 +351,60 @@ def struct_fields(cls) -> list | None:
     except (TypeError, ValueError):
         return None
     return fields if params == fields else None
+
+
+def field_names(cls) -> list | None:
+    """The fields of the class ``cls`` if it is a namedtuple or a dataclass (whatever its
+    ``__init__`` computes: ``struct_fields`` says when a call of it is its arguments), else None."""
+    if not isinstance(cls, type):
+        return None
+    if issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple):
+        return list(cls._fields)
+    if dataclasses.is_dataclass(cls):
+        return [f.name for f in dataclasses.fields(cls)]
+    return None
+
+
+def structs_in_reach(unit: Unit, wanted) -> set:
+    """The fields ``wanted(name)`` picks of the struct classes (``field_names``) the function can
+    reach: the globals of its module and its closure, then the globals of the modules of the
+    functions of yours found there (``from mylib import make``) and of your modules imported
+    (``import mylib``), module after module -- not the libraries installed, nor the standard
+    library. A struct of such a class may come to the function from anywhere (a helper's result,
+    a list), where no analysis follows it."""
+    out: set = set()
+    seen: set = set()
+    spaces = [unit.closure_vars(), unit.env_globals]
+    while spaces:
+        space = spaces.pop()
+        if id(space) in seen:
+            continue
+        seen.add(id(space))
+        for value in list(space.values()):
+            if isinstance(value, type):
+                out.update(n for n in field_names(value) or () if wanted(n))
+            elif isinstance(value, types.FunctionType) and _yours(value.__module__):
+                spaces.append(value.__globals__)
+            elif isinstance(value, types.ModuleType) and _yours(value.__name__):
+                spaces.append(vars(value))
+    return out
+
+
+def _yours(module) -> bool:
+    """Is the module of that name the user's: neither installed (``site-packages``) nor of the
+    standard library (nor cpsad)?"""
+    mod = sys.modules.get(module) if isinstance(module, str) else None
+    if mod is None or module.split(".")[0] in ("cpsad", "transforms"):
+        return False
+    path = getattr(mod, "__file__", None)
+    if path is None:
+        return module == "__main__"  # (a session's own)
+    return not path.startswith(_LIBRARIES)
+
+
+_LIBRARIES = tuple(
+    {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+)
 
 
 def known_call(unit: Unit, node, obj) -> None:

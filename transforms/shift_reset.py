@@ -41,6 +41,7 @@ from .templates import instantiate, parameters
 from .unit import (
     ARRAY,
     FIELDS,
+    NOT_NUMERIC,
     NPSCALAR,
     NUMBER,
     NUMERIC,
@@ -149,6 +150,7 @@ class ShiftReset:
                 out.append(self.container_growth(s))
             elif isinstance(s, (A.Expr, A.Assign)):
                 self.check_effect(s)
+                guard_attribute_read(self.unit, s, self.key, self.active, self.kinds)
                 out.append(s)
             else:
                 out.append(s)
@@ -1077,11 +1079,12 @@ def rule_for(unit, value, kinds: dict):
         nondiff = ctx.is_nondiff_attribute(value.attr)
         if (rule is not None or nondiff) and (
             anno.getanno(value, anno.FIELD)
-            or (_kind(value.value, kinds) and _kind(value.value, kinds) <= {OTHER, SEQUENCE})
+            or (rule is not None and _kind(value.value, kinds) & {OTHER, SEQUENCE})
         ):
             # a struct's field named as an array's attribute (``params.T``, ``dist.shape``:
-            # Activity's ``FIELD``), or the attribute of a value surely no array: a field or
-            # an array's attribute, decided when it runs (``runtime.attribute``)
+            # Activity's ``FIELD``), or ``.T`` of a value that may be no array (a struct with a
+            # field ``T`` no analysis saw: a helper's result): a field or an array's attribute,
+            # decided when it runs (``runtime.attribute``)
             attribute = ctx.runtime("attribute")
             return ctx.rule(attribute), [value.value, A.const(value.attr)], {}, f"`.{value.attr}`"
         if rule is None and not nondiff:
@@ -1269,6 +1272,54 @@ def data_method(ctx, value, active, kinds) -> bool:
             or OTHER in kinds.get(value.func.value.id, UNKNOWN)
         )
     )
+
+
+def guard_attribute_read(unit, s, key, active, kinds) -> None:
+    """``n = p.shape`` -- an array's attribute without derivative, read as one (Activity's
+    ``FIELD`` not set) -- of a differentiated ``p`` that may be no array (``kinds``): a struct
+    whose class no analysis saw (a library's, a registered pytree) may have a field ``shape``,
+    whose derivative would be lost. Read by ``runtime.array_attribute``, which refuses that
+    when it runs. (Not of an argument of the entry function: the specialization sees a struct
+    there, and Activity reads its fields as fields; nor in code staged for Numba, which holds
+    no struct.)"""
+    if unit.staged:
+        return
+    value = s.value if isinstance(s, A.Assign) else None
+    read = attribute_read(value) or value
+    if not (
+        isinstance(read, A.Attribute)
+        and isinstance(read.value, A.Name)
+        and read.value.id in active
+        and read.value.id not in plain_arguments(unit)[key]
+        and unit.ctx.is_nondiff_attribute(read.attr)
+        and not anno.getanno(read, anno.FIELD)
+        and not anno.getanno(value, anno.FIELD)
+        and _kind(read.value, kinds) & NOT_NUMERIC
+    ):
+        return
+    fn = unit.ctx.runtime("array_attribute")
+    func = A.copy_location(A.name(unit.inject(fn, "array_attribute")), value)
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, "nondiff")
+    call = A.Call(func=func, args=[read.value, A.const(read.attr)], keywords=[])
+    s.value = A.copy_location(call, value)
+
+
+def plain_arguments(unit) -> dict:
+    """Function key -> the entry function's arguments its names hold: never assigned, nor
+    shadowed by a nested function's own name (``unit.plain_arguments``, made at the first
+    call)."""
+    if unit.plain_arguments is None:
+        out = unit.plain_arguments = {}
+
+        def visit(fdef, key, seen):
+            out[key] = seen
+            for n in S.nested_functions(fdef):
+                visit(n, anno.getanno(n, anno.DEF_KEY), seen - S.local_names(n))
+
+        counts = S.assignment_counts(unit.tree)
+        visit(unit.tree, "", {p for p in A.arg_names(unit.tree.args) if not counts.get(p)})
+    return unit.plain_arguments
 
 
 def may_change_active(value, active, ctx) -> bool:

@@ -34,6 +34,7 @@ from .shift_reset import (
     check_effect,
     compound_index_names,
     data_method,
+    guard_attribute_read,
     hands_active,
     held_by_caller,
     in_place,
@@ -175,6 +176,7 @@ class Tangent:
             else:
                 if isinstance(s, (A.Expr, A.Assign)):
                     self.check_effect(s)
+                    guard_attribute_read(self.unit, s, self.key, self.active, self.kinds)
                 out.append(s)
         return _tail_calls(out)
 

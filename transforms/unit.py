@@ -160,6 +160,8 @@ class Unit:
     # activity: (function key, name) -> fields named as an array's attribute of a struct made
     # there (``p = P(a, T=b)``), which a callee given ``p`` learns through its ``FIELDS``
     struct_fields: dict = field(default_factory=dict)
+    # ShiftReset/Tangent: function key -> the entry's arguments it reads, never assigned
+    plain_arguments: dict | None = None
     arg_kinds: dict[str, frozenset] | None = (
         None  # parameter -> kinds of the arguments specialized to
     )

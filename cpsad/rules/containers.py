@@ -20,6 +20,7 @@ from cpsad.rules.core import (
 )
 from cpsad.runtime import (
     Sparse,
+    array_attribute,
     attribute,
     attribute_adjoint,
     attribute_tangent,
@@ -228,6 +229,7 @@ def attribute_obj_jvp(t, ans, obj, name):
 
 defjvp(attribute, attribute_obj_jvp, None)
 defnondiff(is_field)
+defnondiff(array_attribute)
 
 
 def attribute_adjoint_g(g, ans, c, obj, name):

@@ -64,7 +64,7 @@ def loss_bp(k, params, X, labels):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import acc, items_adjoint, unbroadcast
+from cpsad.runtime import acc, array_attribute, items_adjoint, unbroadcast
 
 # conv2d_bp: the backpropagator of examples_cnn.conv2d with respect to w, b
 # conv2d_bp_1: the backpropagator of examples_cnn.conv2d with respect to x, w, b
@@ -87,7 +87,7 @@ def predict_bp(k, params, X):
                         def after_maxpool_L56(h):
                             nonlocal params_bar
                             # return h.reshape(h.shape[0], -1) @ params["W"] + params["b"]
-                            h_reshape = h.reshape(h.shape[0], -1)
+                            h_reshape = h.reshape(array_attribute(h, "shape")[0], -1)
                             params_W = params["W"]
                             matmul = h_reshape @ params_W
                             params_b = params["b"]

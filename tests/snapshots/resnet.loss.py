@@ -64,7 +64,14 @@ def loss_bp(k, params, X, labels):
 # result -- then returns the adjoints of params. Do not edit.
 import numpy as np
 from cpsad.rules.operators import matmul_x, matmul_y
-from cpsad.runtime import acc, as_sequence, getitem_adjoint, items_adjoint, unbroadcast
+from cpsad.runtime import (
+    acc,
+    array_attribute,
+    as_sequence,
+    getitem_adjoint,
+    items_adjoint,
+    unbroadcast,
+)
 
 # conv2d_bp: the backpropagator of cnn.conv2d with respect to w, b
 # maxpool_bp: the backpropagator of cnn.maxpool with respect to x
@@ -147,7 +154,7 @@ def predict_bp(k, params, X):
             def after_loop_L43_1(h):
                 nonlocal params_bar
                 # return h.reshape(h.shape[0], -1) @ params["W"] + params["b"]
-                h_reshape = h.reshape(h.shape[0], -1)
+                h_reshape = h.reshape(array_attribute(h, "shape")[0], -1)
                 params_W = params["W"]
                 matmul = h_reshape @ params_W
                 params_b = params["b"]
