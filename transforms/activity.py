@@ -190,6 +190,8 @@ class _Reach:
         }
 
     def __call__(self) -> set:
+        if self.unit.staged:  # (code staged for Numba holds no struct: one falls back)
+            return set()
         if self.found is None:
             ctx = self.unit.ctx
             self.found = structs_in_reach(self.unit, lambda n: _array_attribute(ctx, n))

@@ -1079,7 +1079,11 @@ def rule_for(unit, value, kinds: dict):
         nondiff = ctx.is_nondiff_attribute(value.attr)
         if (rule is not None or nondiff) and (
             anno.getanno(value, anno.FIELD)
-            or (rule is not None and _kind(value.value, kinds) & {OTHER, SEQUENCE})
+            or (
+                rule is not None
+                and _kind(value.value, kinds) & {OTHER, SEQUENCE}
+                and not unit.staged  # (code staged for Numba holds no struct)
+            )
         ):
             # a struct's field named as an array's attribute (``params.T``, ``dist.shape``:
             # Activity's ``FIELD``), or ``.T`` of a value that may be no array (a struct with a
