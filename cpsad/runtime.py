@@ -509,6 +509,47 @@ def as_sequence(x):
     return list(x)
 
 
+def dict_view(d, which: str) -> list:
+    """``d.values()``, ``d.items()`` or ``d.keys()`` (``which``) of a differentiable dict, as a
+    value: a list of the view's entries, in order -- what iterating it reads. (A view of another
+    object is refused where a derivative goes through it: ``dict_view_adjoint``.)"""
+    return list(getattr(d, which)())
+
+
+def _viewed(d, which: str) -> None:
+    if not isinstance(d, dict):
+        raise TypeError(
+            f"`.{which}()` of a `{type(d).__name__}` on a differentiable value: cpsad "
+            f"differentiates `.{which}()` of a dict; write the entries' list yourself"
+        )
+
+
+def dict_view_adjoint(g, d, which: str):
+    """The adjoint of the dict ``d`` from ``g``, the adjoint of the list ``dict_view(d, which)``
+    (of its values, or of its ``(key, value)`` pairs): a ``Sparse`` by key."""
+    _viewed(d, which)
+    if which == "keys":
+        return zeros_like(d)
+    entries = {}
+    for i, (k, v) in enumerate(d.items()):
+        if which == "items":
+            entries[k] = item_adjoint(item_adjoint(g, i, (k, v)), 1, v)
+        else:
+            entries[k] = item_adjoint(g, i, v)
+    return Sparse(entries)
+
+
+def dict_view_tangent(t, d, which: str) -> list:
+    """The tangent of the list ``dict_view(d, which)`` from the dict's tangent ``t`` -- and,
+    transposed, the adjoint of that list from the dict's adjoint: ``t``'s entries by key, in
+    the view's order."""
+    _viewed(d, which)
+    if which == "keys":
+        return tangent_zeros(list(d))
+    values = [item_adjoint(t, k, v) for k, v in d.items()]
+    return values if which == "values" else [(None, v) for v in values]
+
+
 def keys_of(mapping) -> list:
     """The keys a ``for`` loop over ``d.items()`` visits, in order (no derivative)."""
     return list(mapping)

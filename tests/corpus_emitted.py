@@ -1583,3 +1583,51 @@ case(
     "size",
     autograd=HELPER,
 )
+
+
+# (``vals = d.values()`` of a differentiable dict: runtime.dict_view, a list of the entries, and
+# its helpers, each the other's transpose; ``.items()``' pairs hold the keys, which the checks'
+# random adjoints would fill with numbers: tests/test_fidelity.py runs it end to end)
+from cpsad.runtime import dict_view, dict_view_adjoint, dict_view_tangent  # noqa: E402
+
+
+def dict_view_(d, which):
+    return dict_view(d, which)
+
+
+def dict_view_adjoint_(g, d, which):
+    return dict_view_adjoint(g, d, which)
+
+
+def dict_view_tangent_(t, d, which):
+    return dict_view_tangent(t, d, which)
+
+
+_D = {"a": _M23, "b": np.array([0.5, -1.5])}
+_RAGGED = "a list of arrays of two shapes: the float32 check's densify makes no array of it"
+case(dict_view_, dict_view, _D, "values", autograd=HELPER)
+case(
+    dict_view_adjoint_,
+    dict_view_adjoint,
+    [_M23 * 0.7, np.array([0.2, 0.1])],
+    _D,
+    "values",
+    autograd=HELPER,
+    float64=_RAGGED,
+)
+case(
+    dict_view_tangent_,
+    dict_view_tangent,
+    {"a": _M23 * 0.3, "b": np.array([0.25, 1.0])},
+    _D,
+    "values",
+    autograd=HELPER,
+)
+case(
+    dict_view_tangent_,
+    dict_view_tangent,
+    {"a": _M23 + 0.1, "b": np.array([-0.5, 2.0])},
+    _D,
+    "items",
+    autograd=HELPER,
+)

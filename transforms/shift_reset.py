@@ -1046,6 +1046,9 @@ def _kind(node, kinds: dict):
     return kinds.get(node.id, UNKNOWN) if isinstance(node, A.Name) else UNKNOWN
 
 
+DICT_VIEWS = ("values", "items", "keys")  # a dict's methods that return a view
+
+
 def rule_for(unit, value, kinds: dict):
     """The rule, argument nodes and a description of an active operation (``str`` or ``Shown``);
     ``kinds``: what the names of its scope may hold."""
@@ -1124,6 +1127,12 @@ def rule_for(unit, value, kinds: dict):
             return rule, list(value.args), keywords, Shown("`{}`", value.func)
         if kind == "method":
             rule = ctx.method_rule(value.func.attr)
+            if rule is None and value.func.attr in DICT_VIEWS and not value.args and not keywords:
+                # a dict's view, as a value (``vals = d.values()``; a ``for`` loop over one reads
+                # its entries by key: Desugar): the list of its entries (``runtime.dict_view``)
+                view = ctx.runtime("dict_view")
+                args = [value.func.value, A.const(value.func.attr)]
+                return ctx.rule(view), args, {}, f"`.{value.func.attr}()`"
             if rule is None:
                 raise unit.error(
                     f"the method `.{value.func.attr}()` of {hints.receiver(unit, value.func.value)}"

@@ -24,6 +24,9 @@ from cpsad.runtime import (
     attribute,
     attribute_adjoint,
     attribute_tangent,
+    dict_view,
+    dict_view_adjoint,
+    dict_view_tangent,
     field,
     field_adjoint,
     field_container_tangent,
@@ -190,6 +193,53 @@ def get_method_default_jvp(t, ans, x, key, default=None):
 
 
 defjvp_method("get", get_method_jvp, DISCRETE, get_method_default_jvp)
+
+
+# ``vals = d.values()`` (``.items()``, ``.keys()``) of a differentiable dict, as a value: a list
+# of the entries (``runtime.dict_view``). Its helpers are linear in their first argument and each
+# other's transposes (second order and beyond); ``d`` gives only keys and shapes.
+
+
+def dict_view_d(g, ans, d, which):
+    return dict_view_adjoint(g, d, which)
+
+
+defvjp(dict_view, dict_view_d, DISCRETE)
+
+
+def dict_view_d_jvp(t, ans, d, which):
+    return dict_view_tangent(t, d, which)
+
+
+defjvp(dict_view, dict_view_d_jvp, None)
+
+
+def dict_view_adjoint_g(g, ans, c, d, which):
+    return dict_view_tangent(g, d, which)
+
+
+defvjp(dict_view_adjoint, dict_view_adjoint_g, DISCRETE, DISCRETE)
+
+
+def dict_view_adjoint_g_jvp(t, ans, c, d, which):
+    return dict_view_adjoint(t, d, which)
+
+
+defjvp(dict_view_adjoint, dict_view_adjoint_g_jvp, None, None)
+
+
+def dict_view_tangent_t(g, ans, t, d, which):
+    return dict_view_adjoint(g, d, which)
+
+
+defvjp(dict_view_tangent, dict_view_tangent_t, DISCRETE, DISCRETE)
+
+
+def dict_view_tangent_t_jvp(t_dot, ans, t, d, which):
+    return dict_view_tangent(t_dot, d, which)
+
+
+defjvp(dict_view_tangent, dict_view_tangent_t_jvp, None, None)
 
 
 # --------------------------------------------------------------------------- fields of structs

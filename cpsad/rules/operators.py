@@ -508,8 +508,13 @@ defvjp(as_sequence, sequence)
 
 
 def sequence_jvp(t, ans, x):
-    """The same elements -- unless ``x`` was not a sequence (a dict gives its keys: no tangent)."""
-    return t if ans is x else tangent_zeros(ans)
+    """The same elements -- unless ``x`` was not a sequence (a dict gives its keys: no tangent).
+    A dict's view (``vals = d.values()``) has for tangent the list of its entries' already
+    (``runtime.dict_view_tangent``)."""
+    return t if ans is x or isinstance(x, _VIEWS) else tangent_zeros(ans)
+
+
+_VIEWS = (type({}.values()), type({}.items()), type({}.keys()))
 
 
 defjvp(as_sequence, sequence_jvp)
