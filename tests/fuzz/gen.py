@@ -150,7 +150,11 @@ LIBRARY = {
         "    size: object\n"
         "    real: object = 0.5\n\n\n"
         "def gamma_mean(d):\n"
-        "    return d.shape / (1.0 + d.T * d.T)\n",
+        "    return d.shape / (1.0 + d.T * d.T)\n\n\n"
+        "def make_gamma(a, b):\n"
+        "    if b > 0.0:  # (a branch: a call, not inlined)\n"
+        "        return Gamma(a, b)\n"
+        "    return Gamma(a * 0.5, b - 1.0)\n",
         ("struct", "attribute_fields"),
     ),
     "pair_swap": (
@@ -1634,7 +1638,28 @@ class Gen:
         if form == 2:  # fields named as an array's attributes
             self.lib("gamma")
             a, b = self.E(ka, sc, 2), self.E(S, sc, 2)
-            if self.chance(0.5):
+            reached = self.r.randrange(5)
+            if reached >= 3:  # reached through a helper's result, a list, a dict
+                self.tag("struct_reached")
+            if reached == 3:
+                made = self.pick([f"make_gamma({a}, {b})", f"[Gamma({a}, {b})][0]"])
+                use = self.pick([f"gamma_mean({obj})", f"{obj}.shape * {obj}.T"])
+            elif reached == 4:
+                c = self.E(ka, sc, 1)
+                item = self.fresh("g")
+                made = self.pick(
+                    [
+                        f"[Gamma({a}, {b}), make_gamma({c}, {b} * 0.5)]",
+                        f"{{'u': Dist({a}, real={b}), 'v': Dist({c})}}.values()",
+                    ]
+                )
+                use = self.pick(
+                    [f"{item}.shape * {item}.T", f"gamma_mean({item})"]
+                    if made.startswith("[")
+                    else [f"{item}.size * {item}.real"]
+                )
+                use = f"sum({use} for {item} in {obj})"
+            elif self.chance(0.5):
                 made = self.pick([f"Gamma({a}, {b})", f"Gamma(T={b}, shape={a})"])
                 use = self.pick([f"gamma_mean({obj})", f"{obj}.shape * {obj}.T"])
             else:
