@@ -667,6 +667,103 @@ def test_a_dict_argument_s_view():
     assert t == pytest.approx(2.0 + 4.0 + 1.0)
 
 
+# ------------------------------------------- `*args` and `**kwargs` in a call of a local function
+
+
+def star_call_of_a_local_function(x):
+    def h(*vals):
+        return sum(v * v for v in vals)
+
+    return h(*x)
+
+
+def star_calls_filling_named_parameters(x):
+    def h(a, b):
+        return a * np.sin(b)
+
+    pair = (x[0], x[1])
+    return h(*pair) + h(x[2], *x[:1])
+
+
+def double_star_call_of_a_local_function(x):
+    def h(a, scale=1.0):
+        return np.sum(a) * scale
+
+    opts = {"scale": x[0]}
+    return h(x, **opts)
+
+
+def star_call_in_a_loop(x):
+    def h(a, *rest):
+        return a * sum(rest)
+
+    t = 0.0
+    for i in range(2):
+        t = t + h(*x[i:])
+    return t
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        star_call_of_a_local_function,
+        star_calls_filling_named_parameters,
+        double_star_call_of_a_local_function,
+        star_call_in_a_loop,
+    ],
+)
+def test_star_arguments_in_a_call_of_a_local_function(f):
+    """``h(*xs)`` or ``h(**opts)`` of a function defined in the differentiated one was refused
+    ("`*args` or `**kwargs` in a call of a function defined here is not supported"); autograd
+    runs it. The call is bound when it runs: the function is a value (Activity's escape), called
+    through the runtime dispatch."""
+    assert_faithful(f, np.array([0.3, 0.7, 1.1]))
+
+
+def test_star_arguments_in_a_call_of_a_local_function_second_order():
+    """Filling named parameters, it differentiates again; a function of ``*args`` called through
+    a value is refused from the second order on, with a message (as any such call)."""
+    x, d = np.array([0.3, 0.7, 1.1]), np.array([0.5, -0.2, 0.1])
+    f = star_calls_filling_named_parameters
+    h = 1e-5
+    want = (cpsad.grad(f)(x + h * d) - cpsad.grad(f)(x - h * d)) / (2 * h)
+    np.testing.assert_allclose(cpsad.hvp(f)(x, d), want, rtol=1e-6, atol=1e-9)
+    with pytest.raises(TypeError, match=r"\*args"):
+        cpsad.hvp(star_call_of_a_local_function)(x, d)
+
+
+# ------------------------------------------- `import` inside the differentiated function
+
+
+def imports_inside(x):
+    from math import sin as s
+
+    import numpy as xnp
+    import numpy.linalg
+    from numpy import linalg
+
+    def g(t):
+        return xnp.sin(t) * linalg.norm(t)
+
+    return xnp.sum(xnp.tanh(x)) + s(x[0]) + numpy.linalg.norm(x * 2) + xnp.sum(g(x))
+
+
+def import_in_a_branch(x):
+    if x[0] > 0:
+        import math  # noqa: F401
+    return np.sum(x)
+
+
+def test_an_import_inside_the_function():
+    """``import numpy as np`` or ``from math import sin`` at the top of the differentiated
+    function was refused; autograd runs it. Desugar imports the module when it transforms the
+    function and binds the names as the function's own globals; an import in a branch, a loop or
+    a nested function (which Python runs only there) stays refused, at its line."""
+    assert_faithful(imports_inside, np.array([0.3, 0.7]))
+    with pytest.raises(cpsad.TransformError, match="only as a statement of its own at its top"):
+        cpsad.grad(import_in_a_branch)(np.array([0.3, 0.7]))
+
+
 # ------------------------------------------- a helper changes an array the backward pass reads
 
 

@@ -110,6 +110,13 @@ def flow_operands(ctx, value) -> list[str]:
     return []  # constants, f-strings, other opaque expressions
 
 
+def spreads(call) -> bool:
+    """Does the call pass ``*args`` or ``**kwargs``?"""
+    return any(isinstance(a, A.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
+
+
 def _struct_fields(unit) -> set:
     """``"p.size"`` for each field ``size`` of a struct argument ``p`` (a namedtuple, a
     dataclass, a pytree) named as an array's attribute (the specialization's ``FIELDS``)."""
@@ -649,7 +656,9 @@ class Activity:
             # (for speed: without a local function, none escapes, and the scope is not walked)
             for n in own_nodes(fdef) if scopes.defs else ():
                 if n.__class__ is A.Call:
-                    if anno.getanno(n.func, anno.CALLEE_KIND) == "local":
+                    # (one called with `*args` or `**kwargs` is bound when it runs: through the
+                    # runtime dispatch, as a value)
+                    if anno.getanno(n.func, anno.CALLEE_KIND) == "local" and not spreads(n):
                         calls.add(id(n.func))
                 elif isinstance(n, A.Name) and isinstance(n.ctx, A.Load) and id(n) not in calls:
                     escaping.update(scopes.defs.get(scopes.resolve(key, n.id), ()))

@@ -29,12 +29,58 @@ from __future__ import annotations
 
 import builtins
 import functools
+import importlib
+import sys
 
 from . import anno
 from . import astlib as A
 from .normalize import falls_through
 from .scoping import free_names
 from .unit import Unit
+
+
+def bind_imports(unit: Unit) -> None:
+    """``import numpy as np`` or ``from math import sin`` at the function's top level (what Fence
+    let through): the module is imported now, and the statement dropped -- its names are bound
+    for the emitted code and for Resolve as globals of the function's own, which they are: no
+    other statement binds them. (Python imports a module once, so running the statement again at
+    each call would change nothing.)"""
+    kept = []
+    for s in unit.tree.body:
+        if not isinstance(s, (A.Import, A.ImportFrom)):
+            kept.append(s)
+            continue
+        for name, obj in _imported(unit, s):
+            unit.namer.reserve(name)
+            unit.injected[name] = obj
+    unit.tree.body = kept or [A.copy_location(A.Pass(), unit.tree)]
+
+
+def _imported(unit: Unit, s) -> list:
+    """(name, object) for each name the import statement ``s`` binds."""
+    package = unit.env_globals.get("__package__")
+    try:
+        if isinstance(s, A.Import):
+            out = []
+            for a in s.names:
+                module = importlib.import_module(a.name)
+                top = a.name.split(".")[0]
+                out.append((a.asname, module) if a.asname else (top, sys.modules[top]))
+            return out
+        source = "." * (s.level or 0) + (s.module or "")
+        module = importlib.import_module(source, package)
+        out = []
+        for a in s.names:
+            obj = getattr(module, a.name, _MISSING)
+            if obj is _MISSING:  # a submodule not imported yet
+                obj = importlib.import_module(f"{module.__name__}.{a.name}")
+            out.append((a.asname or a.name, obj))
+        return out
+    except ImportError as exc:
+        raise unit.error(f"the import failed: {exc}", s) from None
+
+
+_MISSING = object()
 
 
 def _assigned(stmts) -> list[str]:
@@ -102,6 +148,7 @@ class Desugar:
 
     def run(self, unit: Unit) -> None:
         self.unit = unit
+        bind_imports(unit)
         self.function(unit.tree)
 
     def function(self, fdef) -> None:

@@ -18,7 +18,7 @@ write instead. The error points at the construct in the user's file, with a care
 from __future__ import annotations
 
 from . import astlib as A
-from .scoping import own_nodes
+from .scoping import assignment_counts, own_nodes
 from .unit import Unit
 
 # node class -> (what is not supported, what to write instead)
@@ -56,12 +56,16 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
         "define the class at module level",
     ),
     A.Import: (
-        "`import` inside a differentiated function is not supported",
-        "import at module level",
+        "`import` inside a differentiated function is supported only as a statement of its "
+        "own at its top level -- not in a branch, a loop or a nested function -- binding "
+        "names the function does not assign otherwise",
+        "import at module level, or at the top of the function",
     ),
     A.ImportFrom: (
-        "`from ... import` inside a differentiated function is not supported",
-        "import at module level",
+        "`from ... import` inside a differentiated function is supported only as a statement "
+        "of its own at its top level -- not in a branch, a loop or a nested function -- binding "
+        "names the function does not assign otherwise",
+        "import at module level, or at the top of the function",
     ),
     A.NamedExpr: ("the walrus operator `:=` is not supported", "assign on a line of its own"),
     A.Match: ("`match` is not supported", "use `if` / `elif`"),
@@ -87,11 +91,12 @@ class Fence:
         walk = (
             A.walk if any(issubclass(c, A._OPERATORS) for c in self.unsupported) else A.walk_nodes
         )
+        imports = _top_level_imports(fdef)
         for stmt in fdef.body:
             for node in walk(stmt):
                 cls = type(node)
                 entry = self.unsupported.get(cls)
-                if entry is not None:
+                if entry is not None and node not in imports:
                     raise unit.error(entry[0], node, entry[1])
                 if cls in assignments:
                     self._check_targets(unit, node)
@@ -173,3 +178,24 @@ class Fence:
 def _is_tuple(t) -> bool:
     """``del (a, b)``: black writes a long ``del`` so."""
     return isinstance(t, (A.Tuple, A.List))
+
+
+def imported_names(stmt) -> list[str]:
+    """The names an ``import`` or ``from ... import`` statement binds."""
+    if isinstance(stmt, A.Import):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    return [a.asname or a.name for a in stmt.names]
+
+
+def _top_level_imports(fdef) -> list:
+    """The imports of the function's top level that bind names nothing else in it binds: the
+    names are bound when it is transformed (Desugar), as globals of its own."""
+    tops = [s for s in fdef.body if isinstance(s, (A.Import, A.ImportFrom))]
+    if not tops:
+        return []
+    names = [n for s in tops for n in imported_names(s)]
+    bound = set(assignment_counts(fdef)) | set(A.arg_names(fdef.args))
+    bound |= {n.name for n in A.walk(fdef) if isinstance(n, A.FunctionDef) and n is not fdef}
+    if len(set(names)) != len(names) or bound & set(names) or "*" in names:
+        return []
+    return tops

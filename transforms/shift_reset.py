@@ -31,7 +31,7 @@ import numpy
 from . import aliasing, anno, hints, shapes
 from . import astlib as A
 from . import scoping as S
-from .activity import RET, attribute_read, flow_operands
+from .activity import RET, attribute_read, flow_operands, spreads
 from .context import Default, Rule
 from .fresh import fresh_variables, has_stores
 from .kinds import is_scalar
@@ -738,14 +738,10 @@ class ShiftReset:
         else:
             fn = anno.getanno(value.func, anno.CALLEE)
             label = own_name(fn).replace("<lambda>", "lambda")
-        if _spread(value):
-            if local is None:  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
-                return self.dynamic_shift(s, target, value)
-            raise unit.error(
-                "`*args` or `**kwargs` in a call of a function defined here is not supported",
-                value,
-                "pass the arguments one by one",
-            )
+        if spreads(value):
+            # f(*args, **kwargs), a decorator's wrapper say: bound at run time (a local function
+            # so called is a value: Activity's escape, a callable carrying its backpropagator)
+            return self.dynamic_shift(s, target, value)
         try:
             if local is None:
                 sig = inspect.signature(fn, follow_wrapped=False)
@@ -1409,13 +1405,6 @@ def dispatchers(ctx) -> tuple:
         ctx.runtime("call_bp_keywords"),
         ctx.runtime("call_jvp"),
         ctx.runtime("call_jvp_keywords"),
-    )
-
-
-def _spread(call) -> bool:
-    """Does the call pass ``*args`` or ``**kwargs``?"""
-    return any(isinstance(a, A.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
     )
 
 

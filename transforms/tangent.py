@@ -23,7 +23,7 @@ import inspect
 
 from . import anno, hints
 from . import astlib as A
-from .activity import MUTATORS, RET, flow_operands
+from .activity import MUTATORS, RET, flow_operands, spreads
 from .context import Rule
 from .fresh import fresh_variables, has_stores
 from .kinds import is_number
@@ -379,6 +379,8 @@ class Tangent:
         return transformed_local(self.unit, value)
 
     def call_local(self, value):
+        if spreads(value):  # bound when it runs: as a value (Activity's escape)
+            return self.call_dynamic(value)
         info = self.local_call(value)
         key = anno.getanno(value.func, anno.CALLEE)
         sig = signature_of(self.defs[key].args)
@@ -389,9 +391,7 @@ class Tangent:
         return A.copy_location(call, value)
 
     def call_user(self, value):
-        if any(isinstance(a, A.Starred) for a in value.args) or any(
-            k.arg is None for k in value.keywords
-        ):  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
+        if spreads(value):  # f(*args, **kwargs), a decorator's wrapper say: bound at run time
             return self.call_dynamic(value)
         fn = anno.getanno(value.func, anno.CALLEE)
         label = own_name(fn)
