@@ -47,9 +47,7 @@ def uses_import(x):
 
 
 def uses_walrus(x):
-    if (y := x * 2) > 1:  # E: walrus
-        return y
-    return x
+    return sum(y for v in [x] if (y := v * 2) > 1)  # E: walrus
 
 
 def uses_match(x):

@@ -764,6 +764,52 @@ def test_an_import_inside_the_function():
         cpsad.grad(import_in_a_branch)(np.array([0.3, 0.7]))
 
 
+# ------------------------------------------- the walrus operator
+
+
+def walrus_in_a_condition(x):
+    if (s := np.sum(x)) > 0:
+        return s * 2
+    return s
+
+
+def walrus_in_a_loop_body(x):
+    t = 0.0
+    for v in x:
+        if (u := v * v) > 0.2:
+            t = t + u
+    return t + u
+
+
+def walrus_after_a_short_circuit(x):
+    ok = x[0] > 0 and (y := np.sin(x[1])) > 0
+    return y * 3 if ok else np.sum(x)
+
+
+def walrus_in_an_expression(x):
+    def g(t):
+        return t * m  # (the name the walrus bound, read by a closure)
+
+    return (m := np.max(x)) + np.log(np.sum(np.exp(x - m))) + np.sum(g(x))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        walrus_in_a_condition,
+        walrus_in_a_loop_body,
+        walrus_after_a_short_circuit,
+        walrus_in_an_expression,
+    ],
+)
+def test_the_walrus_operator(f):
+    """``(y := e)`` was refused; autograd runs it. Normalize writes ``y = e`` where Python
+    evaluates it (only the branch of an ``and`` Python takes). In a comprehension (whose own
+    scope it reaches out of), a loop's header and the like it stays refused, at its line."""
+    assert_faithful(f, np.array([0.3, 0.7]))
+    assert_faithful(f, np.array([-0.3, 0.7]))
+
+
 # ------------------------------------------- a helper changes an array the backward pass reads
 
 

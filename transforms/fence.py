@@ -67,7 +67,12 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
         "names the function does not assign otherwise",
         "import at module level, or at the top of the function",
     ),
-    A.NamedExpr: ("the walrus operator `:=` is not supported", "assign on a line of its own"),
+    A.NamedExpr: (
+        "the walrus operator `:=` is supported in a statement's expressions, not in a loop's "
+        "header (`while` condition, `for` iterable), a comprehension, a lambda, an `assert`, a `raise`, an f-string, a default or "
+        "a decorator",
+        "assign on a line of its own",
+    ),
     A.Match: ("`match` is not supported", "use `if` / `elif`"),
     A.SetComp: ("set comprehensions are not supported", "build the set outside the function"),
 }
@@ -91,12 +96,12 @@ class Fence:
         walk = (
             A.walk if any(issubclass(c, A._OPERATORS) for c in self.unsupported) else A.walk_nodes
         )
-        imports = _top_level_imports(fdef)
+        allowed = set(map(id, _top_level_imports(fdef))) | set(map(id, _plain_walruses(fdef)))
         for stmt in fdef.body:
             for node in walk(stmt):
                 cls = type(node)
                 entry = self.unsupported.get(cls)
-                if entry is not None and node not in imports:
+                if entry is not None and id(node) not in allowed:
                     raise unit.error(entry[0], node, entry[1])
                 if cls in assignments:
                     self._check_targets(unit, node)
@@ -199,3 +204,43 @@ def _top_level_imports(fdef) -> list:
     if len(set(names)) != len(names) or bound & set(names) or "*" in names:
         return []
     return tops
+
+
+# where ``:=`` binds a name Python evaluates elsewhere or not at all (a comprehension's own
+# scope, a loop's condition each time round) -- or inside what Normalize leaves as written
+_WALRUS_REFUSED_IN = (
+    A.ListComp,
+    A.SetComp,
+    A.DictComp,
+    A.GeneratorExp,
+    A.Lambda,
+    A.Assert,
+    A.Raise,
+    A.JoinedStr,
+)
+
+
+def _plain_walruses(fdef) -> list:
+    """The ``(y := e)`` Normalize writes as ``y = e`` where Python evaluates it (A-normal form
+    keeps the order, and only the branch of an ``and``, ``or`` or ``a if c else b`` Python takes
+    runs): those in a statement's expressions, outside ``_WALRUS_REFUSED_IN``, a loop's header,
+    a default and a decorator."""
+    out: list = []
+    stack = [(s, False) for s in fdef.body]
+    while stack:
+        node, refused = stack.pop()
+        if isinstance(node, A.NamedExpr) and not refused:
+            out.append(node)
+        if isinstance(node, A.FunctionDef):
+            heads = [*node.decorator_list, *node.args.defaults]
+            heads += [d for d in node.args.kw_defaults if d is not None]
+            stack += [(h, True) for h in heads] + [(s, False) for s in node.body]
+            continue
+        if isinstance(node, (A.While, A.For)):  # (the loop's header: Desugar moves it)
+            heads = [node.test] if isinstance(node, A.While) else [node.target, node.iter]
+            stack += [(h, True) for h in heads]
+            stack += [(s, refused) for s in node.body + node.orelse]
+            continue
+        inner = refused or isinstance(node, _WALRUS_REFUSED_IN)
+        stack += [(c, inner) for c in A.iter_child_nodes(node)]
+    return out

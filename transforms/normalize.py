@@ -460,6 +460,9 @@ class Normalize:
             return self.if_exp(e, out)
         if isinstance(e, A.BoolOp):
             return self.bool_op(e, out)
+        if isinstance(e, A.NamedExpr):  # (y := e): y = e where Python evaluates it, then y
+            self.assign([e.target], e.value, out)
+            return self.atom(A.name(e.target.id), out)
         # f-strings and other opaque expressions: evaluated as written.
         return e
 
