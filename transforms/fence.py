@@ -69,8 +69,8 @@ UNSUPPORTED: dict[type, tuple[str, str]] = {
     ),
     A.NamedExpr: (
         "the walrus operator `:=` is supported in a statement's expressions, not in a loop's "
-        "header (`while` condition, `for` iterable), a comprehension, a lambda, an `assert`, a `raise`, an f-string, a default or "
-        "a decorator",
+        "header (`while` condition, `for` iterable), a comprehension, a lambda, an `assert`, "
+        "a `raise`, an f-string, a default or a decorator",
         "assign on a line of its own",
     ),
     A.Match: ("`match` is not supported", "use `if` / `elif`"),
