@@ -98,14 +98,15 @@ def closure_effects(root, facts):
 
 
 def _inert(stmt) -> bool:
-    """A statement whose execution evaluates nothing: a plain def, a declaration."""
+    """A statement whose execution evaluates nothing: a plain def (its defaults constants, if
+    any), a declaration."""
     if isinstance(stmt, A.Nonlocal):
         return True
     return (
         isinstance(stmt, A.FunctionDef)
         and not stmt.decorator_list
-        and not stmt.args.defaults
-        and not any(stmt.args.kw_defaults)
+        and all(isinstance(d, A.Constant) for d in stmt.args.defaults)
+        and all(d is None or isinstance(d, A.Constant) for d in stmt.args.kw_defaults)
     )
 
 

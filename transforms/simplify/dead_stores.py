@@ -31,6 +31,10 @@ _IN_PLACE = frozenset(
 )
 
 
+def _empty(fdef) -> bool:
+    return len(fdef.body) == 1 and isinstance(fdef.body[0], A.Pass)
+
+
 def _used_as_value(f, name: str) -> bool:
     """Is the function ``name`` mentioned in ``f`` other than as the callee of a call?"""
     called = set()
@@ -128,10 +132,18 @@ class DeadStores:
         kept = []
         for s in reversed(block):
             if isinstance(s, A.FunctionDef):
-                if _inert(s) and not self.facts[id(f)].reads.get(s.name):
-                    changed[0] = True  # a function nothing calls (a continuation inlined away,
-                    self.uncounted = True  # a function whose derivative Nested made)
-                    continue
+                if not self.facts[id(f)].reads.get(s.name):
+                    if _inert(s):
+                        changed[0] = True  # a function nothing calls (a continuation inlined
+                        self.uncounted = True  # away, a function whose derivative Nested made)
+                        continue
+                    if not _empty(s):
+                        # its defaults must still be evaluated (they may call), but its body
+                        # never runs: emptied -- its `nonlocal` declarations too, which would
+                        # name adjoints this sweep may remove (fuzz seed 801178)
+                        s.body = [A.copy_location(A.Pass(), s)]
+                        changed[0] = True
+                        self.uncounted = True
                 kept.append(s)
                 continue
             if isinstance(s, A.If):
