@@ -703,6 +703,14 @@ def star_call_in_a_loop(x):
     return t
 
 
+def spread_displays(x):
+    def h(a, b, scale=1.0):
+        a -= 0.5  # (in place on a parameter: the call binds it where it is written)
+        return a * np.sin(b) * scale
+
+    return h(*(x[0], x[1]), **{"scale": x[2]}) + h(*[x[1]], x[2])
+
+
 @pytest.mark.parametrize(
     "f",
     [
@@ -710,6 +718,7 @@ def star_call_in_a_loop(x):
         star_calls_filling_named_parameters,
         double_star_call_of_a_local_function,
         star_call_in_a_loop,
+        spread_displays,
     ],
 )
 def test_star_arguments_in_a_call_of_a_local_function(f):
@@ -721,11 +730,15 @@ def test_star_arguments_in_a_call_of_a_local_function(f):
 
 
 def test_star_arguments_in_a_call_of_a_local_function_second_order():
-    """Filling named parameters, it differentiates again; a function of ``*args`` called through
-    a value is refused from the second order on, with a message (as any such call)."""
+    """Filling named parameters, or spreading a display, it differentiates again; a function of
+    ``*args`` called through a value is refused from the second order on, with a message (as any
+    such call)."""
     x, d = np.array([0.3, 0.7, 1.1]), np.array([0.5, -0.2, 0.1])
     f = star_calls_filling_named_parameters
     h = 1e-5
+    want = (cpsad.grad(f)(x + h * d) - cpsad.grad(f)(x - h * d)) / (2 * h)
+    np.testing.assert_allclose(cpsad.hvp(f)(x, d), want, rtol=1e-6, atol=1e-9)
+    f = spread_displays  # (``f(*(a, b), **{"k": v})`` is ``f(a, b, k=v)``: Normalize)
     want = (cpsad.grad(f)(x + h * d) - cpsad.grad(f)(x - h * d)) / (2 * h)
     np.testing.assert_allclose(cpsad.hvp(f)(x, d), want, rtol=1e-6, atol=1e-9)
     with pytest.raises(TypeError, match=r"\*args"):

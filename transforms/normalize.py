@@ -482,6 +482,7 @@ class Normalize:
         return self.element(idx, out)
 
     def call(self, e, out: list):
+        e = _spread_displays(e)
         func = e.func
         kind = anno.getanno(func, anno.CALLEE_KIND)
         if (
@@ -624,3 +625,40 @@ def in_place_guard(unit, s, u, found):
     A.copy_location(stmt, s)
     anno.setanno(stmt, anno.ALIAS_GUARD, s)
     return stmt
+
+
+def _spread_displays(call):
+    """``f(*(a, b), c, **{"k": v})`` is ``f(a, b, c, k=v)``: the same arguments, evaluated in
+    the same order -- a call whose arguments are bound where it is written, not when it runs
+    (for a function defined here: one not used as a value)."""
+    if not any(isinstance(a, A.Starred) for a in call.args) and all(
+        k.arg is not None for k in call.keywords
+    ):
+        return call
+    args = []
+    for a in call.args:
+        if isinstance(a, A.Starred) and isinstance(a.value, (A.Tuple, A.List)):
+            args += a.value.elts
+        else:
+            args.append(a)
+    keywords = []
+    for k in call.keywords:
+        v = k.value
+        if (
+            k.arg is None
+            and isinstance(v, A.Dict)
+            and all(
+                isinstance(key, A.Constant)
+                and isinstance(key.value, str)
+                and key.value.isidentifier()
+                for key in v.keys
+            )
+        ):
+            keywords += [A.keyword(arg=key.value, value=x) for key, x in zip(v.keys, v.values)]
+        else:
+            keywords.append(k)
+    names = [k.arg for k in keywords if k.arg is not None]
+    if len(set(names)) != len(names):
+        return call  # (Python's TypeError, when it runs)
+    node = A.Call(func=call.func, args=args, keywords=keywords)
+    return A.copy_location(node, call)
