@@ -46,6 +46,15 @@ def uses_import(x):
     return x
 
 
+class _Point:
+    def __init__(self, v):
+        self.v = v
+
+
+def uses_an_object_of_a_class(x):
+    return _Point(x * 2.0).v  # E: an object of your class `_Point`
+
+
 def uses_walrus(x):
     return sum(y for v in [x] if (y := v * 2) > 1)  # E: walrus
 
@@ -105,6 +114,7 @@ CASES = [
     uses_class,
     uses_import,
     uses_walrus,
+    uses_an_object_of_a_class,
     uses_match,
     uses_deleted,
     del_in_loop,

@@ -45,6 +45,13 @@ SAMPLE = (
 )
 
 
+USER_CLASS = (
+    "make the class a dataclass or a namedtuple and compute with its fields (`p.w`) in "
+    "functions rather than its methods -- cpsad differentiates through their fields -- or "
+    "register it (`cpsad.register_pytree`) and pass the object in; or pass its arrays in a dict"
+)
+
+
 def no_rule(fn, shown: str) -> str:
     """The hint for a call of ``fn`` (shown as ``shown``) on differentiable values: ``fn`` has no
     derivative rule, and cpsad cannot read its source."""

@@ -383,14 +383,14 @@ def structs_in_reach(unit: Unit, wanted) -> set:
         for value in list(space.values()):
             if isinstance(value, type):
                 out.update(n for n in field_names(value) or () if wanted(n))
-            elif isinstance(value, types.FunctionType) and _yours(value.__module__):
+            elif isinstance(value, types.FunctionType) and yours(value.__module__):
                 spaces.append(value.__globals__)
-            elif isinstance(value, types.ModuleType) and _yours(value.__name__):
+            elif isinstance(value, types.ModuleType) and yours(value.__name__):
                 spaces.append(vars(value))
     return out
 
 
-def _yours(module) -> bool:
+def yours(module) -> bool:
     """Is the module of that name the user's: neither installed (``site-packages``) nor of the
     standard library (nor cpsad)?"""
     mod = sys.modules.get(module) if isinstance(module, str) else None

@@ -37,6 +37,7 @@ from .fresh import fresh_variables, has_stores
 from .kinds import is_scalar
 from .naming import own_name
 from .normalize import in_place_guard
+from .resolve import yours
 from .templates import instantiate, parameters
 from .unit import (
     ARRAY,
@@ -1147,6 +1148,13 @@ def rule_for(unit, value, kinds: dict):
                 value,
                 f"write `{shown}(h, argnums)(...)` with `h` a def or lambda bound once here "
                 "(not a parameter, not defined in two branches) and argnums a constant",
+            )
+        if isinstance(callee, type) and yours(callee.__module__):
+            raise unit.error(
+                f"an object of your class `{shown}` made of differentiable values is not "
+                "supported (its methods and attributes would carry them)",
+                value,
+                hints.USER_CLASS,
             )
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
