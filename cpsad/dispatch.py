@@ -45,6 +45,7 @@ from cpsad.runtime import (
     Sparse,
     acc,
     as_adjoint,
+    carries,
     item_adjoint,
     tangent_or_zeros,
     tangent_zeros,
@@ -149,6 +150,33 @@ def _dispatch(f, k, args, kwargs):
     if getattr(f, "__cpsad_stop__", False):  # the end of a run for a value (call_primal): no
         f(*args, **kwargs)  # derivative is asked for after it, it does not return
     raise _no_rule(f)
+
+
+def check_callee(f) -> None:
+    """Before ``f(...)`` where ``f`` itself depends on the differentiated inputs: refused
+    (``TypeError``) where ``f`` is an object of yours with ``__call__``, or a bound method of one,
+    that holds differentiable values. The dispatch runs its method with the object as data, so
+    the derivative through its fields would be lost: ``layer(x)`` with ``layer`` the argument
+    differentiated gave a zero gradient. (A closure, a function, a rule's function: no check.)"""
+    if isinstance(f, (Closure, types.FunctionType, types.BuiltinFunctionType)):
+        return
+    method = user_method(CONTEXT, f)
+    if method is None:
+        return
+    receiver = getattr(f, "__self__", f)
+    held = getattr(receiver, "__dict__", None) or {}
+    if not (carries(receiver) or any(carries(v) for v in held.values())):
+        return
+    cls = type(receiver).__name__
+    call = f"{method.__name__}" if method.__name__ != "__call__" else "__call__"
+    raise TypeError(
+        f"cpsad: calling a `{cls}` (its `{call}`) whose fields hold the values being "
+        "differentiated is not supported: the method runs with the object as data, so the "
+        "derivative through its fields would be lost. Write it as a function of the object -- "
+        f"`def apply(layer, x): return x @ layer.W + layer.b` -- with `{cls}` a dataclass, a "
+        "namedtuple or a class given to `cpsad.register_pytree`, whose fields cpsad "
+        "differentiates"
+    )
 
 
 def _mismatch(fn, params, args, kwargs) -> TypeError:
@@ -409,6 +437,9 @@ def _function(f, k, args, kwargs, data=0):
         params = list(sig.parameters.values())[data:]  # (a method's object: not the call's)
         raise _mismatch(f, params, args[data:], kwargs) from None
     data_params = list(sig.parameters)[:data]
+    # (an object of yours with `__call__` given as an argument is data, as the object of a
+    # method is here: a call of it inside is not of a differentiated value -- `check_callee`)
+    data_params += [p for p, v in bound.arguments.items() if _callable_object(v)]
     active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
     # whoever called through the value may read every argument after the call: an update of
     # one in place would be seen there (aliasing's held parameters)
@@ -416,6 +447,14 @@ def _function(f, k, args, kwargs, data=0):
     spec = specialize(f, active, kinds_of(f.__code__, args, kwargs) + held)
     out = spec.bp(k, *args, **kwargs)
     return _by_argument(list(sig.parameters.values()), active, out, args, kwargs)
+
+
+def _callable_object(v) -> bool:
+    """An object of yours whose ``__call__`` the dispatch would run (not a function, not one of
+    the emitted code's closures)."""
+    if isinstance(v, (Closure, types.FunctionType, types.BuiltinFunctionType, type)):
+        return False
+    return not inspect.ismethod(v) and user_method(CONTEXT, v) is not None
 
 
 def _by_argument(params, names, out, args, kwargs):
@@ -924,7 +963,7 @@ def _later_4(f):
 
 _LATER = [_later_0, _later_1, _later_2, _later_3, _later_4]
 _MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(f), make): _made
-core.defnondiff(bp_of, bp_of_spread, bp_later, Closure)
+core.defnondiff(bp_of, bp_of_spread, bp_later, Closure, check_callee)
 
 
 CONTEXT.helpers.update(
@@ -940,5 +979,6 @@ CONTEXT.helpers.update(
         "bp_of_spread": bp_of_spread,
         "bp_later": bp_later,
         "gradient_of": gradient_of,
+        "check_callee": check_callee,
     }
 )

@@ -1482,7 +1482,7 @@ def array_attribute(obj, name):
     struct made in the function, a class the function's module can reach -- it reads the field
     as one: ``attribute``.)"""
     value = getattr(obj, name)
-    if type(obj) is np.ndarray or not is_field(obj, name) or not _carries(value):
+    if type(obj) is np.ndarray or not is_field(obj, name) or not carries(value):
         return value
     cls = type(obj)
     known = (
@@ -1504,7 +1504,7 @@ def array_attribute(obj, name):
     )
 
 
-def _carries(value) -> bool:
+def carries(value) -> bool:
     """May ``value`` carry a derivative: a float, a complex number, an array of them, or a
     container holding one?"""
     if isinstance(value, (float, complex)):
@@ -1513,11 +1513,11 @@ def _carries(value) -> bool:
     if dtype is not None:
         return np.issubdtype(dtype, np.inexact)
     if isinstance(value, (list, tuple)):
-        return any(_carries(v) for v in value)
+        return any(carries(v) for v in value)
     if isinstance(value, dict):
-        return any(_carries(v) for v in value.values())
+        return any(carries(v) for v in value.values())
     parts = struct_parts(value)
-    return parts is not None and any(_carries(v) for v in parts[1])
+    return parts is not None and any(carries(v) for v in parts[1])
 
 
 def is_field(obj, name: str) -> bool:

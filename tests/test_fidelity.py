@@ -823,6 +823,67 @@ def test_the_walrus_operator(f):
     assert_faithful(f, np.array([-0.3, 0.7]))
 
 
+# ------------------------------------------- calling an object whose fields are differentiated
+
+
+@dataclasses.dataclass
+class _Affine:
+    W: object
+    b: object
+
+    def __call__(self, x):
+        return x @ self.W + self.b
+
+
+class _Scaled:
+    def __init__(self, c):
+        self.c = c
+
+    def __call__(self, t):
+        return np.tanh(t * self.c) + t
+
+
+_SCALED = _Scaled(0.7)
+
+
+def _apply(fn, v):
+    return fn(v)
+
+
+def call_of_the_object(layer):
+    return np.sum(np.tanh(layer(np.array([0.5, -1.0]))))
+
+
+def call_of_the_object_in_a_helper(layer, x):
+    return np.sum(_apply(layer, x))
+
+
+def a_constant_object_through_a_value(x):
+    ap = _apply
+    return np.sum([ap][0](_SCALED, x))
+
+
+def test_calling_an_object_whose_fields_are_differentiated_is_refused():
+    """``layer(x)`` with ``layer`` the object differentiated (a dataclass with ``__call__``) gave
+    a zero gradient: the dispatch runs ``__call__`` with the object as data. Now
+    ``check_callee`` refuses it when it runs, in both modes -- where the call is written and in
+    a helper given the object. An object of constants called through a helper passed as a value
+    (which the dispatch transforms with every argument differentiated) still runs."""
+    layer = _Affine(np.eye(2), np.ones(2))
+    x = np.array([0.3, 0.7])
+    for run in (
+        lambda: cpsad.grad(call_of_the_object)(layer),
+        lambda: cpsad.jvp(call_of_the_object, (layer,), (layer,)),
+        lambda: cpsad.grad(call_of_the_object_in_a_helper)(layer, x),
+    ):
+        with pytest.raises(TypeError, match="whose fields hold the values being differentiated"):
+            run()
+    np.testing.assert_allclose(
+        cpsad.grad(call_of_the_object_in_a_helper, argnums=1)(layer, x), [1.0, 1.0]
+    )
+    assert_faithful(a_constant_object_through_a_value, x)
+
+
 # ------------------------------------------- a helper changes an array the backward pass reads
 
 

@@ -253,7 +253,12 @@ class ShiftReset:
 
         The runtime dispatch finds out what ``f`` is and returns one adjoint per positional
         argument; what ``f`` closes over gets its adjoint inside ``f``'s own backpropagator.
+        Where ``f`` itself is differentiated, ``check_callee(f)`` first (``callee_check``).
         """
+        body, info = self._dynamic_shift(s, target, value)
+        return callee_check(self.unit, value, self.active, self.functions) + body, info
+
+    def _dynamic_shift(self, s, target: str, value):
         unit = self.unit
         # a differentiated keyword argument (``fn(x, scale=s)``, a decorator's ``**kwargs``
         # passed on): the dispatch returns the keywords' adjoints too
@@ -1289,6 +1294,22 @@ def data_method(ctx, value, active, kinds) -> bool:
             or OTHER in kinds.get(value.func.value.id, UNKNOWN)
         )
     )
+
+
+def callee_check(unit, value, active, functions) -> list:
+    """``check_callee(f)`` before a call ``f(...)`` through a value ``f`` that is itself
+    differentiated (not a function defined here, which carries its own adjoints): the dispatch
+    runs a method of an object of yours with the object as data, and refuses, when it runs, one
+    whose fields hold differentiable values."""
+    func = value.func if isinstance(value, A.Call) else None
+    if not (isinstance(func, A.Name) and func.id in active and func.id not in functions):
+        return []
+    fn = unit.ctx.runtime("check_callee")
+    name = A.name(unit.inject(fn, "check_callee"))
+    anno.setanno(name, anno.CALLEE, fn)
+    anno.setanno(name, anno.CALLEE_KIND, "nondiff")
+    check = A.Call(func=name, args=[A.name(func.id)], keywords=[])
+    return [A.copy_location(A.expr_stmt(A.copy_location(check, value)), value)]
 
 
 def guard_attribute_read(unit, s, key, active, kinds) -> None:

@@ -31,6 +31,7 @@ from .naming import own_name
 from .shift_reset import (
     _hole,
     array_store,
+    callee_check,
     check_effect,
     compound_index_names,
     data_method,
@@ -205,7 +206,8 @@ class Tangent:
             call = self.call_user(value) if kind == "user" else self.call_local(value)
             return [self.paired(s, targets, call)]
         if kind == "dynamic" or data_method(self.ctx, value, self.active, self.kinds):
-            return [self.paired(s, targets, self.call_dynamic(value))]
+            check = callee_check(self.unit, value, self.active, self.functions)
+            return [*check, self.paired(s, targets, self.call_dynamic(value))]
         return self.primitive(s, targets, value)
 
     def paired(self, s, targets, call):
