@@ -764,7 +764,19 @@ class Gen:
     def st_assign(self, sc):
         kind = self.any_kind()
         name = self.new_name(kind)
-        line = f"{name} = {self.E(kind, sc, 3)}"
+        if self.chance(0.08):  # the walrus: bound inside the expression, read after it
+            self.tag("walrus")
+            w = self.new_name(kind)
+            e = self.E(kind, sc, 2)
+            sc.vars[w] = kind
+            line = self.pick(
+                [
+                    f"{name} = ({w} := {e}) * {self.const()} + {w}",
+                    f"{name} = {w} * 0.5 if np.sum({w} := {e}) > {self.const()} else {w}",
+                ]
+            )
+        else:
+            line = f"{name} = {self.E(kind, sc, 3)}"
         sc.vars[name] = kind
         self.tag("assign")
         return [line]
@@ -985,7 +997,11 @@ class Gen:
         route = self.wpick([(3, "direct"), (2, "apply"), (1, "apply_twice"), (1, "apply_all")])
         if route == "apply_twice" and tins[0] != tout:
             route = "apply"
-        if route == "direct":
+        if route == "direct" and self.chance(0.2):  # its arguments spread from a tuple, a dict
+            self.tag("star_call")
+            n = len(tins)
+            call = self.pick([f"{name}(*({args},))", f"{name}(*[{args}][:{n}])"])
+        elif route == "direct":
             call = f"{name}({args})"
         elif route == "apply_all":
             call = f"{self.lib('apply_all')}([{name}, {name}], {args})"
@@ -1385,6 +1401,15 @@ class Gen:
                 f"for {key}, {val} in {d}.items():",
                 f"    {res} = {res} + {val}",
             ]
+        elif self.chance(0.25):
+            self.tag("dict_view")
+            view = self.fresh("vals")
+            lines.append(f"{view} = {d}.{self.pick(['values', 'items'])}()")
+            if lines[-1].endswith(".values()"):
+                use = self.pick([f"sum({view})", f"max({view}, key=np.sum)", f"list({view})[0]"])
+            else:
+                use = f"sum(val for key, val in {view} if key != 'b')"
+            lines.append(f"{res} = {use}")
         elif self.chance(0.3):
             self.tag("dictcomp")
             lines.append(f"{d} = {{key: val * 2.0 for key, val in {d}.items()}}")
@@ -1813,6 +1838,10 @@ class Gen:
         self.budget = self.r.randint(4, 12)
         body = [ln for ln in self.block(sc, self.budget) if ln != "pass"]
         body.append(self.final(sc))
+        if self.chance(0.1):  # the modules imported again where they are used: f's own names
+            self.tag("local_import")
+            imports = self.pick(["import numpy as np", "import math", "import numpy as np, math"])
+            body = [imports] + body
         head = ["import functools", "import math", "import operator", "", "import numpy as np"]
         head += ["", ""]
         mod = list(head)
