@@ -546,8 +546,15 @@ def dict_view_tangent(t, d, which: str) -> list:
     _viewed(d, which)
     if which == "keys":
         return tangent_zeros(list(d))
-    values = [item_adjoint(t, k, v) for k, v in d.items()]
+    values = [_entry_or_zeros(t, k, v) for k, v in d.items()]
     return values if which == "values" else [(None, v) for v in values]
+
+
+def _entry_or_zeros(t, key, value):
+    """The entry ``key`` of a dict's tangent or adjoint ``t``, or ``value``'s zero tangent where
+    it has none (None for a struct: ``field_tangent`` reads a field's zero from that)."""
+    entry = t.get(key) if isinstance(t, dict) else None if t is None else t[key]
+    return tangent_zeros(value) if entry is None else entry
 
 
 def keys_of(mapping) -> list:
@@ -1593,12 +1600,16 @@ def field_adjoint(c, obj, name):
 
 
 def field_tangent(v, obj, name):
-    """The tangent of ``obj.name`` from ``obj``'s tangent ``v`` (of ``obj``'s structure)."""
+    """The tangent of ``obj.name`` from ``obj``'s tangent ``v`` (of ``obj``'s structure): the
+    field's zero where ``obj`` has none (``tangent_zeros`` of a struct is None: an entry of a
+    dict that holds a struct of constants beside differentiated ones) -- emitted code computes
+    with a tangent it reads, never an absent one."""
     if v is None:
-        return None
+        return tangent_zeros(getattr(obj, name))
     key = field_key(obj, name)
     if isinstance(v, dict):  # a Sparse
-        return v.get(key)
+        t = v.get(key)
+        return tangent_zeros(getattr(obj, name)) if t is None else t
     if isinstance(key, int) and isinstance(v, tuple):
         return v[key]
     return getattr(v, name)
