@@ -73,7 +73,8 @@ def rename(tree, rng):
 
 
 def _top_assigns(fn):
-    """``name = expr`` statements at the top level of ``f``'s body (not inside branches)."""
+    """``name = expr`` statements at the top level of ``f``'s body (not inside branches), whose
+    expression binds no name (a walrus's would move into the helper or lambda it is put in)."""
     return [
         (i, s)
         for i, s in enumerate(fn.body)
@@ -81,6 +82,7 @@ def _top_assigns(fn):
         and len(s.targets) == 1
         and isinstance(s.targets[0], ast.Name)
         and not isinstance(s.value, (ast.Lambda, ast.Name, ast.Constant))
+        and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(s.value))
     ]
 
 
