@@ -1600,12 +1600,15 @@ def field_adjoint(c, obj, name):
 
 
 def field_tangent(v, obj, name):
-    """The tangent of ``obj.name`` from ``obj``'s tangent ``v`` (of ``obj``'s structure): the
-    field's zero where ``obj`` has none (``tangent_zeros`` of a struct is None: an entry of a
+    """The tangent of ``obj.name`` from ``obj``'s tangent ``v`` (of ``obj``'s structure): for a
+    struct without one, the field's zero (``tangent_zeros`` of a struct is None: an entry of a
     dict that holds a struct of constants beside differentiated ones) -- emitted code computes
-    with a tangent it reads, never an absent one."""
+    with the tangent it reads. An object of a plain class has none: None, which
+    ``field_container_tangent`` refuses where it matters."""
     if v is None:
-        return tangent_zeros(getattr(obj, name))
+        if (isinstance(obj, tuple) and hasattr(obj, "_fields")) or struct_parts(obj) is not None:
+            return tangent_zeros(getattr(obj, name))
+        return None
     key = field_key(obj, name)
     if isinstance(v, dict):  # a Sparse
         t = v.get(key)
