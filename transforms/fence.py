@@ -96,13 +96,17 @@ class Fence:
         walk = (
             A.walk if any(issubclass(c, A._OPERATORS) for c in self.unsupported) else A.walk_nodes
         )
-        allowed = set(map(id, _top_level_imports(fdef))) | set(map(id, _plain_walruses(fdef)))
+        allowed = None  # the imports and walruses supported (found at the first one met)
         for stmt in fdef.body:
             for node in walk(stmt):
                 cls = type(node)
                 entry = self.unsupported.get(cls)
-                if entry is not None and id(node) not in allowed:
-                    raise unit.error(entry[0], node, entry[1])
+                if entry is not None:
+                    if allowed is None:
+                        allowed = {id(n) for n in _top_level_imports(fdef)}
+                        allowed |= {id(n) for n in _plain_walruses(fdef)}
+                    if id(node) not in allowed:
+                        raise unit.error(entry[0], node, entry[1])
                 if cls in assignments:
                     self._check_targets(unit, node)
                 deletes = deletes or cls is A.Delete
