@@ -168,9 +168,8 @@ def check_callee(f) -> None:
     if not (carries(receiver) or any(carries(v) for v in held.values())):
         return
     cls = type(receiver).__name__
-    call = f"{method.__name__}" if method.__name__ != "__call__" else "__call__"
     raise TypeError(
-        f"cpsad: calling a `{cls}` (its `{call}`) whose fields hold the values being "
+        f"cpsad: calling a `{cls}` (its `{method.__name__}`) whose fields hold the values being "
         "differentiated is not supported: the method runs with the object as data, so the "
         "derivative through its fields would be lost. Write it as a function of the object -- "
         f"`def apply(layer, x): return x @ layer.W + layer.b` -- with `{cls}` a dataclass, a "
