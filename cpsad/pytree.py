@@ -341,6 +341,19 @@ def gradient_adjoint(c, adj, like):
                 if part is not None:
                     out[k] = part
         return out
+    parts = struct_parts(like)
+    if parts is not None:  # a dataclass, a registered pytree: its fields', by their keys
+        keys, children, _ = parts
+        if type(c) is type(like):  # (a cotangent given as the gradient is: its fields)
+            c = dict(zip(keys, struct_parts(c)[1]))
+        out = Sparse()
+        for k, child in zip(keys, children):
+            a = _entry(adj, k)
+            if a is not None:
+                part = gradient_adjoint(_entry(c, k), a, child)
+                if part is not None:
+                    out[k] = part
+        return out
     numeric = isinstance(like, (float, int, np.ndarray, np.generic)) and not isinstance(like, bool)
     if numeric or foreign(like):  # (a Dask or CuPy array's gradient: differentiable as numpy's)
         if np.shape(c) != np.shape(adj):  # broadcast up to like's shape: summed back down
