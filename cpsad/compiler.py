@@ -44,16 +44,18 @@ import cpsad
 from cpsad import diskcache, validity
 from cpsad.context import FACTORY, Context
 from cpsad.depth import deep_recursion
-from cpsad.runtime import scalar_seed, struct_parts
+from cpsad.runtime import Closure, scalar_seed, struct_parts
 from cpsad.transforms import pipeline
 from cpsad.transforms.errors import TransformError
 from cpsad.transforms.naming import own_qualname
+from cpsad.transforms.resolve import yours
 from cpsad.transforms.shapes import shapes_key
 from cpsad.transforms.unit import (
     ARRAY,
     FIELDS,
     NPSCALAR,
     NUMBER,
+    OPAQUE,
     OTHER,
     SEED,
     SEQUENCE,
@@ -388,13 +390,28 @@ def shapes_of(code, args, kwargs) -> tuple:
 def _kinds_of(code, args, kwargs) -> tuple:
     names = code.co_varnames
     out = {}
-    fields = []
+    fields, opaque = [], []
     for name, value in [*zip(names[: code.co_argcount], args), *kwargs.items()]:
         out[name] = _kind(value)
         fields += [f"{name}.{f}" for f in _metadata_fields(value)]
+        if OTHER in out[name] and _opaque(value):
+            opaque.append(name)
     if fields:
         out[FIELDS] = frozenset(fields)
+    if opaque:
+        out[OPAQUE] = frozenset(opaque)
     return kinds_key(out)
+
+
+def _opaque(value) -> bool:
+    """A dict, a string, or an object of compiled code or of a library's class (a random
+    generator): no struct of yours, whose methods the dispatch would differentiate (nor None, a
+    class, a function or a module)."""
+    if value is None or isinstance(value, (type, types.FunctionType, types.ModuleType, Closure)):
+        return False
+    if isinstance(value, (dict, str, bytes)):
+        return True
+    return struct_parts(value) is None and not yours(type(value).__module__)
 
 
 def _metadata_fields(value) -> list:

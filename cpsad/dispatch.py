@@ -46,7 +46,12 @@ from cpsad.runtime import (
     acc,
     as_adjoint,
     carries,
+    field,
+    field_adjoint,
+    field_key,
+    field_tangent,
     item_adjoint,
+    struct_parts,
     tangent_or_zeros,
     tangent_zeros,
     zero_tangents,
@@ -97,6 +102,15 @@ def _dispatch(f, k, args, kwargs):
     derivative = getattr(f, "__cpsad_derivative__", None)
     if derivative is not None:  # cpsad.grad(g): g's backpropagator, transformed
         return _derivative_bp(f, derivative, k, args, kwargs), None
+    if type(f) is AsIs:  # f(obj, *args) is f.callee(*args): obj has no adjoint
+        check_callee(f.callee)
+        positional, keywords = _dispatch(f.callee, k, args[1:], kwargs)
+        return (zeros_like(args[0]), *positional), keywords
+    if type(f) is FieldCall:  # obj.name(*args): the field's adjoint is obj's
+        obj = args[0]
+        inner = getattr(obj, f.name)
+        positional, keywords = _dispatch(callee_function(inner), k, (inner, *args[1:]), kwargs)
+        return (field_adjoint(positional[0], obj, f.name), *positional[1:]), keywords
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         if isinstance(f.bp, Closure):
             raise _for_its_value_alone(f)
@@ -152,12 +166,96 @@ def _dispatch(f, k, args, kwargs):
     raise _no_rule(f)
 
 
+class AsIs:
+    """A callee the dispatch runs as it is, as a function of one argument more, first: ``AsIs(f)
+    (obj, *args)`` is ``f(*args)``, and ``obj`` has a zero adjoint. What ``callee_function`` and
+    ``method_function`` give for a callee whose first argument would carry no derivative of its
+    own (a function, a closure, a rule's function, a method of compiled code)."""
+
+    __slots__ = ("callee",)
+
+    def __init__(self, callee):
+        self.callee = callee
+
+    def __call__(self, obj, *args, **kwargs):
+        return self.callee(*args, **kwargs)
+
+    def __repr__(self):
+        return f"AsIs({self.callee!r})"
+
+
+def callee_function(f):
+    """``f(*args)``, where ``f`` itself is differentiated, as ``callee_function(f)(f, *args)``
+    (Shift/Reset's ``through_callee``): for a struct of yours (a dataclass, a namedtuple, a
+    registered pytree) with ``__call__``, that method -- the dispatch differentiates it with
+    respect to the object as to any argument, and the object's adjoint gets its fields'; for
+    anything else ``AsIs(f)``, which runs it as it is (an object of a plain class, or a bound
+    method, is refused there where it holds differentiable values: ``check_callee``)."""
+    if _struct(f) and not inspect.ismethod(f):
+        method = user_method(CONTEXT, f)
+        if method is not None:
+            return method
+    return AsIs(f)
+
+
+def _struct(obj) -> bool:
+    """A namedtuple, a dataclass or a registered pytree: an object whose fields cpsad
+    differentiates (an object of a plain class is data: ``check_callee`` refuses one whose fields
+    hold differentiable values)."""
+    if isinstance(obj, tuple):
+        return hasattr(obj, "_fields")
+    return struct_parts(obj) is not None
+
+
+def method_function(obj, name: str):
+    """``obj.name(*args)``, where ``obj`` is differentiated and no rule knows the method by its
+    name, as ``method_function(obj, name)(obj, *args)`` (Shift/Reset's ``through_method``): for
+    a struct of yours, the function of yours its class defines (not one stored in the object:
+    that is a field, called as it is) -- differentiated with respect to the object too; else
+    ``AsIs`` of the bound attribute (``getattr``'s ``AttributeError`` where there is none, as
+    Python's)."""
+    if not _struct(obj):
+        return AsIs(getattr(obj, name))
+    found = inspect.getattr_static(type(obj), name, None)
+    own = getattr(obj, "__dict__", None)
+    if (
+        isinstance(found, types.FunctionType)
+        and not (own and name in own)
+        and CONTEXT.classify(found) == "user"
+    ):
+        return found
+    try:
+        field_key(obj, name)
+    except (TypeError, AttributeError):
+        return AsIs(getattr(obj, name))
+    return FieldCall(name)
+
+
+class FieldCall:
+    """``method_function(obj, name)`` where ``obj.name`` is a field of the struct ``obj`` -- a
+    layer held by a model, called in its method as ``self.layer(x)`` -- not a method of its
+    class: ``FieldCall(name)(obj, *args)`` is ``obj.name(*args)``, which the dispatch runs as
+    ``callee_function(obj.name)``, the field's adjoint going to ``obj``'s (``field_adjoint``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, obj, *args, **kwargs):
+        return getattr(obj, self.name)(*args, **kwargs)
+
+    def __repr__(self):
+        return f"FieldCall({self.name!r})"
+
+
 def check_callee(f) -> None:
-    """Before ``f(...)`` where ``f`` itself depends on the differentiated inputs: refused
-    (``TypeError``) where ``f`` is an object of yours with ``__call__``, or a bound method of one,
-    that holds differentiable values. The dispatch runs its method with the object as data, so
-    the derivative through its fields would be lost: ``layer(x)`` with ``layer`` the argument
-    differentiated gave a zero gradient. (A closure, a function, a rule's function: no check.)"""
+    """Before the dispatch runs ``f`` as it is (``AsIs``), where ``f`` itself may depend on the
+    differentiated inputs: refused (``TypeError``) where ``f`` is an object of a plain class of
+    yours with ``__call__``, or a bound method of an object of yours, that holds differentiable
+    values. The dispatch would run its method with the object as data, and the derivative
+    through its fields would be lost (``layer(x)`` gave a zero gradient so). (A closure, a
+    function, a rule's function: no check.)"""
     if isinstance(f, (Closure, types.FunctionType, types.BuiltinFunctionType)):
         return
     method = user_method(CONTEXT, f)
@@ -168,13 +266,20 @@ def check_callee(f) -> None:
     if not (carries(receiver) or any(carries(v) for v in held.values())):
         return
     cls = type(receiver).__name__
+    if _struct(receiver):  # (a struct's method called where it is read is differentiated)
+        raise TypeError(
+            f"cpsad: `.{method.__name__}`, a bound method of an object of `{cls}` whose fields "
+            "hold the values being differentiated, kept as a value and called later, is not "
+            "supported: its object would be data there, and the derivative through its fields "
+            f"lost. Call it where you read it (`obj.{method.__name__}(x)`), or pass a function "
+            f"of the object (`lambda x: obj.{method.__name__}(x)`)"
+        )
     raise TypeError(
         f"cpsad: calling a `{cls}` (its `{method.__name__}`) whose fields hold the values being "
         "differentiated is not supported: the method runs with the object as data, so the "
-        "derivative through its fields would be lost. Write it as a function of the object -- "
-        f"`def apply(layer, x): return x @ layer.W + layer.b` -- with `{cls}` a dataclass, a "
-        "namedtuple or a class given to `cpsad.register_pytree`, whose fields cpsad "
-        "differentiates"
+        f"derivative through its fields would be lost. Make `{cls}` a dataclass, or give it to "
+        "`cpsad.register_pytree`: a struct's methods are differentiated with respect to its "
+        "fields"
     )
 
 
@@ -436,8 +541,9 @@ def _function(f, k, args, kwargs, data=0):
         params = list(sig.parameters.values())[data:]  # (a method's object: not the call's)
         raise _mismatch(f, params, args[data:], kwargs) from None
     data_params = list(sig.parameters)[:data]
-    # (an object of yours with `__call__` given as an argument is data, as the object of a
-    # method is here: a call of it inside is not of a differentiated value -- `check_callee`)
+    # (an object of a plain class of yours with `__call__` given as an argument is data, as the
+    # object of a method is here: a call of it inside is not of a differentiated value; a
+    # struct's fields are differentiated -- `callee_function`)
     data_params += [p for p, v in bound.arguments.items() if _callable_object(v)]
     active = tuple(p for p in sig.parameters if p in bound.arguments and p not in data_params)
     # whoever called through the value may read every argument after the call: an update of
@@ -449,11 +555,11 @@ def _function(f, k, args, kwargs, data=0):
 
 
 def _callable_object(v) -> bool:
-    """An object of yours whose ``__call__`` the dispatch would run (not a function, not one of
-    the emitted code's closures)."""
+    """An object of a plain class of yours whose ``__call__`` the dispatch would run (not a
+    struct, a function, or one of the emitted code's closures)."""
     if isinstance(v, (Closure, types.FunctionType, types.BuiltinFunctionType, type)):
         return False
-    return not inspect.ismethod(v) and user_method(CONTEXT, v) is not None
+    return not inspect.ismethod(v) and not _struct(v) and user_method(CONTEXT, v) is not None
 
 
 def _by_argument(params, names, out, args, kwargs):
@@ -560,6 +666,14 @@ def _for_its_value_alone(f) -> TypeError:
 
 
 def _call_jvp(f, tangents, kw_tangents, args, kwargs):
+    if type(f) is AsIs:  # f(obj, *args) is f.callee(*args): obj's tangent does not reach it
+        check_callee(f.callee)
+        return _call_jvp(f.callee, tuple(tangents)[1:], kw_tangents, args[1:], kwargs)
+    if type(f) is FieldCall:  # obj.name(*args): the field's tangent is obj's
+        obj, (t, *rest) = args[0], tuple(tangents)
+        inner = getattr(obj, f.name)
+        tangents = (field_tangent(t, obj, f.name), *rest)
+        return _call_jvp(callee_function(inner), tangents, kw_tangents, (inner, *args[1:]), kwargs)
     if isinstance(f, Closure) and f.jvp is None and isinstance(f.bp, Closure):
         raise _for_its_value_alone(f)
     if isinstance(f, Closure) and f.jvp is not None:
@@ -756,6 +870,15 @@ def bp_of(f, *args, **kwargs):
     n = len(args)
     if kwargs:
         raise TypeError(_not_next_order(f, "keyword arguments in a call through a value"))
+    if type(f) is AsIs:  # its first argument has a zero adjoint; the others, f.callee's
+        if n < 1 or n > len(_WITHOUT_FIRST):
+            raise TypeError(_not_next_order(f.callee, f"a call of {n - 1} arguments"))
+        check_callee(f.callee)
+        return _made(_WITHOUT_FIRST[n - 1], bp_of(f.callee, *args[1:]))
+    if type(f) is FieldCall:  # the field's backpropagator, through the field's rules
+        if not 1 <= n <= len(_FIELD_CALLS):
+            raise TypeError(_not_next_order(f, f"a call of {n - 1} arguments"))
+        return _made(_FIELD_CALLS[n - 1], f.name)
     if isinstance(f, Closure):  # a function of emitted code: its own backpropagator
         bp = f.bp
         if bp is None:
@@ -925,6 +1048,73 @@ def _method_3(bp, receiver):
 _METHODS = [_method_1, _method_2, _method_3]
 
 
+def _without_first_0(bp):
+    def without_first_0(k, obj):
+        bp(k)
+        return zeros_like(obj)
+
+    return without_first_0
+
+
+def _without_first_1(bp):
+    def without_first_1(k, obj, a):
+        return (zeros_like(obj), bp(k, a))
+
+    return without_first_1
+
+
+def _without_first_2(bp):
+    def without_first_2(k, obj, a, b):
+        out = bp(k, a, b)
+        return (zeros_like(obj), out[0], out[1])
+
+    return without_first_2
+
+
+def _without_first_3(bp):
+    def without_first_3(k, obj, a, b, c):
+        out = bp(k, a, b, c)
+        return (zeros_like(obj), out[0], out[1], out[2])
+
+    return without_first_3
+
+
+# (``bp_of(AsIs(f), obj, *args)``: what ``bp_of(f, *args)`` returns, and obj's zero first)
+_WITHOUT_FIRST = [_without_first_0, _without_first_1, _without_first_2, _without_first_3]
+
+
+def _field_call_0(name):
+    def field_call_0(k, obj):
+        inner = field(obj, name)
+        out = call_bp(callee_function(inner), k, inner)
+        return field_adjoint(out[0], obj, name)
+
+    return field_call_0
+
+
+def _field_call_1(name):
+    def field_call_1(k, obj, a):
+        inner = field(obj, name)
+        out = call_bp(callee_function(inner), k, inner, a)
+        return (field_adjoint(out[0], obj, name), out[1])
+
+    return field_call_1
+
+
+def _field_call_2(name):
+    def field_call_2(k, obj, a, b):
+        inner = field(obj, name)
+        out = call_bp(callee_function(inner), k, inner, a, b)
+        return (field_adjoint(out[0], obj, name), out[1], out[2])
+
+    return field_call_2
+
+
+# (``bp_of(FieldCall(name), obj, *args)``: ``call_bp``'s dispatch of it, as code to transform
+# again -- the field read by its rule, the call through the dispatch of the next order)
+_FIELD_CALLS = [_field_call_0, _field_call_1, _field_call_2]
+
+
 def _later_0(f):
     def through_0(k):
         return call_bp(f, k)
@@ -962,7 +1152,9 @@ def _later_4(f):
 
 _LATER = [_later_0, _later_1, _later_2, _later_3, _later_4]
 _MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(f), make): _made
-core.defnondiff(bp_of, bp_of_spread, bp_later, Closure, check_callee)
+core.defnondiff(
+    bp_of, bp_of_spread, bp_later, Closure, check_callee, callee_function, method_function
+)
 
 
 CONTEXT.helpers.update(
@@ -979,5 +1171,7 @@ CONTEXT.helpers.update(
         "bp_later": bp_later,
         "gradient_of": gradient_of,
         "check_callee": check_callee,
+        "callee_function": callee_function,
+        "method_function": method_function,
     }
 )

@@ -863,24 +863,37 @@ def a_constant_object_through_a_value(x):
     return np.sum([ap][0](_SCALED, x))
 
 
-def test_calling_an_object_whose_fields_are_differentiated_is_refused():
+def object_called(W, b):
+    return call_of_the_object(_Affine(W, b))
+
+
+def object_called_in_a_helper(W, b, x):
+    return call_of_the_object_in_a_helper(_Affine(W, b), x)
+
+
+def test_calling_an_object_whose_fields_are_differentiated():
     """``layer(x)`` with ``layer`` the object differentiated (a dataclass with ``__call__``) gave
-    a zero gradient: the dispatch runs ``__call__`` with the object as data. Now
-    ``check_callee`` refuses it when it runs, in both modes -- where the call is written and in
-    a helper given the object. An object of constants called through a helper passed as a value
-    (which the dispatch transforms with every argument differentiated) still runs."""
-    layer = _Affine(np.eye(2), np.ones(2))
-    x = np.array([0.3, 0.7])
-    for run in (
-        lambda: cpsad.grad(call_of_the_object)(layer),
-        lambda: cpsad.jvp(call_of_the_object, (layer,), (layer,)),
-        lambda: cpsad.grad(call_of_the_object_in_a_helper)(layer, x),
-    ):
-        with pytest.raises(TypeError, match="whose fields hold the values being differentiated"):
-            run()
-    np.testing.assert_allclose(
-        cpsad.grad(call_of_the_object_in_a_helper, argnums=1)(layer, x), [1.0, 1.0]
-    )
+    a zero gradient: the dispatch ran ``__call__`` with the object as data. It was then refused
+    (``check_callee``); now ``__call__`` runs as the function of the object it is, and the
+    object's gradient is its fields' -- where the call is written, in a helper given the object,
+    in both modes. An object of constants called through a helper passed as a value runs."""
+    rng = np.random.default_rng(3)
+    W, b, x = rng.normal(size=(2, 2)), rng.normal(size=2), np.array([0.3, 0.7])
+    assert_faithful(object_called, W, b)
+    assert_faithful(object_called_in_a_helper, W, b, x)
+    layer = _Affine(W, b)
+    g = cpsad.grad(call_of_the_object)(layer)
+    gW, gb = cpsad.grad(object_called, argnums=(0, 1))(W, b)
+    assert type(g) is _Affine
+    np.testing.assert_allclose(g.W, gW, rtol=1e-12)
+    np.testing.assert_allclose(g.b, gb, rtol=1e-12)
+    tW, tb = rng.normal(size=(2, 2)), rng.normal(size=2)
+    _, t = cpsad.jvp(call_of_the_object, (layer,), (_Affine(tW, tb),))
+    assert t == pytest.approx(np.sum(gW * tW) + np.sum(gb * tb), rel=1e-10)
+    g = cpsad.grad(call_of_the_object_in_a_helper)(layer, x)
+    gW, gb = cpsad.grad(object_called_in_a_helper, argnums=(0, 1))(W, b, x)
+    np.testing.assert_allclose(g.W, gW, rtol=1e-12)
+    np.testing.assert_allclose(g.b, gb, rtol=1e-12)
     assert_faithful(a_constant_object_through_a_value, x)
 
 

@@ -263,13 +263,17 @@ STOP_GRADIENTS = {composite._numpy_value, runtime.kept_copy, cpsad.stop_gradient
 # Functions of functions: they take a function (and arguments, for their kinds) and return one
 # -- a closure of emitted code used as a value, the backpropagator the runtime dispatch would run
 # (code transformed again: cpsad.dispatch.bp_of) -- or a check of one that returns nothing
-# (``check_callee``) -- no number to move
+# (``check_callee``), or the function a call of an object runs (``callee_function``,
+# ``method_function``: the method of its class, which the dispatch differentiates) -- no number
+# to move
 FUNCTIONS_OF_FUNCTIONS = {
     runtime.Closure,
     dispatch.bp_of,
     dispatch.bp_of_spread,
     dispatch.bp_later,
     dispatch.check_callee,
+    dispatch.callee_function,
+    dispatch.method_function,
 }
 
 

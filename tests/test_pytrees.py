@@ -5,6 +5,7 @@ differentiated field by field (a gradient of the same type), fields read in diff
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections import namedtuple
 
 import numpy as np
@@ -232,6 +233,162 @@ def made_with_post_init(x):
 def test_a_dataclass_that_computes_in_its_init_is_refused():
     with pytest.raises(cpsad.TransformError, match="Scaled"):
         cpsad.grad(made_with_post_init)(np.ones(3))
+
+
+# ------------------------------------------------- methods of a struct whose fields are differentiated
+#
+# The style of PyTorch's modules and Equinox's: a layer is an object whose fields are the
+# parameters, called as ``layer(x)`` or ``layer.apply(x)``. Before, ``layer(x)`` gave a zero
+# gradient (the dispatch ran ``__call__`` with the object as data), then was refused, and
+# ``layer.apply(x)`` was refused where it was written ("no derivative rule"). Now the method
+# runs as the function of the object it is, differentiated with respect to the object too.
+
+
+class TypedLayer(typing.NamedTuple):
+    w: np.ndarray
+    b: float
+
+    def __call__(self, x):
+        return np.tanh(self.w * x + self.b)
+
+    def apply(self, x, scale):
+        return self(x) * scale + self.penalty()
+
+    def penalty(self):
+        return 0.1 * np.sum(self.w**2)
+
+
+@dataclasses.dataclass
+class DataLayer:
+    w: np.ndarray
+    b: float
+    name: str = "dense"
+
+    __call__ = TypedLayer.__call__
+    apply = TypedLayer.apply
+    penalty = TypedLayer.penalty
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenLayer:
+    w: np.ndarray
+    b: float
+
+    __call__ = TypedLayer.__call__
+    apply = TypedLayer.apply
+    penalty = TypedLayer.penalty
+
+
+class PlainLayer:  # registered
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    __call__ = TypedLayer.__call__
+    apply = TypedLayer.apply
+    penalty = TypedLayer.penalty
+
+
+cpsad.register_pytree(PlainLayer, lambda a: ((a.w, a.b), None), lambda aux, ch: PlainLayer(*ch))
+
+
+def by_call(p, x):
+    return np.sum(p(x) ** 2)
+
+
+def by_method(p, x):
+    return np.sum(p.apply(x, 2.0))
+
+
+def by_layers(p, x):
+    h = x
+    for layer in [p, p]:
+        h = layer(h)
+    return np.sum(h) + p.penalty()
+
+
+def by_a_helper(p, x):
+    return np.sum(_run_layer(p, x)) + by_call(p, x)
+
+
+def _run_layer(layer, v):
+    return layer.apply(v, -1.0)
+
+
+def _layer_with(p, name, value):
+    if isinstance(p, tuple):
+        return p._replace(**{name: value})
+    if dataclasses.is_dataclass(p):
+        return dataclasses.replace(p, **{name: value})
+    return PlainLayer(**{**vars(p), name: value})
+
+
+LAYERS = [TypedLayer(W, B), DataLayer(W, B), FrozenLayer(W, B), PlainLayer(W, B)]
+LAYER_IDS = ["namedtuple", "dataclass", "frozen", "registered"]
+
+
+def _numeric_layer(f, p):
+    out = {}
+    for name in ("w", "b"):
+        v, eps = getattr(p, name), 1e-6
+        if isinstance(v, np.ndarray):
+            g = np.zeros_like(v)
+            for i in range(v.size):
+                e = np.zeros_like(v)
+                e[i] = eps
+                up, dn = f(_layer_with(p, name, v + e)), f(_layer_with(p, name, v - e))
+                g[i] = (up - dn) / (2 * eps)
+            out[name] = g
+        else:
+            up, dn = f(_layer_with(p, name, v + eps)), f(_layer_with(p, name, v - eps))
+            out[name] = (up - dn) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("f", [by_call, by_method, by_layers, by_a_helper])
+@pytest.mark.parametrize("p", LAYERS, ids=LAYER_IDS)
+def test_a_method_of_a_differentiated_struct(p, f):
+    """Reverse mode, forward mode along a struct tangent, and the gradient in ``x`` beside it
+    (the object as data there), against central differences."""
+    g = cpsad.grad(f)(p, X)
+    assert type(g) is type(p)
+    expected = _numeric_layer(lambda q: f(q, X), p)
+    np.testing.assert_allclose(g.w, expected["w"], rtol=1e-6, atol=1e-9)
+    assert g.b == pytest.approx(expected["b"], rel=1e-6)
+    t = _layer_with(_layer_with(p, "w", RNG.normal(size=3)), "b", 0.7)
+    _, got = cpsad.jvp(f, (p, X), (t, None))
+    assert got == pytest.approx(np.dot(expected["w"], t.w) + expected["b"] * t.b, rel=1e-6)
+    gx = cpsad.grad(f, argnums=1)(p, X)
+    e = np.eye(3) * 1e-6
+    fd = [(f(p, X + e[i]) - f(p, X - e[i])) / 2e-6 for i in range(3)]
+    np.testing.assert_allclose(gx, fd, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("p", LAYERS, ids=LAYER_IDS)
+def test_a_method_of_a_differentiated_struct_at_the_second_order(p):
+    """The gradient in the object's ``w`` differentiated in ``x`` (the backpropagator's call of
+    the method through the dispatch, transformed again), against central differences of it."""
+
+    def mixed(x):
+        return np.sum(cpsad.grad(by_method)(p, x).w * W)
+
+    got = cpsad.grad(mixed)(X)
+    e = np.eye(3) * 1e-5
+    fd = [(mixed(X + e[i]) - mixed(X - e[i])) / 2e-5 for i in range(3)]
+    np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-8)
+
+
+def made_and_called(w, x):
+    layers = [DataLayer(w, 0.3), TypedLayer(w * 0.5, np.sum(w))]
+    h = x
+    for layer in layers:
+        h = layer.apply(h, 0.5)
+    return np.sum(h * h)
+
+
+def test_a_struct_made_in_the_code_and_called():
+    from tests.faithful import assert_faithful
+
+    assert_faithful(made_and_called, W, X)
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,7 @@ from .unit import (
     NPSCALAR,
     NUMBER,
     NUMERIC,
+    OPAQUE,
     OTHER,
     SEQUENCE,
     UNKNOWN,
@@ -253,10 +254,16 @@ class ShiftReset:
 
         The runtime dispatch finds out what ``f`` is and returns one adjoint per positional
         argument; what ``f`` closes over gets its adjoint inside ``f``'s own backpropagator.
-        Where ``f`` itself is differentiated, ``check_callee(f)`` first (``callee_check``).
+        Where ``f`` itself is differentiated, ``call_bp(f_fn, k, f, a, b)`` with ``f_fn =
+        callee_function(f)`` (``through_callee``): ``f`` gets an adjoint too, its fields' where it
+        is an object of yours with ``__call__``.
         """
+        if getattr(self.unit, "emitted", False):  # (its function values are its own closures)
+            body, info = self._dynamic_shift(s, target, value)
+            return callee_check(self.unit, value, self.active, self.functions) + body, info
+        before, value = through_callee(self.unit, value, self.active, self.functions)
         body, info = self._dynamic_shift(s, target, value)
-        return callee_check(self.unit, value, self.active, self.functions) + body, info
+        return before + body, info
 
     def _dynamic_shift(self, s, target: str, value):
         unit = self.unit
@@ -510,6 +517,12 @@ class ShiftReset:
             if len(targets) != 1:  # pragma: no cover
                 raise self.unit.error("unpack the result of this call on a line of its own", s)
             body, info = self.dynamic_shift(s, targets[0], value)
+        elif receiver_method(self.unit, self.key, value, self.active, self.kinds):
+            if len(targets) != 1:  # pragma: no cover
+                raise self.unit.error("unpack the result of this call on a line of its own", s)
+            before, value = through_method(self.unit, value)
+            body, info = self.dynamic_shift(s, targets[0], value)
+            body = before + body
         else:
             body, info = self.primitive_shift(s, targets, value)
         return self.make_shift(s, body, info)
@@ -1294,6 +1307,87 @@ def data_method(ctx, value, active, kinds) -> bool:
             or OTHER in kinds.get(value.func.value.id, UNKNOWN)
         )
     )
+
+
+# the methods of numpy's random generators, whose receiver is refused where a method of it is
+# called on a differentiated value of which nothing is known (``cpsad show``, ``transform(f)``)
+_GENERATOR_METHODS = frozenset(
+    n
+    for cls in (numpy.random.Generator, numpy.random.RandomState)
+    for n in dir(cls)
+    if not n.startswith("_")
+)
+
+
+def receiver_method(unit, key, value, active, kinds) -> bool:
+    """``obj.method(x)`` with ``obj`` differentiated, a method no rule knows by its name (nor an
+    attribute of a list's or a tuple's), of a receiver that may be an object of yours (``kinds``;
+    not an argument the specialization knows is a library's object, ``OPAQUE``, whose method is
+    refused here): a method of a dataclass, a namedtuple or a registered pytree whose fields are
+    differentiated (``layer.apply(x)``), called as the function of the object it is
+    (``through_method``)."""
+    if not (
+        isinstance(value, A.Call)
+        and anno.getanno(value.func, anno.CALLEE_KIND) == "method"
+        and isinstance(value.func.value, A.Name)
+        and value.func.value.id in active
+    ):
+        return False
+    ctx, obj = unit.ctx, value.func.value.id
+    if key == "" and obj in (unit.arg_kinds or {}).get(OPAQUE, ()):
+        return False
+    attr, held = value.func.attr, kinds.get(obj, UNKNOWN)
+    if ctx.is_nondiff_attribute(attr) or ctx.method_rule(attr) is not None:
+        return False
+    if frozenset(held) == UNKNOWN and attr in _GENERATOR_METHODS:
+        return False  # (nothing known of `rng` in `rng.normal(...)`: most likely a generator)
+    if attr in DICT_VIEWS and not value.args and not value.keywords:
+        return False
+    if OTHER in held:
+        return True
+    return SEQUENCE in held and not hasattr(list, attr) and not hasattr(tuple, attr)
+
+
+def through_method(unit, value) -> tuple[list, A.Call]:
+    """``obj.m(a)`` as ``m_fn = method_function(obj, "m")`` and the call ``m_fn(obj, a)``
+    through a value: the dispatch differentiates the method with respect to its object too, so
+    ``obj``'s adjoint gets its fields' (``dispatch.method_function``)."""
+    obj, attr = value.func.value.id, value.func.attr
+    got = unit.namer.fresh(f"{attr}_of_{obj}")
+    find = _runtime_name(unit, "method_function", value)
+    bind = A.assign(got, A.Call(func=find, args=[A.name(obj), A.const(attr)], keywords=[]))
+    call = A.Call(func=A.name(got), args=[A.name(obj), *value.args], keywords=value.keywords)
+    anno.setanno(call.func, anno.CALLEE_KIND, "dynamic")
+    A.copy_location(call.func, value.func)
+    return [A.copy_location(bind, value)], A.copy_location(call, value)
+
+
+def through_callee(unit, value, active, functions) -> tuple[list, A.Call]:
+    """``f(a)`` through a value ``f`` that is itself differentiated (not a function defined
+    here, which carries its own adjoints) as ``f_fn = callee_function(f)`` and the call
+    ``f_fn(f, a)``: where ``f`` is an object of yours with ``__call__``, the dispatch
+    differentiates that method with respect to the object too, and ``f``'s adjoint gets its
+    fields'; anything else ``f_fn`` calls as it is, and ``f``'s adjoint is zero.
+    ``([], value)`` for any other call."""
+    func = value.func if isinstance(value, A.Call) else None
+    if not (isinstance(func, A.Name) and func.id in active and func.id not in functions):
+        return [], value
+    got = unit.namer.fresh(f"{func.id}_fn")
+    find = _runtime_name(unit, "callee_function", value)
+    bind = A.assign(got, A.Call(func=find, args=[A.name(func.id)], keywords=[]))
+    call = A.Call(func=A.name(got), args=[A.name(func.id), *value.args], keywords=value.keywords)
+    anno.setanno(call.func, anno.CALLEE_KIND, "dynamic")
+    A.copy_location(call.func, func)
+    return [A.copy_location(bind, value)], A.copy_location(call, value)
+
+
+def _runtime_name(unit, helper: str, where):
+    """A name for the runtime's ``helper``, a function of no derivative, at ``where``."""
+    fn = unit.ctx.runtime(helper)
+    name = A.name(unit.inject(fn, helper))
+    anno.setanno(name, anno.CALLEE, fn)
+    anno.setanno(name, anno.CALLEE_KIND, "nondiff")
+    return A.copy_location(name, where)
 
 
 def callee_check(unit, value, active, functions) -> list:

@@ -42,8 +42,11 @@ from .shift_reset import (
     may_change_active,
     mutation_guard,
     python_in_place,
+    receiver_method,
     rule_for,
     signature_of,
+    through_callee,
+    through_method,
     transformed_local,
     without_calls,
 )
@@ -157,12 +160,12 @@ class Tangent:
             elif isinstance(s, A.Expr) and self.local_call(s.value) is not None:
                 out.append(self.loc(A.expr_stmt(self.call_local(s.value)), s))
             elif isinstance(s, A.Expr) and self.dynamic_effect(s.value):
-                out.append(self.loc(A.expr_stmt(self.call_dynamic(s.value)), s))
+                before, call = self.through(s.value)
+                out += [*before, self.loc(A.expr_stmt(self.call_dynamic(call)), s)]
             elif isinstance(s, A.Assign) and self.dynamic_effect(s.value):
-                value = A.Subscript(
-                    value=self.call_dynamic(s.value), slice=A.const(0), ctx=A.Load()
-                )
-                out.append(self.loc(A.Assign(targets=s.targets, value=value), s))
+                before, call = self.through(s.value)
+                value = A.Subscript(value=self.call_dynamic(call), slice=A.const(0), ctx=A.Load())
+                out += [*before, self.loc(A.Assign(targets=s.targets, value=value), s)]
             elif isinstance(s, (A.Assign, A.Expr)) and (
                 may_change_active(s.value, self.active, self.unit.ctx)
                 or hands_active(self.unit, s.value, self.active)
@@ -206,8 +209,11 @@ class Tangent:
             call = self.call_user(value) if kind == "user" else self.call_local(value)
             return [self.paired(s, targets, call)]
         if kind == "dynamic" or data_method(self.ctx, value, self.active, self.kinds):
-            check = callee_check(self.unit, value, self.active, self.functions)
-            return [*check, self.paired(s, targets, self.call_dynamic(value))]
+            before, value = self.through(value)
+            return [*before, self.paired(s, targets, self.call_dynamic(value))]
+        if receiver_method(self.unit, self.key, value, self.active, self.kinds):
+            before, value = through_method(self.unit, value)
+            return [*before, self.paired(s, targets, self.call_dynamic(value))]
         return self.primitive(s, targets, value)
 
     def paired(self, s, targets, call):
@@ -445,6 +451,13 @@ class Tangent:
                 keys=[A.const(k) for k in v], values=[self.tan_or_zeros(x) for x in v.values()]
             )
         return self.tan_or_zeros(v)
+
+    def through(self, value) -> tuple[list, A.Call]:
+        """A call through a value, as ``through_callee`` makes it (as Shift/Reset's); in emitted
+        code transformed again, ``check_callee`` before it where ``f`` is differentiated."""
+        if getattr(self.unit, "emitted", False):
+            return callee_check(self.unit, value, self.active, self.functions), value
+        return through_callee(self.unit, value, self.active, self.functions)
 
     def dynamic_effect(self, call) -> bool:
         """(As shift/reset's: in emitted code transformed again, every call through a value.)"""

@@ -58,6 +58,11 @@ FLOATS = "*floats*"
 # attribute also names (``"c.size"``, ``"c.T"``: a dataclass ``c`` with a field ``size``, ``T``):
 # Activity marks those reads (``anno.FIELD``), which ShiftReset reads as fields
 FIELDS = "*fields*"
+# the key of the specialization naming the arguments that are objects of compiled code or a
+# library's class (a random generator), neither a struct nor a container: a method of one that
+# no rule knows is refused where it is written (ShiftReset's ``receiver_method``), not sent to
+# the dispatch as a method of yours would be
+OPAQUE = "*opaque*"
 
 
 def kinds_key(kinds: dict) -> tuple:
