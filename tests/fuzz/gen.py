@@ -157,6 +157,37 @@ LIBRARY = {
         "    return Gamma(a * 0.5, b - 1.0)\n",
         ("struct", "attribute_fields"),
     ),
+    # structs with methods, made of differentiable values and called (PyTorch's modules' style,
+    # Equinox's): ``__call__`` calling another method, a method making a new struct, a
+    # NamedTuple's method, a struct holding others and calling them as ``self.first(t)``
+    "module": (
+        "import dataclasses\n"
+        "import typing\n\n\n"
+        "@dataclasses.dataclass\n"
+        "class Scale:\n"
+        "    w: object\n"
+        "    b: object = 0.25\n\n"
+        "    def __call__(self, t):\n"
+        "        return np.tanh(t * self.w + self.b) + self.shift(t)\n\n"
+        "    def shift(self, t):\n"
+        "        return t * 0.5\n\n"
+        "    def scaled(self, c):\n"
+        "        return Scale(self.w * c, self.b)\n\n\n"
+        "class Gate(typing.NamedTuple):\n"
+        "    a: object\n"
+        "    c: object\n\n"
+        "    def apply(self, t):\n"
+        "        return self.a * t + np.sin(self.c * t)\n\n\n"
+        "@dataclasses.dataclass\n"
+        "class Stack:\n"
+        "    first: object\n"
+        "    second: object\n\n"
+        "    def __call__(self, t):\n"
+        "        return self.second.apply(self.first(t))\n\n\n"
+        "def run_module(m, t):\n"
+        "    return m(t) * 0.5\n",
+        ("struct", "struct_method"),
+    ),
     "pair_swap": (
         "def pair_swap(a, b):\n    a, b = b, a\n    return a * 0.5 + b, b\n",
         ("swap", "helper_multi"),
@@ -748,6 +779,7 @@ class Gen:
             (0.4, self.st_tree),
             (0.4, self.st_method),
             (0.4, self.st_struct),
+            (0.4, self.st_struct_method),
             (0.4, self.st_receiver),
             (0.4 if not nested else 0, self.st_tuple_capture),
             (0.5 if sc.ret else 0, self.st_early_return),
@@ -1702,6 +1734,37 @@ class Gen:
             made = self.pick([f"Box({w})", f"Box({w}, s={self.E(S, sc, 1)})"])
             lines = [f"{obj} = {made}", f"{res} = {obj}.w * {obj}.s"]
         sc.vars[res] = ka
+        return lines
+
+    def st_struct_method(self, sc):
+        """A struct with methods made of differentiable values and called: ``m(t)``,
+        ``m.apply(t)``, ``m.scaled(c)(t)``, a struct of structs, a list of them in a loop, one
+        handed to a helper."""
+        self.lib("module")
+        kt = self.any_kind()
+        w = self.E(self.pick([S, kt]) if kt == V else S, sc, 2)
+        obj, res = self.fresh("m"), self.new_name(kt)
+        t = self.E(kt, sc, 2)
+        form = self.r.randrange(6)
+        if form == 0:
+            made = self.pick([f"Scale({w})", f"Scale({w}, b={self.E(S, sc, 1)})"])
+            lines = [f"{obj} = {made}", f"{res} = {obj}({t})"]
+        elif form == 1:
+            lines = [f"{obj} = Gate({w}, {self.E(S, sc, 1)})", f"{res} = {obj}.apply({t})"]
+        elif form == 2:
+            c = self.E(S, sc, 1)
+            lines = [f"{obj} = Scale({w})", f"{res} = {obj}.scaled({c})({t})"]
+        elif form == 3:
+            made = f"Stack(Scale({w}), Gate({self.E(S, sc, 1)}, {self.const()}))"
+            lines = [f"{obj} = {made}", f"{res} = {obj}({t})"]
+        elif form == 4:
+            item = self.fresh("layer")
+            layers = f"[Scale({w}), Scale({self.E(S, sc, 1)}, b={self.const()})]"
+            lines = [f"{res} = {t}", f"for {item} in {layers}:", f"    {res} = {item}({res})"]
+        else:
+            made = self.pick([f"Scale({w})", f"Stack(Scale({w}), Gate({self.const()}, {w}))"])
+            lines = [f"{obj} = {made}", f"{res} = run_module({obj}, {t})"]
+        sc.vars[res] = kt
         return lines
 
     def st_tuple_capture(self, sc):
