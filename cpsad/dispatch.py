@@ -51,6 +51,7 @@ from cpsad.runtime import (
     field_key,
     field_tangent,
     item_adjoint,
+    struct_of,
     struct_parts,
     tangent_or_zeros,
     tangent_zeros,
@@ -60,7 +61,7 @@ from cpsad.runtime import (
 from cpsad.transforms import aliasing, hints
 from cpsad.transforms.context import Default
 from cpsad.transforms.errors import TransformError, call_mismatch
-from cpsad.transforms.resolve import builtin_method_rule, user_method
+from cpsad.transforms.resolve import builtin_method_rule, struct_fields, user_method
 
 # --------------------------------------------------------------------------- reverse mode
 #
@@ -146,6 +147,9 @@ def _dispatch(f, k, args, kwargs):
     if op is not None:  # cpsad.grad(h) itself, as a value
         k(_operator(f, args, kwargs))
         return tuple(zeros_like(a) for a in args), None
+    fields = struct_fields(f) if isinstance(f, type) else None
+    if fields is not None:  # a struct's class called through a value (`cls(...)`, `type(p)(...)`)
+        return _struct_made(f, fields, k, args, kwargs)
     method = user_method(CONTEXT, f)
     if method is not None:  # a bound method, or an object with __call__: the object goes first
         receiver = getattr(f, "__self__", f)
@@ -247,6 +251,26 @@ class FieldCall:
 
     def __repr__(self):
         return f"FieldCall({self.name!r})"
+
+
+def _struct_by_field(cls, fields, args, kwargs):
+    """The call ``cls(*args, **kwargs)`` of a struct's class (``struct_fields``) as what
+    ``struct_of`` takes: the values, and the fields they go to (Python's ``TypeError`` for a call
+    that does not bind)."""
+    names = (*fields[: len(args)], *kwargs)
+    if len(args) > len(fields) or len(set(names)) != len(names) or not set(names) <= set(fields):
+        cls(*args, **kwargs)  # (raises, as Python does)
+    return (*args, *kwargs.values()), names
+
+
+def _struct_made(cls, fields, k, args, kwargs):
+    """``cls(*args, **kwargs)`` in continuation-passing style, ``cls`` a namedtuple or a dataclass
+    whose ``__init__`` only stores its arguments: ``struct_of``'s rule, each value's adjoint its
+    field's."""
+    values, names = _struct_by_field(cls, fields, args, kwargs)
+    _, adjoint, _ = _primitive(core.lookup(struct_of), struct_of, k, (cls, values, names), {})
+    entries = [item_adjoint(adjoint, i, v) for i, v in enumerate(values)]
+    return tuple(entries[: len(args)]), dict(zip(kwargs, entries[len(args) :]))
 
 
 def check_callee(f) -> None:
@@ -700,6 +724,12 @@ def _call_jvp(f, tangents, kw_tangents, args, kwargs):
     if core.is_nondiff(f) or f in (int, bool, str):
         ans = f(*args, **kwargs)
         return ans, tangent_zeros(ans)
+    fields = struct_fields(f) if isinstance(f, type) else None
+    if fields is not None:  # a struct's class called through a value: ``struct_of``'s rule
+        values, names = _struct_by_field(f, fields, args, kwargs)
+        t_values = (*tangents, *((kw_tangents or {}).get(n) for n in kwargs))
+        rule = core.lookup(struct_of)
+        return _primitive_jvp(rule, struct_of, (None, t_values, None), (f, values, names), {})
     method = user_method(CONTEXT, f)
     if method is not None:  # the object is data: it has no tangent
         receiver = getattr(f, "__self__", f)

@@ -393,6 +393,10 @@ def tangent_add(a, b):
         if isinstance(a, list):
             return items
         return type(a)(*items) if hasattr(a, "_fields") else tuple(items)
+    parts = struct_parts(a) if type(a) is type(b) else None
+    if parts is not None:  # two tangents of a dataclass or a registered pytree: field by field
+        keys, children, rebuild = parts
+        return rebuild([tangent_add(x, y) for x, y in zip(children, struct_parts(b)[1])])
     return a + b
 
 
@@ -1658,6 +1662,72 @@ def struct_adjoint_t(h, obj, names):
         if v is not None:
             out[field_key(obj, n)] = v
     return out
+
+
+def first_extreme(keys, largest):
+    """The index of the first largest (or smallest) of ``keys``: the item ``max(xs, key=f)``
+    (``min``) picks, with no derivative."""
+    return (max if largest else min)(range(len(keys)), key=keys.__getitem__)
+
+
+def max_keyed(iterable, key):
+    """``max(xs, key=f)`` (Resolve writes it so, and transforms this function like yours): the
+    item whose key is the largest -- the first of equal ones -- carrying its own adjoint (``key``
+    called once an item, as Python calls it)."""
+    items = list(iterable)
+    return items[first_extreme([key(item) for item in items], True)]
+
+
+def min_keyed(iterable, key):
+    """``min(xs, key=f)``: as ``max_keyed``, the smallest."""
+    items = list(iterable)
+    return items[first_extreme([key(item) for item in items], False)]
+
+
+def struct_replaced(obj, values, names):
+    """``dataclasses.replace(obj, w=a)`` and a namedtuple's ``obj._replace(w=a)`` as emitted code
+    runs them (Resolve writes both as ``struct_replaced(obj, (a,), ("w",))``): a struct like
+    ``obj`` whose fields ``names`` hold ``values``, its others ``obj``'s."""
+    changes = dict(zip(names, values))
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return obj._replace(**changes)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **changes)
+    return obj._replace(**changes)  # (what Python would run: another class's own _replace)
+
+
+def fields_without(c, obj, names):
+    """The adjoint of the struct ``struct_replaced`` was given, from the adjoint ``c`` of the
+    struct it made: ``c`` without the fields it replaced (their values were not ``obj``'s).
+    Linear in ``c``, and its own transpose."""
+    if not isinstance(c, dict):  # (None, or a zero: no field has an adjoint)
+        return c
+    drop = {field_key(obj, n) for n in names}
+    return Sparse({k: v for k, v in c.items() if k not in drop})
+
+
+def fields_zeroed(t, obj, names):
+    """The tangent of ``struct_replaced``'s result from the tangent ``t`` of ``obj`` (a struct
+    like it): ``t`` with the fields it replaced zero. Linear in ``t``."""
+    if t is None:
+        return None
+    zeros = [tangent_or_zeros(None, getattr(obj, n)) for n in names]
+    if isinstance(t, tuple) and not hasattr(t, "_fields"):  # (a namedtuple's, as a plain tuple)
+        out = list(t)
+        for n, z in zip(names, zeros):
+            out[obj._fields.index(n)] = z
+        return tuple(out)
+    return struct_replaced(t, zeros, names)
+
+
+def replaced_tangent(t, like, names):
+    """The tangent of ``struct_replaced``'s result ``like`` from the tangent ``t`` of its values:
+    a struct like it holding ``t``'s entries in the fields ``names``, zeros in the others.
+    Linear in ``t``; its transpose is ``struct_adjoint``."""
+    given = {n: item_adjoint(t, i, None) for i, n in enumerate(names)}
+    fields = list(like._fields) if isinstance(like, tuple) else struct_parts(like)[0]
+    values = [tangent_or_zeros(given.get(f), getattr(like, f)) for f in fields]
+    return struct_replaced(like, values, fields)
 
 
 def struct_tangent(v, cls, values, names):

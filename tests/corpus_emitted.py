@@ -1515,6 +1515,74 @@ case(
     autograd=HELPER,
 )
 
+# (`dataclasses.replace(p, w=a)`, `p._replace(w=a)`: struct_replaced and the helpers of its rules)
+from cpsad.runtime import (  # noqa: E402
+    fields_without,
+    fields_zeroed,
+    replaced_tangent,
+    struct_replaced,
+)
+
+
+def struct_replaced_(obj, values, names):
+    return struct_replaced(obj, values, names)
+
+
+def fields_without_(c, obj, names):
+    return fields_without(c, obj, names)
+
+
+def fields_zeroed_(v, obj, names):
+    return fields_zeroed(v, obj, names)
+
+
+def replaced_tangent_(v, like, names):
+    return replaced_tangent(v, like, names)
+
+
+case(
+    struct_replaced_,
+    struct_replaced,
+    FieldPair(u(3), u(2)),
+    (u(2),),
+    ("b",),
+    wrt=(0, 1),
+    autograd=HELPER,
+)
+case(
+    struct_replaced_,
+    struct_replaced,
+    FieldPair(u(3), u(2)),
+    (u(2), u(3)),
+    ("b", "w"),
+    wrt=(0, 1),
+    autograd=HELPER,
+)
+case(
+    fields_without_,
+    fields_without,
+    Sparse({0: u(3), 1: u(2)}),
+    FieldPair(u(3), u(2)),
+    ("w",),
+    autograd=HELPER,
+)
+case(
+    fields_zeroed_,
+    fields_zeroed,
+    FieldPair(u(3), u(2)),
+    FieldPair(u(3), u(2)),
+    ("b",),
+    autograd=HELPER,
+)
+case(
+    replaced_tangent_,
+    replaced_tangent,
+    (u(3),),
+    FieldPair(u(3), u(2)),
+    ("w",),
+    autograd=HELPER,
+)
+
 
 # --------------------------------------------------------------------------- zip(*rows)
 from cpsad.runtime import swap_entries, zipped  # noqa: E402

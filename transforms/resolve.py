@@ -201,6 +201,8 @@ def resolve_call(unit: Unit, node, scopes: list, deps: dict, notes: list) -> Non
         anno.setanno(func, anno.CALLEE_KIND, "local")
     elif isinstance(func, A.Attribute):
         anno.setanno(func, anno.CALLEE_KIND, "method")
+        if func.attr == "_replace" and not node.args:  # a namedtuple's functional update
+            replace_call(unit, node, func.value)
     else:
         anno.setanno(func, anno.CALLEE_KIND, "dynamic")
 
@@ -328,6 +330,43 @@ def struct_call(unit: Unit, node, cls) -> bool:
     return True
 
 
+def keyed_call(unit: Unit, node, obj) -> bool:
+    """``max(xs, key=f)``, ``min(a, b, key=f)``: a call of the runtime's ``max_keyed(xs, f)``
+    (``min_keyed``) -- the item picked, carrying its own adjoint -- transformed like a function
+    of yours. (With ``default=``: left to the rule, which refuses it.)"""
+    if [k.arg for k in node.keywords] != ["key"] or not node.args:
+        return False
+    if any(isinstance(a, A.Starred) for a in node.args):
+        return False
+    fn = unit.ctx.runtime("max_keyed" if obj is max else "min_keyed")
+    items = node.args[0] if len(node.args) == 1 else A.Tuple(elts=node.args, ctx=A.Load())
+    func = A.copy_location(A.name(unit.inject(fn, fn.__name__)), node.func)
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, "user")
+    node.args = [A.copy_location(items, node), node.keywords[0].value]
+    node.keywords = []
+    node.func = func
+    return True
+
+
+def replace_call(unit: Unit, node, obj) -> bool:
+    """``dataclasses.replace(p, w=a)`` and ``p._replace(w=a)`` (a namedtuple's; ``obj`` is ``p``),
+    the fields by keyword: ``struct_replaced(p, (a,), ("w",))``, a call of the runtime's
+    function with a rule -- each value's adjoint is its field's, ``p``'s the others'."""
+    names = [k.arg for k in node.keywords]
+    if not names or None in names or len(set(names)) != len(names):
+        return False  # (nothing replaced, `**changes`, or Python's TypeError when it runs)
+    fn = unit.ctx.runtime("struct_replaced")
+    func = A.copy_location(A.name(unit.inject(fn, "struct_replaced")), node.func)
+    anno.setanno(func, anno.CALLEE, fn)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(fn))
+    values = A.copy_location(A.Tuple(elts=[k.value for k in node.keywords], ctx=A.Load()), node)
+    node.args = [obj, values, A.copy_location(A.const(tuple(names)), node)]
+    node.keywords = []
+    node.func = func
+    return True
+
+
 def struct_fields(cls) -> list | None:
     """The fields a call of the class ``cls`` fills, in order, if it is a namedtuple or a
     dataclass whose ``__init__`` is the one ``dataclasses`` wrote (no ``__post_init__``, no
@@ -411,7 +450,11 @@ def known_call(unit: Unit, node, obj) -> None:
     """A call of ``obj`` (a global ``annotate_global_call`` found) that is "unknown" as a
     function: a composite's, a struct's constructor, or a method of an object of yours -- the
     call rewritten so that it is differentiated as such (where it is one of them)."""
-    if obj is not _UNRESOLVED and anno.getanno(node.func, anno.CALLEE_KIND) == "unknown":
+    if obj is dataclasses.replace and len(node.args) == 1:
+        replace_call(unit, node, node.args[0])
+    elif (obj is max or obj is min) and any(k.arg == "key" for k in node.keywords):
+        keyed_call(unit, node, obj)
+    elif obj is not _UNRESOLVED and anno.getanno(node.func, anno.CALLEE_KIND) == "unknown":
         if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
             _method_of_object(unit, node, obj)
 

@@ -32,14 +32,19 @@ from cpsad.runtime import (
     field_container_tangent,
     field_key,
     field_tangent,
+    fields_without,
+    fields_zeroed,
+    first_extreme,
     foreign,
     getitem_adjoint,
     is_field,
     item_adjoint,
+    replaced_tangent,
     rows_of,
     struct_adjoint,
     struct_adjoint_t,
     struct_of,
+    struct_replaced,
     struct_tangent,
     swap_entries,
     tangent_zeros,
@@ -169,6 +174,9 @@ def sorted_builtin(iterable, /, *, key=None, reverse=False):
 
 
 defcomposite(sorted, sorted_builtin)
+
+
+defnondiff(first_extreme)  # (``max(xs, key=f)``: ``runtime.max_keyed``)
 
 
 def get_method(g, ans, x, key, default=None):
@@ -374,6 +382,77 @@ def struct_tangent_v_jvp(t, ans, v, cls, values, names):
 
 
 defjvp(struct_tangent, struct_tangent_v_jvp, None, None, None)
+
+
+# ``dataclasses.replace(p, w=a)`` and ``p._replace(w=a)`` (Resolve writes both as
+# ``struct_replaced(p, (a,), ("w",))``): the values' adjoints are their fields' (as
+# ``struct_of``'s), ``p``'s is the rest. The helpers are linear in their first argument:
+# ``fields_without`` its own transpose, ``fields_zeroed`` and ``replaced_tangent`` those of
+# ``fields_without`` and ``struct_adjoint``.
+
+
+def struct_replaced_obj(g, ans, obj, values, names):
+    return fields_without(g, obj, names)
+
+
+def struct_replaced_values(g, ans, obj, values, names):
+    return struct_adjoint(g, ans, names)
+
+
+defvjp(struct_replaced, struct_replaced_obj, struct_replaced_values, DISCRETE)
+
+
+def struct_replaced_obj_jvp(t, ans, obj, values, names):
+    return fields_zeroed(t, obj, names)
+
+
+def struct_replaced_values_jvp(t, ans, obj, values, names):
+    return replaced_tangent(t, ans, names)
+
+
+defjvp(struct_replaced, struct_replaced_obj_jvp, struct_replaced_values_jvp, None)
+
+
+def fields_without_c(g, ans, c, obj, names):
+    return fields_without(g, obj, names)
+
+
+defvjp(fields_without, fields_without_c, DISCRETE, DISCRETE)
+
+
+def fields_without_c_jvp(t, ans, c, obj, names):
+    return fields_without(t, obj, names)
+
+
+defjvp(fields_without, fields_without_c_jvp, None, None)
+
+
+def fields_zeroed_t(g, ans, t, obj, names):
+    return fields_without(g, obj, names)
+
+
+defvjp(fields_zeroed, fields_zeroed_t, DISCRETE, DISCRETE)
+
+
+def fields_zeroed_t_jvp(t_dot, ans, t, obj, names):
+    return fields_zeroed(t_dot, obj, names)
+
+
+defjvp(fields_zeroed, fields_zeroed_t_jvp, None, None)
+
+
+def replaced_tangent_t(g, ans, t, like, names):
+    return struct_adjoint(g, like, names)
+
+
+defvjp(replaced_tangent, replaced_tangent_t, DISCRETE, DISCRETE)
+
+
+def replaced_tangent_t_jvp(t_dot, ans, t, like, names):
+    return replaced_tangent(t_dot, like, names)
+
+
+defjvp(replaced_tangent, replaced_tangent_t_jvp, None, None)
 
 
 # The helpers the field's rules call, differentiated again (second order): each linear in its
