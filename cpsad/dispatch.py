@@ -110,8 +110,11 @@ def _dispatch(f, k, args, kwargs):
     if type(f) is FieldCall:  # obj.name(*args): the field's adjoint is obj's
         obj = args[0]
         inner = getattr(obj, f.name)
-        positional, keywords = _dispatch(callee_function(inner), k, (inner, *args[1:]), kwargs)
-        return (field_adjoint(positional[0], obj, f.name), *positional[1:]), keywords
+        fn = callee_function(inner)
+        positional, keywords = _dispatch(fn, k, (inner, *args[1:]), kwargs)
+        # (a function held in the field, called as it is: no adjoint for the field)
+        adjoint = Sparse() if type(fn) is AsIs else field_adjoint(positional[0], obj, f.name)
+        return (adjoint, *positional[1:]), keywords
     if isinstance(f, Closure):  # its backpropagator differentiates every parameter
         if isinstance(f.bp, Closure):
             raise _for_its_value_alone(f)

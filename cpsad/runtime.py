@@ -1590,8 +1590,16 @@ def field_key(obj, name: str):
             for k, c in zip(keys, children):
                 if c is value:
                     return k
+    cls = type(obj).__name__
+    if isinstance(getattr(type(obj), name, None), property):
+        raise TypeError(
+            f"the property `.{name}` of a differentiable `{cls}` has no derivative: its getter "
+            "runs with the object as data. Write it as a method, called as "
+            f"`obj.{name}()` -- cpsad differentiates a struct's methods with respect to its "
+            "fields"
+        )
     raise TypeError(
-        f"the attribute `.{name}` of a differentiable value of type {type(obj).__name__} has no "
+        f"the attribute `.{name}` of a differentiable value of type {cls} has no "
         "derivative: cpsad differentiates the fields of namedtuples, dataclasses and classes "
         "registered with cpsad.register_pytree (for a registered class, the attribute must be "
         "one of the children its flatten returns)"

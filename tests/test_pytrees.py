@@ -505,3 +505,84 @@ def test_a_replaced_struct_argument_gets_its_other_fields_gradient():
     np.testing.assert_allclose(g.w, expected["w"], rtol=1e-6)
     _, t = cpsad.jvp(f, (p, X), (Updated(np.ones(3), 1.0), None))
     assert t == pytest.approx(np.sum(expected["w"]), rel=1e-6)
+
+
+@dataclasses.dataclass
+class WithProperty:
+    w: np.ndarray
+
+    @property
+    def norm(self):
+        return np.sum(self.w**2)
+
+
+def test_a_property_of_a_differentiated_struct_is_refused_when_it_runs():
+    """Its getter runs with the object as data: the derivative through it would be lost, so it
+    is refused -- with a message that says to write it as a method (which is differentiated),
+    not that the class is no dataclass (it said so)."""
+
+    def f(w):
+        return WithProperty(w).norm * 2.0
+
+    for run in (lambda: cpsad.grad(f)(W), lambda: cpsad.jvp(f, (W,), (W,))):
+        with pytest.raises(TypeError, match=r"the property `\.norm` of a differentiable"):
+            run()
+
+
+# ------------------------------------------------------------ a model of layers, PyTorch style
+
+
+@dataclasses.dataclass
+class Dense:
+    W: np.ndarray
+    b: np.ndarray
+    act: object = np.tanh  # a function held in a field: called as it is, no gradient
+
+    def __call__(self, x):
+        return self.act(x @ self.W + self.b)
+
+
+@dataclasses.dataclass
+class Model:
+    layers: list
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def loss(self, x, y):
+        return np.mean((self(x) - y) ** 2)
+
+
+def model_of(W, b):
+    return Model([Dense(W, b), Dense(W.T * 0.5, b[::-1], act=np.sin)])
+
+
+def model_loss(W, b, x):
+    return model_of(W, b).loss(x, 0.5)
+
+
+def test_a_model_of_layers():
+    """A model holding a list of layers, each a dataclass with ``__call__`` applying a function
+    held in a field: made in the function (both modes, the second order), and given as the
+    argument -- its gradient a ``Model`` of ``Dense``, each holding the gradient of its
+    arrays (the sum of both layers' parts of ``W``'s and ``b``'s gradients), ``None`` for the
+    function."""
+    from tests.faithful import assert_faithful
+
+    rng = np.random.default_rng(11)
+    Wm, bm, x = rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=(4, 3))
+    assert_faithful(model_loss, Wm, bm, x)
+    v = rng.normal(size=(3, 3))
+    fd = (
+        cpsad.grad(model_loss)(Wm + 1e-5 * v, bm, x) - cpsad.grad(model_loss)(Wm - 1e-5 * v, bm, x)
+    ) / 2e-5
+    hv = cpsad.grad(lambda W: np.sum(cpsad.grad(model_loss)(W, bm, x) * v))(Wm)
+    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-8)
+    g = cpsad.grad(lambda m: m.loss(x, 0.5))(model_of(Wm, bm))
+    assert type(g) is Model and all(type(d) is Dense for d in g.layers)
+    assert g.layers[0].act is None and g.layers[1].act is None
+    gW, gb = cpsad.grad(model_loss, argnums=(0, 1))(Wm, bm, x)
+    np.testing.assert_allclose(g.layers[0].W + g.layers[1].W.T * 0.5, gW, rtol=1e-10)
+    np.testing.assert_allclose(g.layers[0].b + g.layers[1].b[::-1], gb, rtol=1e-10)

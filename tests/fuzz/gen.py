@@ -158,8 +158,9 @@ LIBRARY = {
         ("struct", "attribute_fields"),
     ),
     # structs with methods, made of differentiable values and called (PyTorch's modules' style,
-    # Equinox's): ``__call__`` calling another method, a method making a new struct, a
-    # NamedTuple's method, a struct holding others and calling them as ``self.first(t)``
+    # Equinox's): ``__call__`` calling another method, methods making a new struct
+    # (``dataclasses.replace``, ``type(self)(...)``, ``_replace``), a NamedTuple's method, a
+    # struct holding others and calling them as ``self.first(t)``
     "module": (
         "import dataclasses\n"
         "import typing\n\n\n"
@@ -172,18 +173,22 @@ LIBRARY = {
         "    def shift(self, t):\n"
         "        return t * 0.5\n\n"
         "    def scaled(self, c):\n"
-        "        return Scale(self.w * c, self.b)\n\n\n"
+        "        return dataclasses.replace(self, w=self.w * c).shifted(0.1)\n\n"
+        "    def shifted(self, d):\n"
+        "        return type(self)(self.w, self.b + d)\n\n\n"
         "class Gate(typing.NamedTuple):\n"
         "    a: object\n"
         "    c: object\n\n"
         "    def apply(self, t):\n"
-        "        return self.a * t + np.sin(self.c * t)\n\n\n"
+        "        return self.a * t + np.sin(self.c * t)\n\n"
+        "    def flipped(self):\n"
+        "        return self._replace(a=-self.a)\n\n\n"
         "@dataclasses.dataclass\n"
         "class Stack:\n"
         "    first: object\n"
         "    second: object\n\n"
         "    def __call__(self, t):\n"
-        "        return self.second.apply(self.first(t))\n\n\n"
+        "        return self.second.flipped().apply(self.first(t))\n\n\n"
         "def run_module(m, t):\n"
         "    return m(t) * 0.5\n",
         ("struct", "struct_method"),
