@@ -6,6 +6,9 @@ The tangent of a sequence is the same sequence of its entries' tangents (an arra
 
 from __future__ import annotations
 
+import math
+import statistics
+
 import numpy as np
 
 from cpsad.rules.core import (
@@ -82,6 +85,57 @@ def sum_builtin_start_jvp(t, ans, iterable, start=0):
 
 
 defjvp(sum, sum_builtin_jvp, sum_builtin_start_jvp)
+
+
+def fsum_seq(g, ans, seq):
+    """``math.fsum(xs)``: each entry gets the adjoint of the total (as ``sum``'s; the value is
+    fsum's own, exactly rounded)."""
+    return spread(g, seq)
+
+
+defvjp(math.fsum, fsum_seq)
+
+
+def fsum_seq_jvp(t, ans, seq):
+    return math.fsum(t)
+
+
+defjvp(math.fsum, fsum_seq_jvp)
+
+
+def mean_data(g, ans, data):
+    """``statistics.mean(xs)`` (``fmean``): each entry gets the adjoint of the mean over their
+    number (the value is the function's own)."""
+    return spread(g / len(data), data)
+
+
+def mean_data_jvp(t, ans, data):
+    return math.fsum(t) / len(data)
+
+
+defvjp(statistics.mean, mean_data)
+defjvp(statistics.mean, mean_data_jvp)
+
+
+def fmean_data(g, ans, data, weights=None):
+    """``statistics.fmean(xs, weights)``: each entry's adjoint is the mean's times its weight
+    over the weights' total (``1 / n`` without weights)."""
+    if weights is None:
+        return spread(g / len(data), data)
+    total = math.fsum(weights)
+    if isinstance(data, np.ndarray):
+        return g * np.asarray(weights, dtype=float) / total + zeros_like(data)
+    return Sparse({i: g * w / total for i, w in enumerate(weights)})
+
+
+def fmean_data_jvp(t, ans, data, weights=None):
+    if weights is None:
+        return math.fsum(t) / len(data)
+    return math.fsum(w * v for w, v in zip(weights, t)) / math.fsum(weights)
+
+
+defvjp(statistics.fmean, fmean_data, None)
+defjvp(statistics.fmean, fmean_data_jvp, None)
 
 
 def max_builtin(g, ans, *items):
