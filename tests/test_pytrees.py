@@ -70,7 +70,7 @@ def _with(p, name, value):
         return p._replace(**{name: value})
     if dataclasses.is_dataclass(p):
         return dataclasses.replace(p, **{name: value})
-    return Affine(**{**vars(p), name: value})
+    return type(p)(**{**vars(p), name: value})  # (a registered class of the fields' names)
 
 
 @pytest.mark.parametrize(
@@ -314,34 +314,12 @@ def _run_layer(layer, v):
     return layer.apply(v, -1.0)
 
 
-def _layer_with(p, name, value):
-    if isinstance(p, tuple):
-        return p._replace(**{name: value})
-    if dataclasses.is_dataclass(p):
-        return dataclasses.replace(p, **{name: value})
-    return PlainLayer(**{**vars(p), name: value})
-
-
 LAYERS = [TypedLayer(W, B), DataLayer(W, B), FrozenLayer(W, B), PlainLayer(W, B)]
 LAYER_IDS = ["namedtuple", "dataclass", "frozen", "registered"]
 
 
 def _numeric_layer(f, p):
-    out = {}
-    for name in ("w", "b"):
-        v, eps = getattr(p, name), 1e-6
-        if isinstance(v, np.ndarray):
-            g = np.zeros_like(v)
-            for i in range(v.size):
-                e = np.zeros_like(v)
-                e[i] = eps
-                up, dn = f(_layer_with(p, name, v + e)), f(_layer_with(p, name, v - e))
-                g[i] = (up - dn) / (2 * eps)
-            out[name] = g
-        else:
-            up, dn = f(_layer_with(p, name, v + eps)), f(_layer_with(p, name, v - eps))
-            out[name] = (up - dn) / (2 * eps)
-    return out
+    return numeric(f, p, ("w", "b"))
 
 
 @pytest.mark.parametrize("f", [by_call, by_method, by_layers, by_a_helper])
@@ -354,7 +332,7 @@ def test_a_method_of_a_differentiated_struct(p, f):
     expected = _numeric_layer(lambda q: f(q, X), p)
     np.testing.assert_allclose(g.w, expected["w"], rtol=1e-6, atol=1e-9)
     assert g.b == pytest.approx(expected["b"], rel=1e-6)
-    t = _layer_with(_layer_with(p, "w", RNG.normal(size=3)), "b", 0.7)
+    t = _with(_with(p, "w", RNG.normal(size=3)), "b", 0.7)
     _, got = cpsad.jvp(f, (p, X), (t, None))
     assert got == pytest.approx(np.dot(expected["w"], t.w) + expected["b"] * t.b, rel=1e-6)
     gx = cpsad.grad(f, argnums=1)(p, X)
