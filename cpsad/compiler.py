@@ -52,6 +52,7 @@ from cpsad.transforms.resolve import yours
 from cpsad.transforms.shapes import shapes_key
 from cpsad.transforms.unit import (
     ARRAY,
+    CALLABLES,
     FIELDS,
     NPSCALAR,
     NUMBER,
@@ -390,17 +391,26 @@ def shapes_of(code, args, kwargs) -> tuple:
 def _kinds_of(code, args, kwargs) -> tuple:
     names = code.co_varnames
     out = {}
-    fields, opaque = [], []
+    fields, opaque, callables = [], [], []
     for name, value in [*zip(names[: code.co_argcount], args), *kwargs.items()]:
         out[name] = _kind(value)
         fields += [f"{name}.{f}" for f in _metadata_fields(value)]
         if OTHER in out[name] and _opaque(value):
             opaque.append(name)
+        elif OTHER in out[name] and callable(value) and not _struct_value(value):
+            callables.append(name)
     if fields:
         out[FIELDS] = frozenset(fields)
     if opaque:
         out[OPAQUE] = frozenset(opaque)
+    if callables:
+        out[CALLABLES] = frozenset(callables)
     return kinds_key(out)
+
+
+def _struct_value(value) -> bool:
+    """A dataclass or a registered pytree (a namedtuple is a sequence)."""
+    return struct_parts(value) is not None
 
 
 def _opaque(value) -> bool:

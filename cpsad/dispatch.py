@@ -191,6 +191,16 @@ class AsIs:
         return f"AsIs({self.callee!r})"
 
 
+def is_as_is(f) -> bool:
+    """Is ``f`` an ``AsIs``? (Resolve's ``through_call``, at the next order.)"""
+    return type(f) is AsIs
+
+
+def callee_of(f):
+    """The callee an ``AsIs`` runs."""
+    return f.callee
+
+
 def callee_function(f):
     """``f(*args)``, where ``f`` itself is differentiated, as ``callee_function(f)(f, *args)``
     (Shift/Reset's ``through_callee``): for a struct of yours (a dataclass, a namedtuple, a
@@ -1186,7 +1196,15 @@ def _later_4(f):
 _LATER = [_later_0, _later_1, _later_2, _later_3, _later_4]
 _MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(f), make): _made
 core.defnondiff(
-    bp_of, bp_of_spread, bp_later, Closure, check_callee, callee_function, method_function
+    bp_of,
+    bp_of_spread,
+    bp_later,
+    Closure,
+    check_callee,
+    callee_function,
+    method_function,
+    is_as_is,
+    callee_of,
 )
 
 
@@ -1206,5 +1224,7 @@ CONTEXT.helpers.update(
         "check_callee": check_callee,
         "callee_function": callee_function,
         "method_function": method_function,
+        "is_as_is": is_as_is,
+        "callee_of": callee_of,
     }
 )

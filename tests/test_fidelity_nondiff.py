@@ -276,6 +276,8 @@ FUNCTIONS_OF_FUNCTIONS = {
     dispatch.check_callee,
     dispatch.callee_function,
     dispatch.method_function,
+    dispatch.is_as_is,
+    dispatch.callee_of,
 }
 
 

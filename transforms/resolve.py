@@ -106,7 +106,7 @@ class Resolve:
             calls = _SubscriptCalls(self, is_global)
             fdef.body = [calls.visit(st) for st in fdef.body]
         if getattr(self.unit, "emitted", False):
-            dispatch = _NextOrderCalls(self.unit, is_global)
+            dispatch = _NextOrderCalls(self.unit, is_global, _through_names(self.unit, fdef))
             fdef.body = [dispatch.visit(st) for st in fdef.body]
         stack = list(fdef.body)
         while stack:
@@ -211,15 +211,68 @@ class _NextOrderCalls(A.NodeTransformer):
     """The runtime dispatch's calls in one function's own scope of emitted code transformed
     again, as calls of the function the dispatch would run (``next_order_call``)."""
 
-    def __init__(self, unit: Unit, is_global):
-        self.unit, self.is_global = unit, is_global
+    def __init__(self, unit: Unit, is_global, through=frozenset()):
+        self.unit, self.is_global, self.through = unit, is_global, through
 
     def visit_FunctionDef(self, node):
         return node  # its own scope: in its turn
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        return next_order_call(self.unit, node, self.is_global) or node
+        through = through_call(self.unit, node, self.is_global, self.through)
+        return through or next_order_call(self.unit, node, self.is_global) or node
+
+
+def _through_names(unit: Unit, fdef) -> set[str]:
+    """The names ``fdef``'s own scope binds to ``callee_function(f)`` or ``method_function(obj,
+    m)`` (Shift/Reset's call of a differentiated function value, or of a method of a
+    differentiated object)."""
+    finders = (unit.ctx.runtime("callee_function"), unit.ctx.runtime("method_function"))
+    out = set()
+    for node in own_nodes(fdef):
+        if not (
+            isinstance(node, A.Assign)
+            and isinstance(node.targets[0], A.Name)
+            and isinstance(node.value, A.Call)
+            and isinstance(node.value.func, A.Name)
+        ):
+            continue
+        found, obj = unit.lookup(node.value.func.id)
+        if found and any(obj is f for f in finders):
+            out.add(node.targets[0].id)
+    return out
+
+
+def through_call(unit: Unit, node, is_global, through):
+    """``call_bp(f_fn, k, f, x)`` with ``f_fn`` one of ``through`` (``callee_function(f)``), in
+    emitted code transformed again: where ``f_fn`` turns out to run ``f`` as it is (``AsIs``:
+    ``f`` a closure, a function), ``(zeros_like(f),) + <call_bp(f, k, x) of the next order>``
+    -- the callee's own backpropagator, as before Shift/Reset made the call so -- else the
+    call of ``f_fn``'s (a struct's method). (A wrapper made by ``bp_of`` for ``AsIs`` would be a
+    new function, transformed anew, for each closure: each run.) None if it is no such call."""
+    func = node.func
+    if not (isinstance(func, A.Name) and is_global(func.id) and len(node.args) >= 4):
+        return None
+    f, k, first, *rest = node.args
+    if not (isinstance(f, A.Name) and f.id in through) or node.keywords:
+        return None
+    if not all(_repeatable(a) and not isinstance(a, A.Starred) for a in [first, *rest]):
+        return None
+    found, obj = unit.lookup(func.id)
+    if not found or obj is not unit.ctx.runtime("call_bp"):
+        return None
+    callee = A.Call(func=_helper(unit, "callee_of", func), args=[A.deepcopy(f)], keywords=[])
+    args = [A.deepcopy(a) for a in rest]
+    plain = A.Call(func=A.deepcopy(func), args=[callee, A.deepcopy(k), *args], keywords=[])
+    plain = next_order_call(unit, A.copy_location(plain, node), is_global)
+    full = next_order_call(unit, node, is_global)
+    if plain is None or full is None:
+        return None
+    zero = A.Call(func=_helper(unit, "zeros_like", func), args=[A.deepcopy(first)], keywords=[])
+    head = A.Tuple(elts=[zero], ctx=A.Load())
+    test = A.Call(func=_helper(unit, "is_as_is", func), args=[A.deepcopy(f)], keywords=[])
+    body = A.BinOp(left=head, op=A.Add(), right=plain)
+    return A.copy_location(A.IfExp(test=test, body=body, orelse=full), node)
 
 
 def next_order_call(unit: Unit, node, is_global):

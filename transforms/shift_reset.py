@@ -41,6 +41,7 @@ from .resolve import yours
 from .templates import instantiate, parameters
 from .unit import (
     ARRAY,
+    CALLABLES,
     FIELDS,
     NOT_NUMERIC,
     NPSCALAR,
@@ -258,7 +259,7 @@ class ShiftReset:
         callee_function(f)`` (``through_callee``): ``f`` gets an adjoint too, its fields' where it
         is an object of yours with ``__call__``.
         """
-        if getattr(self.unit, "emitted", False):  # (its function values are its own closures)
+        if plain_callee(self.unit, self.key, value):
             body, info = self._dynamic_shift(s, target, value)
             return callee_check(self.unit, value, self.active, self.functions) + body, info
         before, value = through_callee(self.unit, value, self.active, self.functions)
@@ -799,6 +800,7 @@ class ShiftReset:
                     known[p] = frozenset({NUMBER})
             kinds = kinds_key(known) + held_by_caller(value, bound.arguments)
             kinds += self.struct_fields_of(bound.arguments)
+            kinds += callables_key(unit, self.key, self.functions, bound.arguments)
             kinds += shapes.callee_key(
                 {
                     p: self.shapes.get(v.id)
@@ -1360,6 +1362,33 @@ def through_method(unit, value) -> tuple[list, A.Call]:
     anno.setanno(call.func, anno.CALLEE_KIND, "dynamic")
     A.copy_location(call.func, value.func)
     return [A.copy_location(bind, value)], A.copy_location(call, value)
+
+
+def plain_callee(unit, key, value) -> bool:
+    """Is ``f`` in the call ``f(...)`` through a value known to be no struct -- in emitted code
+    transformed again (its function values are its own closures), or an argument the
+    specialization knows is a function (``CALLABLES``)? Then it is called as it is, with
+    ``check_callee`` before it (``callee_check``), not through ``callee_function``."""
+    if getattr(unit, "emitted", False):
+        return True
+    func = value.func if isinstance(value, A.Call) else None
+    return (
+        key == ""
+        and isinstance(func, A.Name)
+        and func.id in (unit.arg_kinds or {}).get(CALLABLES, ())
+    )
+
+
+def callables_key(unit, key, functions, arguments: dict) -> tuple:
+    """A callee's ``CALLABLES``: its parameters given a function defined here, or an argument of
+    this function the specialization knows is a function (``plain_callee`` there)."""
+    own = set((unit.arg_kinds or {}).get(CALLABLES, ())) if key == "" else set()
+    out = sorted(
+        p
+        for p, v in arguments.items()
+        if isinstance(v, A.Name) and (v.id in functions or v.id in own)
+    )
+    return ((CALLABLES, tuple(out)),) if out else ()
 
 
 def through_callee(unit, value, active, functions) -> tuple[list, A.Call]:

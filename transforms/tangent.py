@@ -31,6 +31,7 @@ from .naming import own_name
 from .shift_reset import (
     _hole,
     array_store,
+    callables_key,
     callee_check,
     check_effect,
     compound_index_names,
@@ -41,6 +42,7 @@ from .shift_reset import (
     in_place,
     may_change_active,
     mutation_guard,
+    plain_callee,
     python_in_place,
     receiver_method,
     rule_for,
@@ -420,6 +422,7 @@ class Tangent:
             elif isinstance(v, A.Constant) and type(v.value) in (int, float):
                 known[p] = frozenset({NUMBER})
         kinds = kinds_key(known) + held_by_caller(value, bound)
+        kinds += callables_key(self.unit, self.key, self.functions, bound)
         name = self.unit.inject_callee(fn, tuple(active), kinds)
         tangents = [self.param_tangent(sig, bound, p) for p in active]
         call = A.call(name, [*tangents, *value.args])
@@ -455,7 +458,7 @@ class Tangent:
     def through(self, value) -> tuple[list, A.Call]:
         """A call through a value, as ``through_callee`` makes it (as Shift/Reset's); in emitted
         code transformed again, ``check_callee`` before it where ``f`` is differentiated."""
-        if getattr(self.unit, "emitted", False):
+        if plain_callee(self.unit, self.key, value):
             return callee_check(self.unit, value, self.active, self.functions), value
         return through_callee(self.unit, value, self.active, self.functions)
 

@@ -63,6 +63,11 @@ FIELDS = "*fields*"
 # no rule knows is refused where it is written (ShiftReset's ``receiver_method``), not sent to
 # the dispatch as a method of yours would be
 OPAQUE = "*opaque*"
+# the key of the specialization naming the arguments that are functions (a closure, a function,
+# a rule's, a bound method; no struct with ``__call__``): a call of one is made as it is, with
+# ``check_callee`` (ShiftReset's ``plain_callee``), not through ``callee_function`` -- whose
+# wrapper the next order would transform anew for each closure
+CALLABLES = "*callables*"
 
 
 def kinds_key(kinds: dict) -> tuple:
