@@ -44,7 +44,7 @@ import cpsad
 from cpsad import diskcache, validity
 from cpsad.context import FACTORY, Context
 from cpsad.depth import deep_recursion
-from cpsad.runtime import Closure, scalar_seed, struct_parts
+from cpsad.runtime import Closure, is_struct, scalar_seed, struct_parts
 from cpsad.transforms import pipeline
 from cpsad.transforms.errors import TransformError
 from cpsad.transforms.naming import own_qualname
@@ -397,7 +397,7 @@ def _kinds_of(code, args, kwargs) -> tuple:
         fields += [f"{name}.{f}" for f in _metadata_fields(value)]
         if OTHER in out[name] and _opaque(value):
             opaque.append(name)
-        elif OTHER in out[name] and callable(value) and not _struct_value(value):
+        elif OTHER in out[name] and callable(value) and not is_struct(value):
             callables.append(name)
     if fields:
         out[FIELDS] = frozenset(fields)
@@ -406,11 +406,6 @@ def _kinds_of(code, args, kwargs) -> tuple:
     if callables:
         out[CALLABLES] = frozenset(callables)
     return kinds_key(out)
-
-
-def _struct_value(value) -> bool:
-    """A dataclass or a registered pytree (a namedtuple is a sequence)."""
-    return struct_parts(value) is not None
 
 
 def _opaque(value) -> bool:

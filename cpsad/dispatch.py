@@ -50,9 +50,9 @@ from cpsad.runtime import (
     field_adjoint,
     field_key,
     field_tangent,
+    is_struct,
     item_adjoint,
     struct_of,
-    struct_parts,
     tangent_or_zeros,
     tangent_zeros,
     zero_tangents,
@@ -208,20 +208,11 @@ def callee_function(f):
     respect to the object as to any argument, and the object's adjoint gets its fields'; for
     anything else ``AsIs(f)``, which runs it as it is (an object of a plain class, or a bound
     method, is refused there where it holds differentiable values: ``check_callee``)."""
-    if _struct(f) and not inspect.ismethod(f):
+    if is_struct(f) and not inspect.ismethod(f):
         method = user_method(CONTEXT, f)
         if method is not None:
             return method
     return AsIs(f)
-
-
-def _struct(obj) -> bool:
-    """A namedtuple, a dataclass or a registered pytree: an object whose fields cpsad
-    differentiates (an object of a plain class is data: ``check_callee`` refuses one whose fields
-    hold differentiable values)."""
-    if isinstance(obj, tuple):
-        return hasattr(obj, "_fields")
-    return struct_parts(obj) is not None
 
 
 def method_function(obj, name: str):
@@ -231,7 +222,7 @@ def method_function(obj, name: str):
     that is a field, called as it is) -- differentiated with respect to the object too; else
     ``AsIs`` of the bound attribute (``getattr``'s ``AttributeError`` where there is none, as
     Python's)."""
-    if not _struct(obj):
+    if not is_struct(obj):
         return AsIs(getattr(obj, name))
     found = inspect.getattr_static(type(obj), name, None)
     own = getattr(obj, "__dict__", None)
@@ -303,7 +294,7 @@ def check_callee(f) -> None:
     if not (carries(receiver) or any(carries(v) for v in held.values())):
         return
     cls = type(receiver).__name__
-    if _struct(receiver):  # (a struct's method called where it is read is differentiated)
+    if is_struct(receiver):  # (a struct's method called where it is read is differentiated)
         raise TypeError(
             f"cpsad: `.{method.__name__}`, a bound method of an object of `{cls}` whose fields "
             "hold the values being differentiated, kept as a value and called later, is not "
@@ -596,7 +587,7 @@ def _callable_object(v) -> bool:
     struct, a function, or one of the emitted code's closures)."""
     if isinstance(v, (Closure, types.FunctionType, types.BuiltinFunctionType, type)):
         return False
-    return not inspect.ismethod(v) and not _struct(v) and user_method(CONTEXT, v) is not None
+    return not inspect.ismethod(v) and not is_struct(v) and user_method(CONTEXT, v) is not None
 
 
 def _by_argument(params, names, out, args, kwargs):

@@ -1472,6 +1472,14 @@ def struct_parts(x):
     return None
 
 
+def is_struct(x) -> bool:
+    """A namedtuple, a dataclass instance or a registered pytree: an object whose fields cpsad
+    differentiates."""
+    if isinstance(x, tuple):
+        return hasattr(x, "_fields")
+    return struct_parts(x) is not None
+
+
 def field(obj, name):
     """``obj.name`` read in differentiated code, for an attribute no rule of an array's names
     (a field of a namedtuple, a dataclass, a registered pytree)."""
@@ -1618,7 +1626,7 @@ def field_tangent(v, obj, name):
     with the tangent it reads. An object of a plain class has none: None, which
     ``field_container_tangent`` refuses where it matters."""
     if v is None:
-        if (isinstance(obj, tuple) and hasattr(obj, "_fields")) or struct_parts(obj) is not None:
+        if is_struct(obj):
             return tangent_zeros(getattr(obj, name))
         return None
     key = field_key(obj, name)
