@@ -1882,10 +1882,6 @@ def fmean_of(data):
     return statistics.fmean(data)
 
 
-def fmean_weighted(data, weights):
-    return statistics.fmean(data, weights)
-
-
 NO_CONTAINER_OUT = "autograd's vjp needs an array or a number out, not a list or tuple of them"
 NO_STDLIB = "autograd has no rule for math.fsum or the statistics module"
 PYTHON_FLOATS = "math.fsum and the statistics module compute in Python floats (float64)"
@@ -1895,15 +1891,6 @@ case(fsum_of, math.fsum, u(4), autograd=NO_STDLIB, float64=PYTHON_FLOATS)
 case(mean_of, statistics.mean, [0.3, -0.2, 1.5], autograd=NO_STDLIB)
 case(mean_of, statistics.mean, u(4), autograd=NO_STDLIB, float64=PYTHON_FLOATS)
 case(fmean_of, statistics.fmean, [0.3, -0.2, 1.5], autograd=NO_STDLIB)
-case(fmean_weighted, statistics.fmean, [0.3, -0.2, 1.5], (1.0, 2.0, 0.5), autograd=NO_STDLIB)
-case(
-    fmean_weighted,
-    statistics.fmean,
-    u(3),
-    (1.0, 2.0, 0.5),
-    autograd=NO_STDLIB,
-    float64=PYTHON_FLOATS,
-)
 case(sum_builtin, sum, u(4, 2))
 case(sum_builtin_start, sum, [u(3), u(3)], u(2, 3), wrt=(0, 1))
 case(sum_builtin_start, sum, (0.3, -0.2), 1.5, wrt=(0, 1))

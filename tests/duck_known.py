@@ -25,8 +25,14 @@ PROD_PARTIALS = (
     "differentiates (test_second_order_on_ducks)"
 )
 
+PYTHON_NUMBERS = (
+    "math.fsum and the statistics module read each value into a Python float: so they would a "
+    "CuPy or Dask array's"
+)
+
 # every float array a duck
 KNOWN: dict[str, str] = {}
+KNOWN.update(dict.fromkeys(["fsum_of-1", "mean_of-1"], PYTHON_NUMBERS))
 KNOWN.update(
     dict.fromkeys(
         [

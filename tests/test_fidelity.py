@@ -2,7 +2,9 @@
 
 import collections
 import dataclasses
+import math
 import re
+import statistics
 
 import numpy as np
 import pytest
@@ -1371,3 +1373,20 @@ def test_max_and_min_with_a_key(f):
     hv = cpsad.grad(lambda x: np.sum(cpsad.grad(f)(x) * v))(x)
     fd = (cpsad.grad(f)(x + 1e-5 * v) - cpsad.grad(f)(x - 1e-5 * v)) / 2e-5
     np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-8)
+
+
+# ------------------------------------------- the standard library's sums and means
+
+
+def statistics_of_a_list(x):
+    vals = [math.sin(v) * 2.0 for v in x]
+    return statistics.mean(vals) * math.fsum(vals) + statistics.fmean(x)
+
+
+def test_fsum_and_the_statistics_means():
+    """``statistics.mean`` was refused inside the standard library's source (``groupby``), and
+    ``math.fsum`` had no rule; ``statistics.fmean`` with weights is refused when it runs (its
+    rule is of the unweighted mean), not computed as if unweighted."""
+    assert_faithful(statistics_of_a_list, np.array([0.3, -0.7, 1.1]))
+    with pytest.raises(TypeError, match="fmean with weights has no derivative rule"):
+        cpsad.grad(lambda x: statistics.fmean(x, [1.0, 2.0, 0.5]))(np.array([0.3, -0.7, 1.1]))

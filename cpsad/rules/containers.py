@@ -117,21 +117,27 @@ defvjp(statistics.mean, mean_data)
 defjvp(statistics.mean, mean_data_jvp)
 
 
+def unweighted_count(data, weights):
+    """``len(data)``, for ``statistics.fmean(data)``; with weights, a ``TypeError`` (its rule
+    is of the unweighted mean: ``np.average(data, weights=w)`` is differentiated)."""
+    if weights is not None:
+        raise TypeError(
+            "cpsad: statistics.fmean with weights has no derivative rule; write "
+            "np.average(data, weights=w), which cpsad differentiates"
+        )
+    return len(data)
+
+
+defnondiff(unweighted_count)
+
+
 def fmean_data(g, ans, data, weights=None):
-    """``statistics.fmean(xs, weights)``: each entry's adjoint is the mean's times its weight
-    over the weights' total (``1 / n`` without weights)."""
-    if weights is None:
-        return spread(g / len(data), data)
-    total = math.fsum(weights)
-    if isinstance(data, np.ndarray):
-        return g * np.asarray(weights, dtype=float) / total + zeros_like(data)
-    return Sparse({i: g * w / total for i, w in enumerate(weights)})
+    """``statistics.fmean(xs)``: as ``statistics.mean``'s (with weights: refused when it runs)."""
+    return spread(g / unweighted_count(data, weights), data)
 
 
 def fmean_data_jvp(t, ans, data, weights=None):
-    if weights is None:
-        return math.fsum(t) / len(data)
-    return math.fsum(w * v for w, v in zip(weights, t)) / math.fsum(weights)
+    return math.fsum(t) / unweighted_count(data, weights)
 
 
 defvjp(statistics.fmean, fmean_data, None)
