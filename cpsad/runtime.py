@@ -1616,7 +1616,21 @@ def field_key(obj, name: str):
 
 def field_adjoint(c, obj, name):
     """The adjoint of ``obj`` from the adjoint ``c`` of its field ``obj.name``: a ``Sparse``."""
-    return Sparse({field_key(obj, name): c}) if c is not None else Sparse()
+    if c is None:
+        return Sparse()
+    try:
+        return Sparse({field_key(obj, name): c})
+    except TypeError:
+        if method_read(obj, name):
+            return Sparse()
+        raise
+
+
+def method_read(obj, name) -> bool:
+    """``obj.name`` a method of a struct read as a value (``fs = [p.energy]``): it carries no
+    derivative -- a call of it through the dispatch is refused where its object holds
+    differentiable values (``check_callee``), so nothing flows through it unseen."""
+    return is_struct(obj) and callable(getattr(type(obj), name, None))
 
 
 def field_tangent(v, obj, name):
@@ -1629,7 +1643,12 @@ def field_tangent(v, obj, name):
         if is_struct(obj):
             return tangent_zeros(getattr(obj, name))
         return None
-    key = field_key(obj, name)
+    try:
+        key = field_key(obj, name)
+    except TypeError:
+        if method_read(obj, name):
+            return None  # (a method read as a value: no tangent, see ``method_read``)
+        raise
     if isinstance(v, dict):  # a Sparse
         t = v.get(key)
         return tangent_zeros(getattr(obj, name)) if t is None else t

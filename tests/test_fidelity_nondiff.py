@@ -204,6 +204,7 @@ SAMPLES: list[tuple] = [
     (runtime.index_step, ([X[0], X[1]], 1), {}),
     (ctn.sort_order, (list(X), False), {}),  # (the order of generic points: no tie to move)
     (ctn.unweighted_count, (list(X), None), {}),  # (a count)
+    (runtime.method_read, (_Pair(X, M), "w"), {}),  # (a bool: is it a method of the struct)
     (runtime.first_extreme, (list(X), True), {}),  # (generic points: no tie to move)
     (runtime.first_extreme, (list(X), False), {}),
     (runtime.is_field, (_Pair(X, M), "w"), {}),  # (a field, or an array's attribute: a bool)

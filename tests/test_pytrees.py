@@ -564,3 +564,36 @@ def test_a_model_of_layers():
     gW, gb = cpsad.grad(model_loss, argnums=(0, 1))(Wm, bm, x)
     np.testing.assert_allclose(g.layers[0].W + g.layers[1].W.T * 0.5, gW, rtol=1e-10)
     np.testing.assert_allclose(g.layers[0].b + g.layers[1].b[::-1], gb, rtol=1e-10)
+
+
+def method_kept_but_not_called(w, x):
+    layer = TypedLayer(w, w[0])
+    kept = [layer.penalty, lambda: layer.b * 2.0]
+    return kept[1]() + np.sum(layer(x))
+
+
+def method_kept_and_called(w, x):
+    layer = TypedLayer(w, w[0])
+    kept = [layer.penalty]
+    return kept[0]() + np.sum(layer(x))
+
+
+def test_a_method_read_as_a_value():
+    """``layer.penalty`` read as a value carries no derivative: not called, the program is
+    differentiated (it was refused: "the attribute `.penalty` ... has no derivative", a
+    namedtuple's method taken for a missing field); called later, it is refused when it runs
+    (``check_callee``: its object would be data there)."""
+    from tests.faithful import assert_faithful
+
+    assert_faithful(method_kept_but_not_called, W, X)
+    v = RNG.normal(size=3)
+    f = method_kept_but_not_called
+    fd = (cpsad.grad(f)(W + 1e-5 * v, X) - cpsad.grad(f)(W - 1e-5 * v, X)) / 2e-5
+    hv = cpsad.grad(lambda w: np.sum(cpsad.grad(f)(w, X) * v))(W)
+    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-8)
+    for run in (
+        lambda: cpsad.grad(method_kept_and_called)(W, X),
+        lambda: cpsad.jvp(method_kept_and_called, (W, X), (W, None)),
+    ):
+        with pytest.raises(TypeError, match="a bound method of an object of `TypedLayer`"):
+            run()

@@ -42,6 +42,7 @@ from cpsad.runtime import (
     getitem_adjoint,
     is_field,
     item_adjoint,
+    method_read,
     replaced_tangent,
     rows_of,
     struct_adjoint,
@@ -517,11 +518,11 @@ defjvp(replaced_tangent, replaced_tangent_t_jvp, None, None)
 
 # The helpers the field's rules call, differentiated again (second order): each linear in its
 # first argument, and the two transposes of each other; which entry a field is, a step.
-defnondiff(field_key)
+defnondiff(field_key, method_read)
 
 
 def field_adjoint_c(g, ans, c, obj, name):
-    return item_adjoint(g, field_key(obj, name), c)
+    return zeros_like(c) if method_read(obj, name) else item_adjoint(g, field_key(obj, name), c)
 
 
 defvjp(field_adjoint, field_adjoint_c, DISCRETE, DISCRETE)
