@@ -1355,10 +1355,16 @@ def through_method(unit, value) -> tuple[list, A.Call]:
     through a value: the dispatch differentiates the method with respect to its object too, so
     ``obj``'s adjoint gets its fields' (``dispatch.method_function``)."""
     obj, attr = value.func.value.id, value.func.attr
-    got = unit.namer.fresh(f"{attr}_of_{obj}")
-    find = _runtime_name(unit, "method_function", value)
-    bind = A.assign(got, A.Call(func=find, args=[A.name(obj), A.const(attr)], keywords=[]))
-    call = A.Call(func=A.name(got), args=[A.name(obj), *value.args], keywords=value.keywords)
+    return _called_through(unit, value, f"{attr}_of_{obj}", "method_function", obj, [A.const(attr)])
+
+
+def _called_through(unit, value, stem: str, helper: str, first: str, more: list):
+    """``got = helper(first, *more)`` and the call ``got(first, *value's arguments)`` through a
+    value, at ``value``: ``through_method``'s and ``through_callee``'s."""
+    got = unit.namer.fresh(stem)
+    find = _runtime_name(unit, helper, value)
+    bind = A.assign(got, A.Call(func=find, args=[A.name(first), *more], keywords=[]))
+    call = A.Call(func=A.name(got), args=[A.name(first), *value.args], keywords=value.keywords)
     anno.setanno(call.func, anno.CALLEE_KIND, "dynamic")
     A.copy_location(call.func, value.func)
     return [A.copy_location(bind, value)], A.copy_location(call, value)
@@ -1401,13 +1407,7 @@ def through_callee(unit, value, active, functions) -> tuple[list, A.Call]:
     func = value.func if isinstance(value, A.Call) else None
     if not (isinstance(func, A.Name) and func.id in active and func.id not in functions):
         return [], value
-    got = unit.namer.fresh(f"{func.id}_fn")
-    find = _runtime_name(unit, "callee_function", value)
-    bind = A.assign(got, A.Call(func=find, args=[A.name(func.id)], keywords=[]))
-    call = A.Call(func=A.name(got), args=[A.name(func.id), *value.args], keywords=value.keywords)
-    anno.setanno(call.func, anno.CALLEE_KIND, "dynamic")
-    A.copy_location(call.func, func)
-    return [A.copy_location(bind, value)], A.copy_location(call, value)
+    return _called_through(unit, value, f"{func.id}_fn", "callee_function", func.id, [])
 
 
 def _runtime_name(unit, helper: str, where):
