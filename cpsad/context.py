@@ -110,5 +110,8 @@ class Context:
     def composite(self, obj):
         return core.composite(obj)
 
+    def one_shot_composite(self, obj):
+        return core.one_shot_composite(obj)
+
     def shape_only(self, fn) -> frozenset:
         return getattr(fn, "__cpsad_shape_only__", frozenset())

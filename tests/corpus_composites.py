@@ -5,6 +5,7 @@ where it has the function). Importing this module adds them to ``corpus_rules.CA
 
 from __future__ import annotations
 
+import itertools
 import operator
 
 import numpy as np
@@ -317,3 +318,71 @@ def sorted_rows(m):
 
 end_to_end(sorted_values, u(4))
 end_to_end(sorted_rows, u(3, 2))
+
+
+# (cpsad/rules/containers.py: ``reversed`` as a value, and itertools' combinatorics: the items
+# at each tuple of positions)
+
+
+def reversed_values(x):
+    ys = [x[0], x[1] * 2.0, np.sin(x[2])]
+    r = list(reversed(ys))
+    return r[0] * 3.0 + r[2] * r[1] + sum(a * b for a, b in zip(ys, reversed(ys)))
+
+
+def reversed_rows(m):
+    return np.stack(list(reversed(m))) * np.arange(6.0).reshape(3, 2)
+
+
+def combinations_values(x):
+    ys = [x[0], x[1] * 2.0, np.sin(x[2]), x[3]]
+    return np.array([a * b - b for a, b in itertools.combinations(ys, 2)])
+
+
+def combinations_rows(m):
+    return sum(a @ b for a, b in itertools.combinations(list(m), 2))
+
+
+def combinations_with_replacement_values(x):
+    ys = [x[0], np.cos(x[1]), x[2]]
+    return np.array([a * b for a, b in itertools.combinations_with_replacement(ys, 2)])
+
+
+def permutations_values(x):
+    ys = [x[0], x[1] * x[2], x[2]]
+    whole = [p[0] * p[1] - p[2] for p in itertools.permutations(ys)]
+    pairs = [a / (1.5 + b * b) for a, b in itertools.permutations(ys, 2)]
+    return np.array(whole + pairs)
+
+
+def zip_values(x):
+    ys = [x[0], np.sin(x[1]), x[2] * 2.0]
+    pairs = list(zip(ys, reversed(ys), [1.0, 2.0, 3.0]))
+    return np.array([a * b + c for a, b, c in pairs])
+
+
+def zip_rows(m, v):
+    return sum(row * w for row, w in list(zip(m, v, strict=True)))
+
+
+def enumerate_values(x):
+    ys = [x[0], x[1] * x[2], x[2]]
+    return np.array([i * v for i, v in list(enumerate(ys, 2))])
+
+
+def dict_values(x):
+    d = dict(zip(["a", "b"], [x[0] * 2.0, np.cos(x[1])]), c=x[2])
+    e = dict([("p", x[0]), ("q", x[1] * x[2])])
+    return np.array([d["a"] * d["c"], d["b"], e["q"] - e["p"], dict(e)["p"]])
+
+
+end_to_end(reversed_values, u(3))
+end_to_end(reversed_rows, u(3, 2))
+end_to_end(combinations_values, u(4))
+end_to_end(combinations_rows, u(4, 3))
+end_to_end(combinations_with_replacement_values, u(3))
+end_to_end(permutations_values, u(3))
+end_to_end(zip_values, u(3))
+end_to_end(zip_rows, u(3, 2), u(3))
+end_to_end(enumerate_values, u(3))
+end_to_end(dict_values, u(3))

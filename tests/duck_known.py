@@ -78,6 +78,19 @@ KNOWN.update(
 )
 KNOWN.update(
     dict.fromkeys(
+        [
+            "combinations_values-0",
+            "combinations_with_replacement_values-0",
+            "permutations_values-0",
+            "zip_values-0",
+            "enumerate_values-0",
+            "dict_values-0",
+        ],
+        PROGRAM,
+    )
+)
+KNOWN.update(
+    dict.fromkeys(
         ["sorted_values-0", "sorted_rows-0"],
         "Python's sorted compares the items, reading each comparison's bool back (so would "
         "sorting CuPy or Dask arrays in Python)",

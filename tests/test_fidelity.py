@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+import itertools
 import math
 import re
 import statistics
@@ -1390,3 +1391,103 @@ def test_fsum_and_the_statistics_means():
     assert_faithful(statistics_of_a_list, np.array([0.3, -0.7, 1.1]))
     with pytest.raises(TypeError, match="fmean with weights has no derivative rule"):
         cpsad.grad(lambda x: statistics.fmean(x, [1.0, 2.0, 0.5]))(np.array([0.3, -0.7, 1.1]))
+
+
+# ------------------------------------------- iterators: consumed where made, or refused
+
+
+def map_read_twice(x):
+    vals = [x[0], x[1] * 2.0, 3.0]
+    m = map(lambda v: v * v, vals)
+    return sum(m) + sum(m)  # (the second sum is of an empty iterator: 0)
+
+
+def filter_read_twice(x):
+    vals = [x[0], x[1] * 2.0, 3.0]
+    m = filter(lambda v: v > 0.0, vals)
+    return sum(m) + sum(m)
+
+
+def reversed_kept(x):
+    r = reversed([x[0], x[1]])
+    return sum(r) + sum(r)
+
+
+def zip_kept(x):
+    z = zip([x[0], x[1]], [x[1], 2.0])
+    return sum(a * b for a, b in z) + len(list(z))
+
+
+def combinations_passed(x):
+    return _sum_twice(itertools.combinations([x[0], x[1], x[2]], 2))
+
+
+def _sum_twice(pairs):
+    return sum(a * b for a, b in pairs) + sum(a for a, _ in pairs)
+
+
+@pytest.mark.parametrize(
+    "f, made",
+    [
+        (map_read_twice, "map"),
+        (filter_read_twice, "filter"),
+        (reversed_kept, "reversed"),
+        (zip_kept, "zip"),
+        (combinations_passed, "itertools.combinations"),
+    ],
+)
+def test_an_iterator_that_may_be_read_twice_is_refused(f, made):
+    """``m = map(f, xs)`` read twice: Python's second read is of an empty iterator, cpsad's
+    Desugar made ``m`` a list, and the second ``sum`` counted it again -- a silent wrong value
+    and gradient (value 17.45, cpsad 34.9). An iterator of differentiable values is now computed
+    as a list only where it is consumed where it is made (``list(...)``, ``sum(...)``, a for
+    loop's or a comprehension's iterable); kept in a name or passed on, it is refused."""
+    x = np.array([0.3, -0.7, 1.1])
+    with pytest.raises(cpsad.TransformError, match=re.escape(f"`{made}(...)` makes an iterator")):
+        cpsad.grad(f)(x)
+
+
+def map_of_data_read_twice(x):
+    m = map(float, range(3))
+    return x[0] * sum(m) + x[1] * sum(m)
+
+
+def test_an_iterator_of_data_read_twice_runs_as_python_does():
+    x = np.array([0.3, -0.7, 1.1])
+    assert_faithful(map_of_data_read_twice, x)
+
+
+def iterators_consumed_where_made(x):
+    vals = [x[0], x[1] * 2.0, np.sin(x[2])]
+    total = sum(map(lambda v: v * v, vals)) + max(filter(lambda v: v < 5.0, vals))
+    total = total + sum(a * b for a, b in itertools.combinations(vals, 2))
+    total = total + sum(p[0] - p[1] * p[2] for p in itertools.permutations(vals))
+    total = total + sum(a * b for a, b in itertools.combinations_with_replacement(vals, 2))
+    for a, b in itertools.combinations(reversed(vals), 2):
+        total = total + a / (2.0 + b * b)
+    back = list(reversed(vals))
+    pairs = list(zip(vals, back, strict=True))
+    counted = list(enumerate(vals, 1))
+    named = dict(zip(["a", "b", "c"], vals))
+    total = total + back[0] * pairs[1][0] * pairs[2][1] + sum(i * v for i, v in counted)
+    return total + named["a"] * named["c"] + sum(i * v for i, v in enumerate(reversed(vals)))
+
+
+def dict_of_pairs_and_keywords(x):
+    d = dict([("a", x[0]), ("b", x[1] * x[2])], c=np.cos(x[2]))
+    e = dict(d, a=x[2] * 3.0)
+    return d["a"] * d["b"] + e["a"] * e["c"] + sum(dict(zip("pq", [x[0], x[1]])).values())
+
+
+@pytest.mark.parametrize("f", [iterators_consumed_where_made, dict_of_pairs_and_keywords])
+def test_iterators_consumed_where_made_and_dict_of_pairs(f):
+    """``list(reversed(xs))``, ``itertools.combinations`` in a loop or a comprehension,
+    ``list(zip(...))``, ``list(enumerate(...))``, ``dict(zip(keys, vals))`` and ``dict(pairs,
+    k=v)`` were refused ("no derivative rule"); each is computed as the list of its items where
+    it is consumed where it is made. Both modes, against autograd, and the second order."""
+    x = np.array([0.3, -0.7, 1.1])
+    assert_faithful(f, x)
+    v = np.array([1.0, 0.5, -0.2])
+    hv = cpsad.grad(lambda x: np.sum(cpsad.grad(f)(x) * v))(x)
+    fd = (cpsad.grad(f)(x + 1e-5 * v) - cpsad.grad(f)(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-7)

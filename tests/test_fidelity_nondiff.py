@@ -203,6 +203,8 @@ SAMPLES: list[tuple] = [
     (runtime.scalar_seed, (X[0],), {}),
     (runtime.index_step, ([X[0], X[1]], 1), {}),
     (ctn.sort_order, (list(X), False), {}),  # (the order of generic points: no tie to move)
+    (ctn.combination_indices, (4, 2, "c"), {}),  # (positions: of a count)
+    (ctn.same_lengths, ([3, 3],), {}),  # (zip's strict check: of lengths)
     (ctn.unweighted_count, (list(X), None), {}),  # (a count)
     (runtime.method_read, (_Pair(X, M), "w"), {}),  # (a bool: is it a method of the struct)
     (runtime.first_extreme, (list(X), True), {}),  # (generic points: no tie to move)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
+import itertools
 import sys
 
 from . import anno
@@ -81,6 +82,91 @@ def _imported(unit: Unit, s) -> list:
 
 
 _MISSING = object()
+
+
+# Calls that may make a one-shot iterator, by the name called (``reversed(xs)``,
+# ``itertools.combinations(xs, 2)``, ``map(f, xs)``), and the functions that read an iterable
+# through at once: ``list(...)``, ... and, where they are consumed in their turn, the iterators
+# made of iterables (``enumerate``, ``zip``, ``map``, ``filter``, itertools' combinatorics).
+_ONE_SHOT = frozenset(
+    {
+        "reversed",
+        "combinations",
+        "permutations",
+        "combinations_with_replacement",
+        "map",
+        "filter",
+        "zip",
+        "enumerate",
+    }
+)
+_CONSUMERS = (list, tuple, sorted, sum, min, max, dict)
+_PASSING = (
+    enumerate,
+    zip,
+    map,
+    filter,
+    itertools.combinations,
+    itertools.permutations,
+    itertools.combinations_with_replacement,
+)
+
+
+def mark_consumed(unit: Unit) -> None:
+    """Mark (``anno.CONSUMED``) each call of a one-shot name whose result is consumed where it
+    is written -- the iterable of a ``for`` or a comprehension, ``*`` unpacked, or a positional
+    argument of a function of ``_CONSUMERS`` (or of ``_PASSING``, itself consumed so): what it
+    makes is read once, right there, so Resolve may compute it as the list of its items
+    (``Context.one_shot_composite``). An iterator kept in a name, returned or passed to a
+    function of yours may be read twice -- the second time empty -- and stays as it is."""
+    parent: dict = {}
+    candidates = []
+    stored: set = set()
+    stack = [unit.tree]
+    while stack:
+        node = stack.pop()
+        if node.__class__ is A.Name and isinstance(node.ctx, A.Store):
+            stored.add(node.id)
+        for child in A.iter_child_nodes(node):
+            if child.__class__ is A.Call:
+                parent[id(child)] = node
+                func = child.func
+                name = func.id if isinstance(func, A.Name) else getattr(func, "attr", None)
+                if name in _ONE_SHOT:
+                    candidates.append(child)
+            stack.append(child)
+    if not candidates:
+        return
+
+    def called(func):
+        """The global object ``func`` names (None for a local name, or none found)."""
+        path = A.dotted(func)
+        if path is None:
+            return None
+        root, *rest = path.split(".")
+        found, obj = unit.lookup(root)
+        if not found or root in stored:
+            return None
+        for part in rest:
+            obj = getattr(obj, part, None)
+        return obj
+
+    def consumed(call) -> bool:
+        up = parent.get(id(call))
+        if isinstance(up, (A.For, A.comprehension)):
+            return up.iter is call
+        if isinstance(up, A.Starred):
+            return True
+        if not (isinstance(up, A.Call) and any(a is call for a in up.args)):
+            return False
+        obj = called(up.func)
+        if any(obj is c for c in _CONSUMERS):
+            return True
+        return any(obj is p for p in _PASSING) and consumed(up)
+
+    for call in candidates:
+        if consumed(call):
+            anno.setanno(call, anno.CONSUMED, True)
 
 
 def _assigned(stmts) -> list[str]:
@@ -149,6 +235,7 @@ class Desugar:
     def run(self, unit: Unit) -> None:
         self.unit = unit
         bind_imports(unit)
+        mark_consumed(unit)
         self.function(unit.tree)
 
     def function(self, fdef) -> None:
@@ -934,12 +1021,16 @@ class _Hoist(A.NodeTransformer):
     def visit_Call(self, node):
         """``map(f, xs, ...)`` is ``[f(x, ...) for x, ... in zip(xs, ...)]``; ``filter(f,
         xs)`` is ``[x for x in xs if f(x)]`` (``if x`` for ``filter(None, xs)``) -- lists where
-        Python makes iterators, the same items in the same order; ``functools.reduce(f, xs[,
-        init])`` is a loop that folds ``f`` over ``xs``."""
+        Python makes iterators, the same items in the same order, where the iterator is
+        consumed where it is made (``mark_consumed``: a list kept in a name could be read a
+        second time, where the iterator is empty); ``functools.reduce(f, xs[, init])`` is a
+        loop that folds ``f`` over ``xs``."""
         self.generic_visit(node)
         d = self.d
+        consumed = anno.getanno(node, anno.CONSUMED)
         if (
-            A.is_name(node.func, "filter")
+            consumed
+            and A.is_name(node.func, "filter")
             and d._builtin("filter")
             and len(node.args) == 2
             and not node.keywords
@@ -955,7 +1046,7 @@ class _Hoist(A.NodeTransformer):
                 generators=[A.comprehension(target=A.store(item), iter=it, ifs=[test], is_async=0)],
             )
             return self._comprehension(A.copy_location(comp, node))
-        if A.is_name(node.func, "map") and d._builtin("map") and len(node.args) >= 2:
+        if consumed and A.is_name(node.func, "map") and d._builtin("map") and len(node.args) >= 2:
             f, iterables = node.args[0], node.args[1:]
             names = [d.unit.namer.fresh("item") for _ in iterables]
             call = A.call(f, [A.name(n) for n in names])

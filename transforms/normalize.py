@@ -485,11 +485,13 @@ class Normalize:
         e = _spread_displays(e)
         func = e.func
         kind = anno.getanno(func, anno.CALLEE_KIND)
+        callee = anno.getanno(func, anno.CALLEE)
         if (
-            anno.getanno(func, anno.CALLEE) is dict
+            (callee is dict or getattr(callee, "__cpsad_composite__", None) is dict)
             and not e.args
             and all(k.arg is not None for k in e.keywords)
         ):  # dict(a=x, b=y) is the display {"a": x, "b": y}: the same new dict, in order
+            # (``dict`` as Resolve left it, or the composite it gave it for ``dict(pairs)``)
             keys = [A.copy_location(A.Constant(value=k.arg, kind=None), e) for k in e.keywords]
             values = [self.atom(k.value, out) for k in e.keywords]
             return A.copy_location(A.Dict(keys=keys, values=values), e)

@@ -349,6 +349,9 @@ def composite_call(unit: Unit, node, obj) -> bool:
     (``Context.composite``): a call of that function instead, transformed like one of yours."""
     find = getattr(unit.ctx, "composite", None)
     fn = find(obj) if find is not None else None
+    if fn is None and anno.getanno(node, anno.CONSUMED):  # (an iterator read once, right there)
+        find = getattr(unit.ctx, "one_shot_composite", None)
+        fn = find(obj) if find is not None else None
     if fn is None:
         return False
     name = unit.inject(fn, fn.__name__)

@@ -1176,6 +1176,17 @@ def rule_for(unit, value, kinds: dict):
                 value,
                 hints.USER_CLASS,
             )
+        one_shot = getattr(unit.ctx, "one_shot_composite", None)
+        if callee in (map, filter) or (one_shot is not None and one_shot(callee) is not None):
+            raise unit.error(
+                f"`{shown}(...)` makes an iterator of differentiable values, which cpsad "
+                "follows only where it is consumed where it is made: an iterator kept in a "
+                "name, returned or passed to a function may be read twice (the second time "
+                "empty)",
+                value,
+                f"read it through where it is made: `list({shown}(...))`, `sum({shown}(...))`, "
+                f"`for v in {shown}(...)`, a comprehension over it",
+            )
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
             value,

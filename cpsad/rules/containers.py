@@ -6,6 +6,7 @@ The tangent of a sequence is the same sequence of its entries' tangents (an arra
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -205,12 +206,13 @@ defvjp(tuple, list_builtin)
 
 
 def list_builtin_jvp(t, ans, iterable=()):
-    """The same entries (the rows of an array); a dict's keys have no tangent."""
-    return tangent_zeros(ans) if isinstance(iterable, dict) else list(t)
+    """The same entries (the rows of an array); a dict's keys, or an iterable of no tangent
+    (a string among the lists ``zip`` reads), have none."""
+    return tangent_zeros(ans) if t is None or isinstance(iterable, dict) else list(t)
 
 
 def tuple_builtin_jvp(t, ans, iterable=()):
-    return tangent_zeros(ans) if isinstance(iterable, dict) else tuple(t)
+    return tangent_zeros(ans) if t is None or isinstance(iterable, dict) else tuple(t)
 
 
 defjvp(list, list_builtin_jvp)
@@ -235,6 +237,112 @@ def sorted_builtin(iterable, /, *, key=None, reverse=False):
 
 
 defcomposite(sorted, sorted_builtin)
+
+
+def reversed_builtin(seq, /):
+    """``reversed(xs)`` consumed where it is made (``list(reversed(xs))``, ``sum(...)``, a
+    comprehension's iterable; ``for v in reversed(xs)`` is a loop's own, Desugar's): the list of
+    its items, last first."""
+    return list(seq)[::-1]
+
+
+defcomposite(reversed, reversed_builtin, one_shot=True)
+
+
+def zip_builtin(*iterables, strict=False):
+    """``zip(xs, ys)`` consumed where it is made (``list(zip(xs, ys))``; a ``for`` over it is a
+    loop's own, Desugar's): the tuples of the items at each position, as many as the shortest
+    has (``strict``: all as long, or the ValueError Python raises)."""
+    columns = [list(it) for it in iterables]
+    lengths = [len(c) for c in columns]
+    if strict:
+        same_lengths(lengths)
+    n = min(lengths) if lengths else 0
+    return [tuple([c[i] for c in columns]) for i in range(n)]
+
+
+def same_lengths(lengths):
+    """``zip(..., strict=True)``'s check: Python's own ValueError where the lengths differ."""
+    for _ in zip(*[range(n) for n in lengths], strict=True):
+        pass
+
+
+defnondiff(same_lengths)
+
+
+def dict_builtin(*args, **kwargs):
+    """``dict(pairs)``, ``dict(mapping)``, ``dict(..., k=v)``: a new dict of the same entries,
+    each value carrying its own adjoint (``dict(a=x)`` alone is a display, Normalize's)."""
+    if len(args) > 1:
+        raise TypeError(f"dict expected at most 1 argument, got {len(args)}")
+    out = {}
+    if args:
+        source = args[0]
+        if hasattr(source, "keys"):
+            for key in source.keys():
+                out[key] = source[key]
+        else:
+            for key, value in source:
+                out[key] = value
+    for key, value in kwargs.items():
+        out[key] = value
+    return out
+
+
+defcomposite(dict, dict_builtin)
+
+
+def enumerate_builtin(iterable, start=0):
+    """``enumerate(xs, start)`` consumed where it is made: the pairs of each count and item."""
+    items = list(iterable)
+    return [(start + i, items[i]) for i in range(len(items))]
+
+
+defcomposite(zip, zip_builtin, one_shot=True)
+defcomposite(enumerate, enumerate_builtin, one_shot=True)
+
+
+def combination_indices(n, r, kind):
+    """The index tuples ``itertools.combinations`` (``kind`` "c"), ``permutations`` ("p") or
+    ``combinations_with_replacement`` ("r") makes of ``range(n)``: positions, with no
+    derivative."""
+    if kind == "c":
+        return list(itertools.combinations(range(n), r))
+    if kind == "r":
+        return list(itertools.combinations_with_replacement(range(n), r))
+    return list(itertools.permutations(range(n), r))
+
+
+defnondiff(combination_indices)
+
+
+def combinations_builtin(iterable, r):
+    """``itertools.combinations(xs, r)`` consumed where it is made: the tuples of the items at
+    each combination of positions, in its order, each item carrying its own adjoint."""
+    items = list(iterable)
+    return [tuple([items[i] for i in idx]) for idx in combination_indices(len(items), r, "c")]
+
+
+def combinations_with_replacement_builtin(iterable, r):
+    """``itertools.combinations_with_replacement(xs, r)``, as ``combinations``."""
+    items = list(iterable)
+    return [tuple([items[i] for i in idx]) for idx in combination_indices(len(items), r, "r")]
+
+
+def permutations_builtin(iterable, r=None):
+    """``itertools.permutations(xs, r)``, as ``combinations``."""
+    items = list(iterable)
+    n = len(items)
+    return [
+        tuple([items[i] for i in idx]) for idx in combination_indices(n, n if r is None else r, "p")
+    ]
+
+
+defcomposite(itertools.combinations, combinations_builtin, one_shot=True)
+defcomposite(
+    itertools.combinations_with_replacement, combinations_with_replacement_builtin, one_shot=True
+)
+defcomposite(itertools.permutations, permutations_builtin, one_shot=True)
 
 
 defnondiff(first_extreme)  # (``max(xs, key=f)``: ``runtime.max_keyed``)

@@ -51,6 +51,7 @@ SUBSCRIPTED: dict = {}  # id of an object like np.r_ -> the function of the inde
 # a function with no rule of its own -> a Python function computing the same from primitives that
 # have rules (``defcomposite``): cpsad transforms it like a function of yours
 COMPOSITES: dict = {}
+ONE_SHOT: dict = {}  # defcomposite(..., one_shot=True): iterators, computed as lists where consumed
 # How many times the tables above changed: a transformation made before a change may have used
 # what changed (a rule registered for a function it transformed instead), and is made again.
 VERSION = [0]
@@ -297,15 +298,22 @@ def _unbound_method(obj) -> Rule | None:
     return None
 
 
-def defcomposite(primitive, implementation):
+def defcomposite(primitive, implementation, one_shot=False):
     """Differentiate ``primitive`` as ``implementation``: a plain Python function of the same
     parameters (and defaults), written with functions that have rules, which returns what
     ``primitive`` returns. Calls of ``primitive`` -- written in the code, or through a value --
     run it, transformed like a function of yours: reverse and forward mode and any order come
-    from the rules it calls (as ``jax.numpy`` is written on ``lax``)."""
+    from the rules it calls (as ``jax.numpy`` is written on ``lax``).
+
+    ``one_shot``: ``primitive`` returns an iterator (``reversed``, ``itertools.combinations``),
+    which ``implementation`` computes as the list of its items. A list can be read twice where
+    the iterator is empty the second time, so the composite runs only where the call is consumed
+    where it is written -- ``list(...)``, ``sum(...)``, a ``for`` loop's or a comprehension's
+    iterable, ``*...`` (the transformation marks those calls: ``one_shot_composite``); anywhere
+    else, and through a value, the primitive is as it was, without a rule."""
     _changed()
     implementation.__cpsad_composite__ = primitive
-    COMPOSITES[primitive] = implementation
+    (ONE_SHOT if one_shot else COMPOSITES)[primitive] = implementation
     return implementation
 
 
@@ -313,6 +321,14 @@ def composite(obj):
     """The implementation ``defcomposite`` gave ``obj``, or None."""
     try:
         return COMPOSITES.get(obj)
+    except TypeError:  # unhashable
+        return None
+
+
+def one_shot_composite(obj):
+    """The implementation ``defcomposite(..., one_shot=True)`` gave ``obj``, or None."""
+    try:
+        return ONE_SHOT.get(obj)
     except TypeError:  # unhashable
         return None
 
@@ -360,9 +376,11 @@ def table() -> str:
         if family in fam:
             lines.append(f"| {family} | " + ", ".join(sorted(set(fam[family]))) + " |")
     composites = []
-    for prim, fn in COMPOSITES.items():
+    for prim, fn in (*COMPOSITES.items(), *ONE_SHOT.items()):
         params = ", ".join(inspect.signature(fn).parameters)
-        composites.append(f"`{_label(prim)}({params})`")
+        composites.append(
+            f"`{_label(prim)}({params})`" + " (consumed where made)" * (prim in ONE_SHOT)
+        )
     lines.append(
         "| numpy, computed with the functions above (cpsad/rules/composite.py: any order, both"
         " modes) | " + ", ".join(sorted(composites)) + " |"
