@@ -1085,6 +1085,21 @@ def check_unchanged(x, kept, message: str) -> None:
         raise TypeError(message)
 
 
+def check_growable(xs, statement, line):
+    """Before ``statement`` (``xs.append(v)``, ``extend``, ``insert``, ``update``) on a
+    differentiable container the transformation could not prove a list: the derivative follows
+    a list's entries by position and a dict's by key -- not a ``collections.deque``, whose
+    ``maxlen`` drops its first entries as it grows, nor a set or a class of yours."""
+    if type(xs) is list or type(xs) is dict:
+        return
+    kind = f"{type(xs).__module__}.{type(xs).__qualname__}".removeprefix("builtins.")
+    raise TypeError(
+        f"line {line}: `{statement}` grows a {kind} with differentiable values; cpsad follows "
+        "the entries of a list (by position) and of a dict (by key) only. Collect them in a "
+        "list (`q = []`, then `q[-n:]` for the last n)"
+    )
+
+
 def check_in_place(x, op, statement, line, held, names, *values, within=None):
     """Before ``statement`` (``y op= v`` at the user's ``line``), which cpsad runs as ``y = y op
     v``: where Python would instead change ``x`` (y's value) in place -- its type has the
@@ -1098,6 +1113,8 @@ def check_in_place(x, op, statement, line, held, names, *values, within=None):
     replaced does not count, another entry holding the same value does (``[a] * 2``).
     """
     mutation = op not in _IN_PLACE  # `.append`, `[]=`: a change of x that cpsad makes too
+    if type(x) is np.flatiter:  # (``b.flat[i] = v``: a change of the array it iterates)
+        x = x.base
     if not mutation and (not hasattr(type(x), _IN_PLACE[op]) or isinstance(within, np.ndarray)):
         return
     holder = held

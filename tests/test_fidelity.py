@@ -1491,3 +1491,141 @@ def test_iterators_consumed_where_made_and_dict_of_pairs(f):
     hv = cpsad.grad(lambda x: np.sum(cpsad.grad(f)(x) * v))(x)
     fd = (cpsad.grad(f)(x + 1e-5 * v) - cpsad.grad(f)(x - 1e-5 * v)) / 2e-5
     np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-7)
+
+
+def filter_kept_and_read_once(x):
+    kept = filter(lambda t: t > 0.0, [x[0], 2.0 * x[1], x[2]])
+    back = reversed([x[0], x[1] * x[2]])
+    pairs = zip(back, [1.0, 2.0])
+    return sum(kept) + sum(a * b for a, b in pairs)
+
+
+def map_kept_and_read_in_a_loop(x):
+    squares = map(lambda t: t * t, [x[0], x[1]])
+    total = 0.0
+    for _ in range(2):
+        total = total + sum(squares)  # (the second turn's sum is of an empty iterator)
+    return total
+
+
+def reversed_kept_and_read_in_an_inner_generator(x):
+    back = reversed([x[0], x[1]])
+    return sum(a * b for a in [x[2], 1.0] for b in back)
+
+
+def test_an_iterator_kept_in_a_name_read_once_is_consumed_there():
+    """``kept = filter(f, xs)`` then ``sum(kept)``: read once, where it was made (the style of
+    ``test_sorted_and_filter``); read in a loop, or in a comprehension's inner generator that
+    runs it again, it is refused."""
+    x = np.array([0.3, -0.7, 1.1])
+    assert_faithful(filter_kept_and_read_once, x)
+    for f in (map_kept_and_read_in_a_loop, reversed_kept_and_read_in_an_inner_generator):
+        with pytest.raises(cpsad.TransformError, match="makes an iterator"):
+            cpsad.grad(f)(x)
+
+
+# ------------------------------------------- numpy writing into an array in place
+
+
+def exp_out(x):
+    y = np.empty_like(x)
+    np.exp(x, out=y)
+    return np.sum(y)
+
+
+def exp_out_of_data_into_a_differentiable_array(x):
+    y = x * 2.0
+    np.exp(np.ones(3), out=y)
+    return np.sum(y * x)
+
+
+def add_at(x):
+    out = np.zeros(2)
+    np.add.at(out, [0, 0, 1], x)
+    return np.sum(out * np.array([1.0, 3.0]))
+
+
+def copyto(x):
+    y = np.zeros(3)
+    np.copyto(y, x * 2.0)
+    return np.sum(y * y)
+
+
+def fill_diagonal_of_data(x):
+    b = np.zeros((3, 3))
+    np.fill_diagonal(b, x)
+    return np.sum(b * b)
+
+
+def method_out(x):
+    y = np.zeros(())
+    (x * 2.0).sum(out=y)
+    return y * 3.0
+
+
+@pytest.mark.parametrize(
+    "f, shown",
+    [
+        (exp_out, "np.exp"),
+        (exp_out_of_data_into_a_differentiable_array, "np.exp"),
+        (add_at, "np.add.at"),
+        (copyto, "np.copyto"),
+        (fill_diagonal_of_data, "np.fill_diagonal"),
+        (method_out, ".sum"),
+    ],
+)
+def test_numpy_writing_into_an_array_in_place_is_refused(f, shown):
+    """``np.exp(x, out=y)``, ``np.add.at(out, idx, x)``, ``np.copyto(y, 2 * x)`` and
+    ``np.fill_diagonal(b, x)`` with ``y``, ``out``, ``b`` made by the function: activity did not
+    see the write, so ``y`` carried no derivative -- a silent zero gradient in both modes (found
+    by probing newcomer programs). The write now makes the array depend on the call's values,
+    and ShiftReset and Tangent refuse it where any is differentiable (``in_place_writer``)."""
+    x = np.array([0.3, -0.7, 1.1])
+    with pytest.raises(cpsad.TransformError, match=re.escape(shown) + ".* in place"):
+        cpsad.grad(f)(x)
+    with pytest.raises(cpsad.TransformError, match=re.escape(shown) + ".* in place"):
+        cpsad.jvp(f, (x,), (np.ones(3),))
+
+
+def exp_out_of_data(x):
+    y = np.empty(3)
+    np.exp(np.arange(3.0), out=y)
+    z = np.zeros(2)
+    np.add.at(z, [0, 1, 1], np.ones(3))
+    return np.sum(y * x) + np.sum(z) * x[0]
+
+
+def test_numpy_writing_data_in_place_runs():
+    assert_faithful(exp_out_of_data, np.array([0.3, -0.7, 1.1]))
+
+
+def store_through_flat(x):
+    b = x * 1.0
+    b.flat[0] = 7.0
+    return np.sum(b * x)
+
+
+def test_a_store_through_flat_is_refused_when_it_runs():
+    """``b.flat[0] = 7.0``: the store changed ``b`` where cpsad saw a store into ``b.flat``, a
+    value of its own, and the overwritten entry kept passing its adjoint to ``x[0]`` (7.5
+    for 7.0). ``check_in_place`` now sees the array a ``flatiter`` iterates."""
+    with pytest.raises(TypeError, match="b.flat"):
+        cpsad.grad(store_through_flat)(np.array([0.5, -1.5]))
+
+
+def deque_with_maxlen(x):
+    q = collections.deque(maxlen=2)
+    for v in x:
+        q.append(v)
+    return sum(q)
+
+
+def test_a_deque_is_refused_when_it_grows():
+    """``collections.deque(maxlen=2)`` grown by ``append``: cpsad followed it as a list, by
+    position, and the entries the deque dropped kept their adjoints ([1, 1, 0] for [0, 1, 1]);
+    forward mode crashed. A container not proved a list is checked before it grows."""
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="collections.deque"):
+        cpsad.grad(deque_with_maxlen)(x)
+    with pytest.raises(TypeError, match="collections.deque"):
+        cpsad.jvp(deque_with_maxlen, (x,), (np.ones(3),))

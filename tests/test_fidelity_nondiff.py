@@ -235,6 +235,7 @@ SAMPLES: list[tuple] = [
     (em_norms.norm_axes, (M, None, None), {}),
     (em_norms.norm_exponent, (M, 3, 1), {}),
     (runtime.check_in_place, (M, "+=", "y += v", 1, None, ("z",), X), {}),  # None
+    (runtime.check_growable, ([X], "xs.append(v)", 1), {}),  # None
     (functools.wraps, (np.sum,), {}),
     (functools.update_wrapper, (lambda v: v, np.sum), {}),
 ]

@@ -26,6 +26,8 @@ object's ``__getitem__`` may compute with it: ShiftReset checks it when it runs)
 
 from __future__ import annotations
 
+import numpy
+
 from . import aliasing, anno
 from . import astlib as A
 from . import scoping as S
@@ -221,6 +223,11 @@ def _rule_operands(rule, args, keywords):
         values = v if isinstance(v, tuple) else v.values() if isinstance(v, dict) else [v]
         out += [x.id for x in values if isinstance(x, A.Name)]
     return out
+
+
+def _calls(s) -> bool:
+    """Is ``s`` a call, or an assignment of one?"""
+    return isinstance(s, (A.Expr, A.Assign)) and isinstance(s.value, A.Call)
 
 
 def _names(nodes) -> list[str]:
@@ -598,6 +605,13 @@ class Activity:
                         edges.extend(versions.reads_at(s, vars_))
                     sinks.update(vars_(_held_changed(s, ctx)))
                     sinks.update(vars_(_kept_outside(s, ctx)))
+                    written = in_place_writer(s.value) if _calls(s) else None
+                    if written is not None and isinstance(written[1], A.Name):
+                        # np.exp(x, out=y), np.add.at(y, i, x): y now depends on the call's
+                        # values (ShiftReset refuses it where any is differentiable)
+                        into = written[1].id
+                        edges.append((vars_([into]), vars_(sorted(read_names(s.value)))))
+                        edges.extend(self.shared(s, vars_, [into, *sorted(read_names(s.value))]))
                     if isinstance(s, A.Assign):
                         t = s.targets[0]
                         value = s.value
@@ -928,6 +942,51 @@ def _stored_outside(unit, scopes, forward) -> None:
                     f"`{name}`; to record values (a loss history), record what "
                     "cpsad.value_and_grad returns, outside the differentiated function",
                 )
+
+
+# numpy functions that change their first argument in place (a method that does, ``x.sort()``,
+# ``rng.shuffle(x)``, is refused by its receiver or its name)
+IN_PLACE = (
+    numpy.random.shuffle,
+    numpy.copyto,
+    numpy.put,
+    numpy.place,
+    numpy.putmask,
+    numpy.fill_diagonal,
+    numpy.put_along_axis,
+)
+
+
+def in_place_writer(call):
+    """``(the function as written, the array it writes into, a hint)`` for a call that writes
+    into an array in place -- ``out=`` of a numpy function or of an array's method, a ufunc's
+    ``.at`` (``np.add.at(a, idx, v)``), one of ``IN_PLACE`` (``np.copyto``, ``np.fill_diagonal``,
+    ...) -- or None."""
+    callee = anno.getanno(call.func, anno.CALLEE)
+    shown = A.expr_source(call.func)
+    if getattr(callee, "__name__", None) == "at" and isinstance(
+        getattr(callee, "__self__", None), numpy.ufunc
+    ):
+        hint = "sum into a new array: `out = out + np.bincount(idx, weights=v, minlength=len(out))`"
+        if callee.__self__ is not numpy.add:
+            hint = "compute the new array as a value (`np.where`, `np.maximum`, a new array)"
+        return shown, call.args[0] if call.args else call, hint
+    if any(callee is f for f in IN_PLACE):
+        hint = "compute a new value instead: `y = np.where(mask, v, y)`, `y = v.copy()`"
+        if callee is numpy.random.shuffle:
+            hint = "compute a new value instead, e.g. `y = x[rng.permutation(len(x))]`"
+        return shown, call.args[0] if call.args else call, hint
+    if anno.getanno(call.func, anno.CALLEE_KIND) in ("user", "local", "dynamic"):
+        return None  # (a function of yours: its own ``out`` parameter is its business)
+    for k in call.keywords:
+        if k.arg == "out" and not (isinstance(k.value, A.Constant) and k.value.value is None):
+            return shown, k.value, f"assign the result instead: `y = {shown}(...)`, no `out=`"
+    return None
+
+
+def read_names(node) -> set[str]:
+    """The names ``node`` reads."""
+    return {n.id for n in A.walk(node) if isinstance(n, A.Name)}
 
 
 def _mutated(s):

@@ -115,26 +115,47 @@ _PASSING = (
 def mark_consumed(unit: Unit) -> None:
     """Mark (``anno.CONSUMED``) each call of a one-shot name whose result is consumed where it
     is written -- the iterable of a ``for`` or a comprehension, ``*`` unpacked, or a positional
-    argument of a function of ``_CONSUMERS`` (or of ``_PASSING``, itself consumed so): what it
-    makes is read once, right there, so Resolve may compute it as the list of its items
-    (``Context.one_shot_composite``). An iterator kept in a name, returned or passed to a
-    function of yours may be read twice -- the second time empty -- and stays as it is."""
-    parent: dict = {}
+    argument of a function of ``_CONSUMERS`` (or of ``_PASSING``, itself consumed so) -- or
+    kept in a name read once, so consumed, where it was assigned (``kept = filter(f, xs)``,
+    then ``sum(kept)``; not in a loop or a function the assignment is outside of): what it
+    makes is read once, so Resolve may compute it as the list of its items
+    (``Context.one_shot_composite``). An iterator kept in a name read twice, returned or
+    passed to a function of yours may be read twice -- the second time empty -- and stays as
+    it is."""
+    parent: dict = {}  # id(node) -> (its parent, the loop or function it runs in)
     candidates = []
-    stored: set = set()
-    stack = [unit.tree]
+    stored: dict = {}  # name -> how many times it is bound
+    loads: dict = {}  # name -> the Name nodes that read it
+    stack = [(unit.tree, None, unit.tree)]  # (node, its parent, the loop or function it runs in)
     while stack:
-        node = stack.pop()
-        if node.__class__ is A.Name and isinstance(node.ctx, A.Store):
-            stored.add(node.id)
+        node, up, where = stack.pop()
+        cls = node.__class__
+        if cls is A.Name:
+            parent[id(node)] = (up, where)
+            if isinstance(node.ctx, A.Load):
+                loads.setdefault(node.id, []).append(node)
+            else:
+                stored[node.id] = stored.get(node.id, 0) + 1
+            continue
+        if cls in (A.Global, A.Nonlocal):
+            for n in node.names:  # (another function may read it: never "read once")
+                stored[n] = stored.get(n, 0) + 2
+        if cls is A.Call:
+            parent[id(node)] = (up, where)
+            func = node.func
+            if (func.id if isinstance(func, A.Name) else getattr(func, "attr", None)) in _ONE_SHOT:
+                candidates.append(node)
+        if cls in (A.ListComp, A.SetComp, A.DictComp, A.GeneratorExp):
+            first = node.generators[0]
+            stack.append((first.iter, first, where))  # (evaluated once, where the display is)
+            stack += [(c, first, node) for c in A.iter_child_nodes(first) if c is not first.iter]
+            stack += [(c, node, node) for c in A.iter_child_nodes(node) if c is not first]
+            continue
+        inner = node if cls in (A.FunctionDef, A.Lambda, A.While) else where
         for child in A.iter_child_nodes(node):
-            if child.__class__ is A.Call:
-                parent[id(child)] = node
-                func = child.func
-                name = func.id if isinstance(func, A.Name) else getattr(func, "attr", None)
-                if name in _ONE_SHOT:
-                    candidates.append(child)
-            stack.append(child)
+            # (a for's body repeats; its iterable is evaluated once)
+            runs = node if cls is A.For and child is not node.iter else inner
+            stack.append((child, node, runs))
     if not candidates:
         return
 
@@ -151,21 +172,37 @@ def mark_consumed(unit: Unit) -> None:
             obj = getattr(obj, part, None)
         return obj
 
-    def consumed(call) -> bool:
-        up = parent.get(id(call))
-        if isinstance(up, (A.For, A.comprehension)):
-            return up.iter is call
-        if isinstance(up, A.Starred):
-            return True
-        if not (isinstance(up, A.Call) and any(a is call for a in up.args)):
-            return False
-        obj = called(up.func)
-        if any(obj is c for c in _CONSUMERS):
-            return True
-        return any(obj is p for p in _PASSING) and consumed(up)
-
     for call in candidates:
-        if consumed(call):
+        node = call
+        while True:
+            up, where = parent.get(id(node), (None, None))
+            if isinstance(up, (A.For, A.comprehension)):
+                consumed = up.iter is node
+            elif isinstance(up, A.Starred):
+                consumed = True
+            elif isinstance(up, A.Call) and any(a is node for a in up.args):
+                obj = called(up.func)
+                if any(obj is c for c in _PASSING):
+                    node = up  # (consumed if it is)
+                    continue
+                consumed = any(obj is c for c in _CONSUMERS)
+            elif (
+                isinstance(up, A.Assign)
+                and len(up.targets) == 1
+                and isinstance(up.targets[0], A.Name)
+                and stored.get(up.targets[0].id) == 1
+                and len(loads.get(up.targets[0].id, ())) == 1
+            ):  # kept in a name bound once and read once: consumed if that read is, as often
+                read = loads[up.targets[0].id][0]
+                if parent.get(id(read), (None, None))[1] is not where:
+                    consumed = False
+                else:
+                    node = read
+                    continue
+            else:
+                consumed = False
+            break
+        if consumed:
             anno.setanno(call, anno.CONSUMED, True)
 
 

@@ -31,7 +31,14 @@ import numpy
 from . import aliasing, anno, hints, shapes
 from . import astlib as A
 from . import scoping as S
-from .activity import RET, attribute_read, flow_operands, spreads
+from .activity import (
+    RET,
+    attribute_read,
+    flow_operands,
+    in_place_writer,
+    read_names,
+    spreads,
+)
 from .context import Default, Rule
 from .fresh import fresh_variables, has_stores
 from .kinds import is_scalar
@@ -411,6 +418,7 @@ class ShiftReset:
         length = A.call("len", [A.name(lst)])
         anno.setanno(length.func, anno.CALLEE_KIND, "nondiff")
         body = [A.assign(where, length), A.expr_stmt(call), A.expr_stmt(A.call(self.k, []))]
+        body[:0] = growable_guard(self.unit, s, self.kinds)
         if isinstance(v, A.Name) and self.has_adjoint(v.id):
             helper = "item_adjoint" if call.func.attr == "append" else "entries_adjoint"
             fn = self.unit.inject(self.ctx.runtime(helper), helper)
@@ -1585,27 +1593,46 @@ def through_a_value(unit, call):
     )
 
 
-# numpy functions that change their first argument in place (a method that does, ``x.sort()``,
-# ``rng.shuffle(x)``, is refused by its receiver or its name)
-IN_PLACE = (
-    numpy.random.shuffle,
-    numpy.copyto,
-    numpy.put,
-    numpy.place,
-    numpy.putmask,
-    numpy.fill_diagonal,
-    numpy.put_along_axis,
-)
+def growable_guard(unit, s, kinds) -> list:
+    """``[check_growable(xs, text, line)]`` before ``s``, ``xs.append(v)`` (or another growth)
+    of a differentiable container the kinds stage cannot prove a list: ``[]`` where it can."""
+    xs = s.value.func.value.id
+    if kinds.get(xs, UNKNOWN) == frozenset({SEQUENCE}):
+        return []
+    text = unit.source.line(s.lineno).strip() if unit.source else A.expr_source(s.value)
+    fn = unit.inject(unit.ctx.runtime("check_growable"), "check_growable")
+    check = A.call(fn, [A.name(xs), A.const(text), A.const(s.lineno)])
+    anno.setanno(check.func, anno.CALLEE_KIND, "nondiff")
+    return [A.copy_location(A.expr_stmt(check), s)]
 
 
 def check_effect(unit, active, s) -> None:
     """``x.sort()`` on a differentiable value, for its effect: refused at the user's line, as
-    ``np.random.shuffle(x)``, ``rng.shuffle(x)`` and ``np.copyto(x, y)`` are; and a call through
+    ``rng.shuffle(x)`` is, and a call that writes into an array in place where a differentiable
+    value is involved (``in_place_writer``: ``np.copyto(y, x)``, ``np.exp(x, out=y)``,
+    ``np.add.at(y, i, x)``); and a call through
     the runtime dispatch of emitted code transformed again (its continuation is the rest of the
     program, whatever values it is given)."""
     call = s.value
     if isinstance(call, A.Call) and anno.getanno(call.func, anno.CALLEE) in dispatchers(unit.ctx):
         raise through_a_value(unit, call)
+    written = in_place_writer(call) if isinstance(call, A.Call) else None
+    mentioned = sorted(read_names(call) & active) if written is not None else ()
+    if mentioned:
+        shown, target, hint = written
+        into = A.expr_source(target)
+        others = [n for n in mentioned if n not in read_names(target) and n != into]
+        what = (
+            f"writes differentiable values (`{others[0]}`) into `{into}` in place"
+            if others
+            else f"changes the differentiable value `{into}` in place"
+        )
+        raise unit.error(
+            f"`{shown}` {what}, which cpsad does not follow: `{into}` would keep the "
+            "derivative of what it held before",
+            call,
+            hint,
+        )
     if not isinstance(s, A.Expr):
         return
     if (
@@ -1613,13 +1640,8 @@ def check_effect(unit, active, s) -> None:
         and call.args
         and isinstance(call.args[0], A.Name)
         and call.args[0].id in active
-        and (
-            any(anno.getanno(call.func, anno.CALLEE) is f for f in IN_PLACE)
-            or (
-                anno.getanno(call.func, anno.CALLEE_KIND) == "method"
-                and call.func.attr in ("shuffle", "permuted")
-            )
-        )
+        and anno.getanno(call.func, anno.CALLEE_KIND) == "method"
+        and call.func.attr in ("shuffle", "permuted")
     ):
         raise unit.error(
             f"`{A.expr_source(call.func)}` changes the differentiable value "

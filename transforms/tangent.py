@@ -36,6 +36,7 @@ from .shift_reset import (
     check_effect,
     compound_index_names,
     data_method,
+    growable_guard,
     guard_attribute_read,
     hands_active,
     held_by_caller,
@@ -532,7 +533,7 @@ class Tangent:
             check = self.runtime("field_container_tangent")
             container = A.call(check, [container, A.const(line), A.const(s.lineno)])
         tangent = A.call(A.attr(container, call.func.attr), args)
-        return [s, self.loc(A.expr_stmt(tangent), s)]
+        return [*growable_guard(self.unit, s, self.kinds), s, self.loc(A.expr_stmt(tangent), s)]
 
     def check_effect(self, s) -> None:
         check_effect(self.unit, self.active, s)

@@ -15,6 +15,7 @@ from cpsad.rules import linalg as la
 from cpsad.rules import reductions as rd
 from cpsad.rules.core import defnondiff
 from cpsad.runtime import (
+    check_growable,
     check_in_place,
     check_unchanged,
     index_step,
@@ -28,6 +29,7 @@ from cpsad.runtime import (
 # Results that do not change with the values of the inputs: shapes, counts, zeros, masks, and
 # `like`'s stand-ins, read only for their shapes; a check that returns nothing.
 defnondiff(
+    check_growable,
     check_in_place,
     check_unchanged,
     kept_copy,
