@@ -622,9 +622,26 @@ def _by_argument(params, names, out, args, kwargs):
     return tuple(by_position), by_keyword
 
 
+def _star(rule):
+    """The name of a rule's ``*items`` parameter -- ``max(a, b)``'s, whose one adjoint function
+    gives the tuple of every positional argument's -- or None. A rule with parameters before
+    it is not called through a value: a TypeError, not a wrong structure."""
+    params = list(rule.signature.parameters.values())
+    star = [p.name for p in params if p.kind == inspect.Parameter.VAR_POSITIONAL]
+    if not star:
+        return None
+    if len(params) > 1:
+        raise TypeError(f"cpsad: {rule.name} called through a function value is not supported")
+    return star[0]
+
+
 def _primitive(rule, f, k, args, kwargs):
     ans = f(*args, **kwargs)
     g = k(ans)
+    star = _star(rule)
+    if star is not None:  # (max(a, b) through a value: the adjoint of each of *items)
+        t = rule.adjoints.get(star)
+        return tuple(t.fn(g, ans, *args)) if t is not None else tuple(map(zeros_like, args))
     bound = rule.bind(args, kwargs)
     values = {p: (v.value if isinstance(v, Default) else v) for p, v in bound.items()}
     params = list(rule.signature.parameters)
@@ -829,6 +846,10 @@ def _tangents_by_param(params, tangents, args, kwargs, kw_tangents=None) -> dict
 
 def _primitive_jvp(rule, f, tangents, args, kwargs):
     ans = f(*args, **kwargs)
+    star = _star(rule)
+    if star is not None and any(t is not None for t in tangents):  # (max(a, b), as above)
+        t = tuple(tangent_zeros(a) if v is None else v for v, a in zip(tangents, args))
+        return ans, tangent_or_zeros(rule.tangents[star].fn(t, ans, *args), ans)
     bound = rule.bind(args, kwargs)
     values = {p: (v.value if isinstance(v, Default) else v) for p, v in bound.items()}
     params = list(rule.signature.parameters)

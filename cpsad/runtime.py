@@ -669,6 +669,9 @@ def stored(x, key, v):
     if foreign(x) or foreign(v):  # a Dask or CuPy array: a new one, nothing written into
         placed, written = _placed(v, np.shape(x), key, _dtype_of(x), x)
         return np.where(on_device_of(written, placed), placed, x)
+    if not isinstance(x, np.ndarray):  # (``np.tanh(2.0)``'s numpy scalar: Python's own error)
+        x[key] = v
+        return x
     out = np.array(x, copy=True)
     out[key] = v
     return out

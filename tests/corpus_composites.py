@@ -6,6 +6,7 @@ where it has the function). Importing this module adds them to ``corpus_rules.CA
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 
 import numpy as np
@@ -376,6 +377,24 @@ def dict_values(x):
     return np.array([d["a"] * d["c"], d["b"], e["q"] - e["p"], dict(e)["p"]])
 
 
+def prod_and_dist_values(x):
+    ys = [x[0], np.sin(x[1]), x[2] * 2.0]
+    return np.array([math.prod(ys), math.prod(ys[:2], start=x[2]), math.dist(ys, [1.0, x[0], 0.5])])
+
+
+def product_values(x):
+    ys = [x[0], x[1] * x[2]]
+    pairs = [a * b - b for a, b in itertools.product(ys, [x[2], 2.0])]
+    return np.array(pairs + [t[0] * t[1] + t[2] for t in itertools.product(ys, repeat=3)])
+
+
+def accumulate_values(x):
+    ys = [x[0], np.cos(x[1]), x[2]]
+    sums = list(itertools.accumulate(ys))
+    products = list(itertools.accumulate(ys, operator.mul, initial=1.5))
+    return np.array(sums + products + list(itertools.accumulate(ys, max)))
+
+
 end_to_end(reversed_values, u(3))
 end_to_end(reversed_rows, u(3, 2))
 end_to_end(combinations_values, u(4))
@@ -386,3 +405,6 @@ end_to_end(zip_values, u(3))
 end_to_end(zip_rows, u(3, 2), u(3))
 end_to_end(enumerate_values, u(3))
 end_to_end(dict_values, u(3))
+end_to_end(prod_and_dist_values, u(3), autograd="autograd has no rule for math.prod or math.dist")
+end_to_end(product_values, u(3))
+end_to_end(accumulate_values, u(3))

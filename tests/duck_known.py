@@ -85,6 +85,9 @@ KNOWN.update(
             "zip_values-0",
             "enumerate_values-0",
             "dict_values-0",
+            "prod_and_dist_values-0",
+            "product_values-0",
+            "accumulate_values-0",
         ],
         PROGRAM,
     )

@@ -5,6 +5,7 @@ and against autograd, are cases of tests/test_rules.py (tests/corpus_composites.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterator
 
@@ -49,6 +50,15 @@ VALUES = [
     (zip, (), {}),
     (enumerate, ([0.3, -1.2, 0.7],), {}),
     (enumerate, ([0.3, -1.2, 0.7], 5), {}),
+    (itertools.product, ([0.3, -1.2], (0.5, 0.1, 2.0)), {}),
+    (itertools.product, ([0.3, -1.2],), {"repeat": 3}),
+    (itertools.accumulate, ([0.3, -1.2, 0.7],), {}),
+    (itertools.accumulate, ([0.3, -1.2, 0.7], operator.mul), {"initial": 2.0}),
+    (itertools.accumulate, ([0.3, -1.2, 0.7], max), {}),
+    (math.prod, ([0.3, -1.2, 0.7],), {}),
+    (math.prod, ((0.3, -1.2),), {"start": 2.5}),
+    (math.prod, ([],), {}),
+    (math.dist, ([0.3, -1.2, 0.7], (0.5, 0.1, 2.0)), {}),
     (dict, ([("a", 0.3), ("b", -1.2)],), {}),
     (dict, ({"a": 0.3, "b": -1.2},), {"c": 0.5, "a": 2.0}),
     *[(np.rot90, (u(3, 4), k), {}) for k in range(-2, 6)],

@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -1629,3 +1630,88 @@ def test_a_deque_is_refused_when_it_grows():
         cpsad.grad(deque_with_maxlen)(x)
     with pytest.raises(TypeError, match="collections.deque"):
         cpsad.jvp(deque_with_maxlen, (x,), (np.ones(3),))
+
+
+# ------------------------------------------- stores into what a ufunc made; lru_cache helpers
+
+
+def store_into_tanh(x):
+    h = np.tanh(x)
+    h[0] = x[1] * 2.0
+    return np.sum(h * x)
+
+
+def store_into_sorted(x):
+    y = np.sort(x)
+    y[0] = 0.0
+    return np.sum(y * x)
+
+
+def store_in_a_recurrence(x):
+    h = np.zeros(2)
+    for i in range(3):
+        h = np.tanh(h + x[i])
+        h[0] = h[1] * x[i]
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("f", [store_into_tanh, store_into_sorted, store_in_a_recurrence])
+def test_a_store_into_an_array_a_ufunc_made(f):
+    """``h = np.tanh(x); h[0] = v`` was refused when it ran ("the function did not make it"):
+    ``fresh`` knew ``np.zeros``, arithmetic and ``.copy()`` as makers of new arrays, not a
+    ufunc's result or ``np.sort``'s (``fresh.COPIES``)."""
+    assert_faithful(f, np.array([0.3, 0.7, -0.4]))
+
+
+def store_into_a_ufunc_of_a_number(x):
+    s = np.tanh(x[0])
+    s[0] = 1.0  # (a numpy scalar: Python's TypeError)
+    return s
+
+
+def test_a_store_into_a_ufunc_of_a_number_raises_as_python_does():
+    x = np.array([0.3, 0.7, -0.4])
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        store_into_a_ufunc_of_a_number(x)
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        cpsad.grad(store_into_a_ufunc_of_a_number)(x)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_square(t):
+    return t * t + 1.0
+
+
+@functools.cache
+def _cached_cube(t):
+    return t * t * t
+
+
+def calls_cached_helpers(x):
+    return _cached_square(x[0]) * _cached_square(x[1]) + _cached_cube(x[2]) + _cached_cube(2.0)
+
+
+def test_a_helper_under_lru_cache():
+    """A helper decorated with ``functools.lru_cache`` (or ``functools.cache``) called with a
+    differentiated value was refused, its hint calling it compiled code; ``cpsad.grad`` of such
+    a function itself already followed ``__wrapped__``. Resolve now calls the function the
+    cache wraps (it returns what the function returns)."""
+    x = np.array([0.3, 0.7, -0.4])
+    assert_faithful(calls_cached_helpers, x)
+    v = np.array([1.0, 0.5, -0.2])
+    hv = cpsad.grad(lambda x: np.sum(cpsad.grad(calls_cached_helpers)(x) * v))(x)
+    g = cpsad.grad(calls_cached_helpers)
+    np.testing.assert_allclose(hv, (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5, rtol=1e-5)
+
+
+def pop_of_a_list_made_by_list(x):
+    a = list(x)
+    b = a.pop()
+    return b * 2.0
+
+
+def test_a_list_method_that_changes_the_list_says_so():
+    """``a.pop()`` on ``list(x)`` (its kind known only when it runs) was refused saying
+    ``list.pop`` "makes something other than a number" -- it returns one of the numbers."""
+    with pytest.raises(TypeError, match="changes the list in place"):
+        cpsad.grad(pop_of_a_list_made_by_list)(np.array([0.5, -1.5]))

@@ -98,6 +98,8 @@ _ONE_SHOT = frozenset(
         "filter",
         "zip",
         "enumerate",
+        "product",
+        "accumulate",
     }
 )
 _CONSUMERS = (list, tuple, sorted, sum, min, max, dict)
@@ -109,6 +111,8 @@ _PASSING = (
     itertools.combinations,
     itertools.permutations,
     itertools.combinations_with_replacement,
+    itertools.product,
+    itertools.accumulate,
 )
 
 

@@ -51,6 +51,27 @@ MAKERS = {
 }
 
 
+# numpy functions whose result is a new array whatever they are given (a number, given numbers)
+# -- besides every ufunc (``np.tanh(x)``, ``np.maximum(a, b)``) -- where no ``out=`` names the
+# array to fill
+COPIES = {
+    np.concatenate,
+    np.stack,
+    np.vstack,
+    np.hstack,
+    np.sort,
+    np.cumsum,
+    np.cumprod,
+    np.outer,
+    np.dot,
+    np.where,
+    np.clip,
+    np.tile,
+    np.repeat,
+    np.diff,
+}
+
+
 def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
     """For each function (root ``""``, nested: its ``DEF_KEY``): its fresh variables, those of
     them that hold a new ndarray whatever the function was given (``np.zeros(n)``: where the
@@ -172,6 +193,10 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
         fn = anno.getanno(value.func, anno.CALLEE)
         if fn is stored:
             return True
+        if (isinstance(fn, np.ufunc) or _in(fn, COPIES)) and not any(
+            k.arg == "out" for k in value.keywords
+        ):  # (given numbers, a ufunc makes a numpy scalar: a store into it raises, as in Python)
+            return True
         try:
             maker = fn in MAKERS
         except TypeError:
@@ -201,6 +226,13 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
     for key, name in arrays:
         out[key][1].add(name)
     return out
+
+
+def _in(fn, table) -> bool:
+    try:
+        return fn in table
+    except TypeError:  # unhashable
+        return False
 
 
 def _captured(fdef) -> set[str]:

@@ -89,6 +89,11 @@ def no_rule(fn, shown: str) -> str:
             f"register its derivative with `cpsad.defvjp({shown}, ...)` (docs/rules.md)"
         )
     receiver = getattr(fn, "__self__", None)
+    if isinstance(receiver, (dict, list, set)) and name in CHANGES:  # (a.pop(), d.setdefault(k))
+        return (
+            f"`{shown}` changes the {type(receiver).__name__} in place, which cpsad does not "
+            f"follow on differentiable values: {in_place(name)}"
+        )
     if isinstance(receiver, (str, bytes, dict, list, tuple, set)):  # ("{}".format(x), d.get)
         return (
             f"`{shown}` makes something other than a number of what it is given: no derivative "
@@ -143,6 +148,14 @@ def method(name: str, of_parameter: bool = False) -> str:
     )
 
 
+# the methods of lists, dicts and sets that change their object (besides those cpsad follows:
+# ``append``, ``extend``)
+CHANGES = frozenset(
+    {"pop", "remove", "insert", "clear", "setdefault", "popitem", "sort", "reverse", "update"}
+    | {"discard", "add", "difference_update", "intersection_update"}
+)
+
+
 def in_place(name: str) -> str:
     """The hint for ``obj.name(...)`` called for its effect -- a change in place -- on a
     differentiable value or a container of them."""
@@ -152,6 +165,8 @@ def in_place(name: str) -> str:
         return "make a new dict, `d = {**d, k: v}`, or store the entry, `d[k] = v` (supported)"
     if name in ("insert", "remove", "reverse"):
         return "make a new list (`xs = xs[:i] + [v] + xs[i:]`, `xs = xs[::-1]`), or `xs.append(v)`"
+    if name == "pop":
+        return "read the entry and make a new value: `v = xs[-1]; xs = xs[:-1]`, `v = d[k]`"
     return (
         "make a new value instead (`xs = xs[:-1]`, `d = {k: v for k, v in d.items() if ...}`); "
         f"{REFERENCE} lists the changes in place that are supported (`xs.append(v)`, `d[k] = v`)"

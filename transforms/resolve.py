@@ -30,6 +30,7 @@ same objects (a module reloaded, ``np.sin`` patched, ``helper`` rebound).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import sys
 import sysconfig
@@ -616,6 +617,9 @@ def _slice_call(unit: Unit, s):
     return A.copy_location(A.call(func, parts), s)
 
 
+_LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
 def annotate_global_call(unit: Unit, func, path: str):
     """Annotate a call's ``func`` (a dotted name not bound by the function) with the object it
     refers to and its kind; return the object (``_UNRESOLVED`` if it names nothing)."""
@@ -630,8 +634,12 @@ def annotate_global_call(unit: Unit, func, path: str):
         except AttributeError:
             anno.setanno(func, anno.CALLEE_KIND, "unknown")
             return _UNRESOLVED
-    anno.setanno(func, anno.CALLEE, obj)
-    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(obj))
+    callee = obj
+    wrapped = getattr(obj, "__wrapped__", None)
+    if isinstance(obj, _LRU_CACHE) and isinstance(wrapped, types.FunctionType):
+        callee = wrapped  # (functools.lru_cache, functools.cache: what the function returns)
+    anno.setanno(func, anno.CALLEE, callee)
+    anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(callee))
     return obj
 
 

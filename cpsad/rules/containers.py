@@ -302,6 +302,61 @@ defcomposite(zip, zip_builtin, one_shot=True)
 defcomposite(enumerate, enumerate_builtin, one_shot=True)
 
 
+def prod_builtin(iterable, /, *, start=1):
+    """``math.prod(xs, start=s)``: the product, multiplied in order from ``start``."""
+    total = start
+    for v in iterable:
+        total = total * v
+    return total
+
+
+def dist_builtin(p, q, /):
+    """``math.dist(p, q)``: the Euclidean distance of two points, as ``math.hypot`` of the
+    differences (``math.dist`` requires points of one dimension: so does this)."""
+    p, q = list(p), list(q)
+    if len(p) != len(q):
+        raise ValueError("both points must have the same number of dimensions")
+    return math.sqrt(sum([(a - b) * (a - b) for a, b in zip(p, q)]))
+
+
+defcomposite(math.prod, prod_builtin)
+defcomposite(math.dist, dist_builtin)
+
+
+def product_builtin(*iterables, repeat=1):
+    """``itertools.product(xs, ys, repeat=r)`` consumed where it is made: the tuples of the
+    items at each tuple of positions, in its order."""
+    pools = [list(it) for it in iterables] * repeat
+    out = [()]
+    for pool in pools:
+        out = [t + (v,) for t in out for v in pool]
+    return out
+
+
+def accumulate_builtin(iterable, func=None, *, initial=None):
+    """``itertools.accumulate(xs, func, initial=v)`` consumed where it is made: the running
+    totals (sums, or ``func`` of the total and each item)."""
+    out = []
+    total = initial
+    started = initial is not None
+    if started:
+        out.append(total)
+    for v in iterable:
+        if not started:
+            total = v
+            started = True
+        elif func is None:
+            total = total + v
+        else:
+            total = func(total, v)
+        out.append(total)
+    return out
+
+
+defcomposite(itertools.product, product_builtin, one_shot=True)
+defcomposite(itertools.accumulate, accumulate_builtin, one_shot=True)
+
+
 def combination_indices(n, r, kind):
     """The index tuples ``itertools.combinations`` (``kind`` "c"), ``permutations`` ("p") or
     ``combinations_with_replacement`` ("r") makes of ``range(n)``: positions, with no
