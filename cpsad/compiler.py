@@ -318,10 +318,28 @@ def _spec(fn, key, building) -> Spec:
     spec = _link(t, fn)
     building[(fn, key)] = spec
     for name, (ref, ckey) in t.callees.items():
-        spec.callee_specs[name] = _spec(ref(), ckey, building)
+        try:
+            spec.callee_specs[name] = _spec(ref(), ckey, building)
+        except TransformError as exc:
+            _note_caller(exc, ref(), fn)
+            raise
     for name, callee in spec.callee_specs.items():
         spec.bp.__closure__[spec.bp.__code__.co_freevars.index(name)].cell_contents = callee.bp
     return spec
+
+
+def _note_caller(exc: TransformError, callee, caller) -> None:
+    """A note on an error found in ``callee``'s code -- the standard library's, a package's --
+    naming the function of the user's that calls it (``traceback`` shows it under the error)."""
+    code = getattr(caller, "__code__", None)
+    if code is None or exc.filename == code.co_filename:
+        return
+    where = f"{code.co_filename}:{code.co_firstlineno}"
+    exc.add_note(
+        f"(cpsad transforms `{getattr(callee, '__qualname__', callee)}` because "
+        f"`{getattr(caller, '__qualname__', caller)}` ({where}) calls it with differentiable "
+        "values)"
+    )
 
 
 def _transformation(fn, key) -> Transformation:

@@ -4,6 +4,7 @@ import inspect
 import math
 import os
 import re
+import statistics
 import warnings
 
 import numpy as np
@@ -536,3 +537,18 @@ def test_a_variable_of_the_function_around_that_carries_no_derivative_is_accepte
     g = cpsad.grad(f)(0.7)
     h = 1e-6
     assert g == pytest.approx((_closure(body)(0.7 + h) - _closure(body)(0.7 - h)) / (2 * h))
+
+
+def population_variance(x):
+    return statistics.pvariance(x)
+
+
+def test_an_error_in_a_library_function_names_the_caller():
+    """``statistics.pvariance`` is refused inside the standard library's source (a walrus in
+    a comprehension, in its ``_ss``): the error named only ``statistics.py``, not which line of
+    the user's made cpsad read it. A note now names the function of the user's that calls it."""
+    with pytest.raises(cpsad.TransformError) as info:
+        cpsad.grad(population_variance)([1.0, 2.0, 4.0])
+    assert info.value.filename.endswith("statistics.py")
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "`population_variance`" in notes and "test_errors.py" in notes, notes
