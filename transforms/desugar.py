@@ -32,6 +32,7 @@ import functools
 import importlib
 import itertools
 import sys
+import types
 
 from . import anno
 from . import astlib as A
@@ -126,6 +127,8 @@ def mark_consumed(unit: Unit) -> None:
     (``Context.one_shot_composite``). An iterator kept in a name read twice, returned or
     passed to a function of yours may be read twice -- the second time empty -- and stays as
     it is."""
+    if not _names_used(getattr(unit, "fn", None), _ONE_SHOT):
+        return  # (the common case: no walk)
     parent: dict = {}  # id(node) -> (its parent, the loop or function it runs in)
     candidates = []
     stored: dict = {}  # name -> how many times it is bound
@@ -208,6 +211,21 @@ def mark_consumed(unit: Unit) -> None:
             break
         if consumed:
             anno.setanno(call, anno.CONSUMED, True)
+
+
+def _names_used(fn, names) -> bool:
+    """May the code of ``fn`` (its nested functions', lambdas', comprehensions' too) name one
+    of ``names`` -- as a global, a local or an attribute? True where it has no code object."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        if not names.isdisjoint(c.co_names) or not names.isdisjoint(c.co_varnames):
+            return True
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return False
 
 
 def _assigned(stmts) -> list[str]:
