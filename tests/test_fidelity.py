@@ -1344,6 +1344,15 @@ def test_the_parts_one_statement_gives_an_operand_are_summed_first(f, x):
     assert tangent == np.sum(want)
 
 
+def assert_second_order(f, x):
+    """The gradient of ``f``'s gradient along a direction against central differences of the
+    gradient."""
+    v = np.array([1.0, 0.5, -0.2])
+    hv = cpsad.grad(lambda x: np.sum(cpsad.grad(f)(x) * v))(x)
+    fd = (cpsad.grad(f)(x + 1e-5 * v) - cpsad.grad(f)(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-7)
+
+
 # ------------------------------------------- max and min with a key
 
 
@@ -1371,10 +1380,7 @@ def test_max_and_min_with_a_key(f):
     adjoint (Resolve's ``keyed_call``: ``max_keyed``). Both modes, and the second order."""
     x = np.array([0.3, -0.7, 1.1])
     assert_faithful(f, x)
-    v = np.array([1.0, 0.5, -0.2])
-    hv = cpsad.grad(lambda x: np.sum(cpsad.grad(f)(x) * v))(x)
-    fd = (cpsad.grad(f)(x + 1e-5 * v) - cpsad.grad(f)(x - 1e-5 * v)) / 2e-5
-    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-8)
+    assert_second_order(f, x)
 
 
 # ------------------------------------------- the standard library's sums and means
@@ -1488,10 +1494,7 @@ def test_iterators_consumed_where_made_and_dict_of_pairs(f):
     it is consumed where it is made. Both modes, against autograd, and the second order."""
     x = np.array([0.3, -0.7, 1.1])
     assert_faithful(f, x)
-    v = np.array([1.0, 0.5, -0.2])
-    hv = cpsad.grad(lambda x: np.sum(cpsad.grad(f)(x) * v))(x)
-    fd = (cpsad.grad(f)(x + 1e-5 * v) - cpsad.grad(f)(x - 1e-5 * v)) / 2e-5
-    np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-7)
+    assert_second_order(f, x)
 
 
 def filter_kept_and_read_once(x):
@@ -1698,10 +1701,7 @@ def test_a_helper_under_lru_cache():
     cache wraps (it returns what the function returns)."""
     x = np.array([0.3, 0.7, -0.4])
     assert_faithful(calls_cached_helpers, x)
-    v = np.array([1.0, 0.5, -0.2])
-    hv = cpsad.grad(lambda x: np.sum(cpsad.grad(calls_cached_helpers)(x) * v))(x)
-    g = cpsad.grad(calls_cached_helpers)
-    np.testing.assert_allclose(hv, (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5, rtol=1e-5)
+    assert_second_order(calls_cached_helpers, x)
 
 
 def pop_of_a_list_made_by_list(x):

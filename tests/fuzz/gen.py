@@ -786,6 +786,7 @@ class Gen:
             (0.4, self.st_struct),
             (0.4, self.st_struct_method),
             (0.4, self.st_receiver),
+            (0.5, self.st_iterator),
             (0.4 if not nested else 0, self.st_tuple_capture),
             (0.5 if sc.ret else 0, self.st_early_return),
             (2.0 if sc.loop else 0, self.st_break_continue),
@@ -1421,6 +1422,66 @@ class Gen:
         sc.vars[res] = kind
         return lines
 
+    def st_iterator(self, sc):
+        """An iterator of differentiable values (``map``, ``filter``, ``reversed``, ``zip``,
+        ``enumerate``, itertools'), consumed where it is made, kept in a name and read once --
+        or twice, the second read empty (cpsad refuses that); or numpy writing into an array
+        in place (``out=``, ``np.add.at``: refused where differentiable values are involved)."""
+        self.tag("iterator")
+        a, b, c = (self.E(S, sc, 1) for _ in range(3))
+        items = f"[{a}, {b}, {c}]"
+        res = self.new_name(S)
+        form = self.pick(
+            [
+                "map_kept",
+                "filter_kept",
+                "read_twice",
+                "combinations",
+                "product",
+                "accumulate",
+                "zip_reversed",
+                "enumerate",
+                "dict_zip",
+                "out",
+            ]
+        )
+        it = self.fresh("it")
+        p = self.fresh("u")
+        inner = Scope({**sc.vars, p: S}, ro=set(sc.vars), fn_depth=sc.fn_depth + 1)
+        if form in ("map_kept", "read_twice"):
+            lines = [f"{it} = map(lambda {p}: {self.E(S, inner, 1)}, {items})"]
+            if form == "read_twice":
+                self.tag("read_twice")
+                lines.append(f"{res} = sum({it}) + sum({it}) * {self.const()}")
+            else:
+                lines.append(f"{res} = sum({it}) * {self.const()}")
+        elif form == "filter_kept":
+            lines = [f"{it} = filter(lambda {p}: {p} > {self.const(0.0, 0.5)}, {items})"]
+            lines.append(f"{res} = sum({it}) + 0.0")
+        elif form == "combinations":
+            lines = [f"{res} = sum(x * y for x, y in itertools.combinations({items}, 2))"]
+        elif form == "product":
+            lines = [f"{res} = sum(x - y * y for x, y in itertools.product({items}, [{a}, 1.0]))"]
+        elif form == "accumulate":
+            fn = self.pick(["", ", operator.mul", ", max"])
+            lines = [f"{res} = sum(itertools.accumulate({items}{fn})) * 0.5"]
+        elif form == "zip_reversed":
+            lines = [f"{it} = list(zip({items}, reversed({items})))"]
+            lines.append(f"{res} = {it}[0][0] * {it}[0][1] + {it}[2][1]")
+        elif form == "enumerate":
+            lines = [f"{res} = sum(i * x for i, x in list(enumerate(reversed({items}), 1)))"]
+        elif form == "dict_zip":
+            lines = [f"{it} = dict(zip(['p', 'q', 'r'], {items}))"]
+            lines.append(f"{res} = {it}['p'] * {it}['r'] - {it}['q']")
+        else:
+            self.tag("out")
+            v, buf = self.fresh("vec"), self.fresh("buf")
+            lines = [f"{v} = {self.E(V, sc, 1)}", f"{buf} = np.zeros_like({v})"]
+            lines.append(f"np.exp({v}, out={buf})")
+            lines.append(f"{res} = np.sum({buf}) * {a}")
+        sc.vars[res] = S
+        return lines
+
     def st_dict(self, sc):
         self.tag("dict")
         d = self.fresh("d")
@@ -1910,7 +1971,8 @@ class Gen:
             self.tag("local_import")
             imports = self.pick(["import numpy as np", "import math", "import numpy as np, math"])
             body = [imports] + body
-        head = ["import functools", "import math", "import operator", "", "import numpy as np"]
+        head = ["import functools", "import itertools", "import math", "import operator", ""]
+        head += ["import numpy as np"]
         head += ["", ""]
         mod = list(head)
         for name in self.used_lib:
