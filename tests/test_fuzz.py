@@ -44,6 +44,9 @@ DOCUMENTED = (
     # rebinding would not reach it: docs/reference.md), at the line or when it runs
     "the function did not make itself",
     "changes an array that another name shares",
+    # an iterator kept and read twice (the second read empty), numpy's out= on such a value
+    "which cpsad follows only where it is consumed where it is made",
+    "in place, which cpsad does not follow",
 )
 
 
