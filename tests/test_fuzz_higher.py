@@ -15,7 +15,7 @@ from tests.fuzz.oracle import FAILURES, directions, load, unload, valid_program
 
 # Programs the judge says "ok" at order 2 (and 3 for the last), each in a few seconds: their
 # second derivatives along the direction are not zero, and the point is smooth.
-SEEDS_2 = (3, 17, 8, 10)
+SEEDS_2 = (1, 17, 8, 10)
 SEED_3 = 10
 
 
