@@ -1452,6 +1452,9 @@ def test_an_iterator_that_may_be_read_twice_is_refused(f, made):
     x = np.array([0.3, -0.7, 1.1])
     with pytest.raises(cpsad.TransformError, match=re.escape(f"`{made}(...)` makes an iterator")):
         cpsad.grad(f)(x)
+    # (forward mode gave the map a tangent of None and crashed on it: fuzz seed 961421)
+    with pytest.raises(cpsad.TransformError, match=re.escape(f"`{made}(...)` makes an iterator")):
+        cpsad.jvp(f, (x,), (np.ones(3),))
 
 
 def map_of_data_read_twice(x):

@@ -1184,17 +1184,8 @@ def rule_for(unit, value, kinds: dict):
                 value,
                 hints.USER_CLASS,
             )
-        one_shot = getattr(unit.ctx, "one_shot_composite", None)
-        if callee in (map, filter) or (one_shot is not None and one_shot(callee) is not None):
-            raise unit.error(
-                f"`{shown}(...)` makes an iterator of differentiable values, which cpsad "
-                "follows only where it is consumed where it is made: an iterator kept in a "
-                "name, returned or passed to a function may be read twice (the second time "
-                "empty)",
-                value,
-                f"read it through where it is made: `list({shown}(...))`, `sum({shown}(...))`, "
-                f"`for v in {shown}(...)`, a comprehension over it",
-            )
+        if makes_an_iterator(unit.ctx, callee):
+            raise iterator_kept(unit, value)
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
             value,
@@ -1590,6 +1581,29 @@ def through_a_value(unit, call):
         call,
         "pass the arguments by position, one by one, or call the function by name; first "
         "derivatives of this code work",
+    )
+
+
+def makes_an_iterator(ctx, callee) -> bool:
+    """Is ``callee`` ``map``, ``filter`` or another function that makes a one-shot iterator
+    (``ctx.one_shot_composite``: ``reversed``, ``zip``, itertools')?"""
+    if callee is map or callee is filter:
+        return True
+    one_shot = getattr(ctx, "one_shot_composite", None)
+    return one_shot is not None and one_shot(callee) is not None
+
+
+def iterator_kept(unit, call):
+    """The refusal of ``call``, an iterator of differentiable values not consumed where it is
+    made (Desugar's ``mark_consumed``), in either mode."""
+    shown = A.expr_source(call.func)
+    return unit.error(
+        f"`{shown}(...)` makes an iterator of differentiable values, which cpsad follows only "
+        "where it is consumed where it is made: an iterator kept in a name, returned or passed "
+        "to a function may be read twice (the second time empty)",
+        call,
+        f"read it through where it is made: `list({shown}(...))`, `sum({shown}(...))`, "
+        f"`for v in {shown}(...)`, a comprehension over it",
     )
 
 
