@@ -17,9 +17,8 @@ import numpy as np
 from cpsad import compiler
 from cpsad.pytree import leaves, promote
 from cpsad.runtime import Closure, foreign, scalar_seed, struct_parts
+from cpsad.transforms.resolve import LRU_CACHE
 from cpsad.transforms.unit import SEED, kinds_key
-
-LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
 
 
 def target(f: Callable) -> Callable:

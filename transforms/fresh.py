@@ -197,11 +197,9 @@ def fresh_variables(unit) -> dict[str, tuple[set[str], set[str], set[str]]]:
             k.arg == "out" for k in value.keywords
         ):  # (given numbers, a ufunc makes a numpy scalar: a store into it raises, as in Python)
             return True
-        try:
-            maker = fn in MAKERS
-        except TypeError:
-            return False
-        return maker and not (fn is np.array and any(k.arg == "copy" for k in value.keywords))
+        return _in(fn, MAKERS) and not (
+            fn is np.array and any(k.arg == "copy" for k in value.keywords)
+        )
 
     def new_object(value, found, key) -> bool:
         """A new object of any kind: arithmetic, ``x.copy()``, or an array as above."""

@@ -617,7 +617,7 @@ def _slice_call(unit: Unit, s):
     return A.copy_location(A.call(func, parts), s)
 
 
-_LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))
+LRU_CACHE = type(functools.lru_cache(maxsize=None)(lambda: None))  # (functools.cache's too)
 
 
 def annotate_global_call(unit: Unit, func, path: str):
@@ -636,7 +636,7 @@ def annotate_global_call(unit: Unit, func, path: str):
             return _UNRESOLVED
     callee = obj
     wrapped = getattr(obj, "__wrapped__", None)
-    if isinstance(obj, _LRU_CACHE) and isinstance(wrapped, types.FunctionType):
+    if isinstance(obj, LRU_CACHE) and isinstance(wrapped, types.FunctionType):
         callee = wrapped  # (functools.lru_cache, functools.cache: what the function returns)
     anno.setanno(func, anno.CALLEE, callee)
     anno.setanno(func, anno.CALLEE_KIND, unit.ctx.classify(callee))
