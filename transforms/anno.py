@@ -44,6 +44,7 @@ VARIED = "varied"  # activity: an update `y = y op v` (AUG) whose value depends 
 SHIFT = "shift"  # shift/reset: the With node is a shift; value is a ShiftInfo
 LOOP = "loop"  # desugar: the FunctionDef is a loop's, called once, right after it is defined
 CONSUMED = "consumed"  # desugar: the Call (`reversed(xs)`, ...) is consumed where it is written
+ITERATOR_OF = "iterator_of"  # desugar: the func of `iter([...])` a map/filter kept in a name became
 CONT = "continuation"  # cps: the FunctionDef is a generated continuation
 BOOKKEEPING = "bookkeeping"  # cps: an adjoint's initialization, a function's epilogue, a join call
 GUARD = "guard"  # cps, shift/reset: an acc(x_bar, e), `x_bar if x_bar is not None else zeros`,

@@ -1086,10 +1086,9 @@ class _Hoist(A.NodeTransformer):
         loop that folds ``f`` over ``xs``."""
         self.generic_visit(node)
         d = self.d
-        consumed = anno.getanno(node, anno.CONSUMED)
+        comp = None
         if (
-            consumed
-            and A.is_name(node.func, "filter")
+            A.is_name(node.func, "filter")
             and d._builtin("filter")
             and len(node.args) == 2
             and not node.keywords
@@ -1104,8 +1103,7 @@ class _Hoist(A.NodeTransformer):
                 elt=A.name(item),
                 generators=[A.comprehension(target=A.store(item), iter=it, ifs=[test], is_async=0)],
             )
-            return self._comprehension(A.copy_location(comp, node))
-        if consumed and A.is_name(node.func, "map") and d._builtin("map") and len(node.args) >= 2:
+        elif A.is_name(node.func, "map") and d._builtin("map") and len(node.args) >= 2:
             f, iterables = node.args[0], node.args[1:]
             names = [d.unit.namer.fresh("item") for _ in iterables]
             call = A.call(f, [A.name(n) for n in names])
@@ -1118,7 +1116,15 @@ class _Hoist(A.NodeTransformer):
                 elt=call,
                 generators=[A.comprehension(target=target, iter=it, ifs=[], is_async=0)],
             )
-            return self._comprehension(A.copy_location(comp, node))
+        if comp is not None:
+            made = self._comprehension(A.copy_location(comp, node))
+            if anno.getanno(node, anno.CONSUMED):
+                return made
+            # kept, maybe read twice: an iterator over the list, read once as Python's is
+            # (of differentiable values refused: ``iter`` has no rule -- ``iterator_kept``)
+            func = A.copy_location(A.name(d.unit.inject(iter, "iter")), node.func)
+            anno.setanno(func, anno.ITERATOR_OF, node.func.id)
+            return A.copy_location(A.call(func, [made]), node)
         if self.is_reduce(node.func) and 2 <= len(node.args) <= 3 and not node.keywords:
             return self.reduce(node)
         return node

@@ -1184,7 +1184,7 @@ def rule_for(unit, value, kinds: dict):
                 value,
                 hints.USER_CLASS,
             )
-        if makes_an_iterator(unit.ctx, callee):
+        if makes_an_iterator(unit.ctx, value):
             raise iterator_kept(unit, value)
         raise unit.error(
             f"`{shown}` has no derivative rule and cpsad cannot read its source",
@@ -1584,19 +1584,20 @@ def through_a_value(unit, call):
     )
 
 
-def makes_an_iterator(ctx, callee) -> bool:
-    """Is ``callee`` ``map``, ``filter`` or another function that makes a one-shot iterator
-    (``ctx.one_shot_composite``: ``reversed``, ``zip``, itertools')?"""
-    if callee is map or callee is filter:
+def makes_an_iterator(ctx, call) -> bool:
+    """Does ``call`` make a one-shot iterator: ``iter([...])`` that Desugar made of a ``map``
+    or ``filter`` kept in a name, or a function ``ctx.one_shot_composite`` knows (``reversed``,
+    ``zip``, itertools')?"""
+    if anno.getanno(call.func, anno.ITERATOR_OF):
         return True
     one_shot = getattr(ctx, "one_shot_composite", None)
-    return one_shot is not None and one_shot(callee) is not None
+    return one_shot is not None and one_shot(anno.getanno(call.func, anno.CALLEE)) is not None
 
 
 def iterator_kept(unit, call):
     """The refusal of ``call``, an iterator of differentiable values not consumed where it is
     made (Desugar's ``mark_consumed``), in either mode."""
-    shown = A.expr_source(call.func)
+    shown = anno.getanno(call.func, anno.ITERATOR_OF) or A.expr_source(call.func)
     return unit.error(
         f"`{shown}(...)` makes an iterator of differentiable values, which cpsad follows only "
         "where it is consumed where it is made: an iterator kept in a name, returned or passed "

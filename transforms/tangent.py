@@ -302,10 +302,8 @@ class Tangent:
             return self.tan(value)
         if isinstance(value, A.Constant):
             return None
-        if isinstance(value, A.Call) and makes_an_iterator(
-            self.ctx, anno.getanno(value.func, anno.CALLEE)
-        ):  # (not consumed where it is made: its function or items may carry tangents)
-            raise iterator_kept(self.unit, value)
+        if isinstance(value, A.Call) and makes_an_iterator(self.ctx, value):
+            raise iterator_kept(self.unit, value)  # (not consumed where it is made)
         if not flow_operands(self.ctx, value):
             return None  # a comparison, `//`, len, x.shape, ...: no derivative
         if not any(isinstance(n, A.Name) and self.tan(n) is not None for n in A.walk(value)):
