@@ -1718,3 +1718,31 @@ def test_a_list_method_that_changes_the_list_says_so():
     ``list.pop`` "makes something other than a number" -- it returns one of the numbers."""
     with pytest.raises(TypeError, match="changes the list in place"):
         cpsad.grad(pop_of_a_list_made_by_list)(np.array([0.5, -1.5]))
+
+
+def map_of_a_lambda_over_data_read_twice(x):
+    scaled = map(lambda t: t * 2.0, [1.4, 2.0])
+    total = sum(scaled) + sum(scaled)  # (6.8 + 0.0)
+    return np.sum(x * x) * total
+
+
+def map_of_a_closure_left_unused(x):
+    kept = map(lambda t: x[0] * t, [1.0, 2.0])
+    unused = sum(kept) + sum(kept)  # noqa: F841  (dead: no derivative reads it)
+    return np.sum(x * x * x)
+
+
+@pytest.mark.parametrize("f", [map_of_a_lambda_over_data_read_twice, map_of_a_closure_left_unused])
+def test_a_map_kept_in_a_name_of_data_is_pythons(f):
+    """A map of data kept in a name and read twice is Python's one-shot iterator (``iter`` of
+    its list); left as Python's own ``map`` calling a closure of emitted code, the Hessian
+    crashed (fuzz seed 980191)."""
+    x = np.array([0.3, -0.7, 1.1])
+    assert_faithful(f, x)
+    assert_second_order(f, x)
+    np.testing.assert_allclose(cpsad.hessian(f)(x) @ np.ones(3), _hessian_fd(f, x), rtol=1e-5)
+
+
+def _hessian_fd(f, x):
+    g = cpsad.grad(f)
+    return (g(x + 1e-5) - g(x - 1e-5)) / 2e-5
