@@ -1739,6 +1739,27 @@ def min_keyed(iterable, key):
     return items[first_extreme([key(item) for item in items], False)]
 
 
+def max_or_default(iterable, default, key=None):
+    """``max(xs, default=d)`` (``key=f`` too; Resolve writes it so, and transforms this function
+    like yours): the item ``max`` picks, or ``default`` where ``xs`` is empty."""
+    items = list(iterable)
+    if not items:
+        return default
+    if key is None:
+        return max(items)
+    return items[first_extreme([key(item) for item in items], True)]
+
+
+def min_or_default(iterable, default, key=None):
+    """``min(xs, default=d)``: as ``max_or_default``, the smallest."""
+    items = list(iterable)
+    if not items:
+        return default
+    if key is None:
+        return min(items)
+    return items[first_extreme([key(item) for item in items], False)]
+
+
 def struct_replaced(obj, values, names):
     """``dataclasses.replace(obj, w=a)`` and a namedtuple's ``obj._replace(w=a)`` as emitted code
     runs them (Resolve writes both as ``struct_replaced(obj, (a,), ("w",))``): a struct like

@@ -1371,13 +1371,28 @@ def max_of_dict_keys_by_key(x):
     return np.sum(d[k])
 
 
+def max_and_min_with_a_default(x):
+    kept = [v for v in x if np.sum(v) > 0.0]
+    none = [v for v in x if np.sum(v) > 50.0]
+    picked = max(kept, default=x[0]) * 2.0 + min(none, default=x[1])
+    return np.sum(picked + max(kept, key=np.sum, default=x[2]) + min([x[1]], default=x[0]))
+
+
 @pytest.mark.parametrize(
-    "f", [max_of_a_list_by_key, max_of_arguments_by_key, max_of_dict_keys_by_key]
+    "f",
+    [
+        max_of_a_list_by_key,
+        max_of_arguments_by_key,
+        max_of_dict_keys_by_key,
+        max_and_min_with_a_default,
+    ],
 )
 def test_max_and_min_with_a_key(f):
     """``max(xs, key=f)`` was refused ("the call does not match what cpsad's derivative rule
     supports": 6 of 2,000 fuzz programs, seed 900013); the item picked carries its own
-    adjoint (Resolve's ``keyed_call``: ``max_keyed``). Both modes, and the second order."""
+    adjoint (Resolve's ``keyed_call``: ``max_keyed``). ``max(xs, default=d)`` was refused too
+    (``max_or_default``; an empty ``xs`` gives ``d`` its adjoint). Both modes, and the second
+    order."""
     x = np.array([0.3, -0.7, 1.1])
     assert_faithful(f, x)
     assert_second_order(f, x)

@@ -389,18 +389,25 @@ def struct_call(unit: Unit, node, cls) -> bool:
 
 def keyed_call(unit: Unit, node, obj) -> bool:
     """``max(xs, key=f)``, ``min(a, b, key=f)``: a call of the runtime's ``max_keyed(xs, f)``
-    (``min_keyed``) -- the item picked, carrying its own adjoint -- transformed like a function
-    of yours. (With ``default=``: left to the rule, which refuses it.)"""
-    if [k.arg for k in node.keywords] != ["key"] or not node.args:
+    (``min_keyed``) -- the item picked, carrying its own adjoint -- and ``max(xs, default=d)``
+    (``key=f`` too) one of ``max_or_default(xs, d, f)``, transformed like a function of yours.
+    (``default=`` beside several items is Python's TypeError: left to the rule.)"""
+    given = {k.arg: k.value for k in node.keywords}
+    if not node.args or any(isinstance(a, A.Starred) for a in node.args):
         return False
-    if any(isinstance(a, A.Starred) for a in node.args):
+    if set(given) == {"key"}:
+        fn = unit.ctx.runtime("max_keyed" if obj is max else "min_keyed")
+        items = node.args[0] if len(node.args) == 1 else A.Tuple(elts=node.args, ctx=A.Load())
+        args = [A.copy_location(items, node), given["key"]]
+    elif "default" in given and set(given) <= {"key", "default"} and len(node.args) == 1:
+        fn = unit.ctx.runtime("max_or_default" if obj is max else "min_or_default")
+        args = [node.args[0], given["default"], given.get("key", A.const(None))]
+    else:
         return False
-    fn = unit.ctx.runtime("max_keyed" if obj is max else "min_keyed")
-    items = node.args[0] if len(node.args) == 1 else A.Tuple(elts=node.args, ctx=A.Load())
     func = A.copy_location(A.name(unit.inject(fn, fn.__name__)), node.func)
     anno.setanno(func, anno.CALLEE, fn)
     anno.setanno(func, anno.CALLEE_KIND, "user")
-    node.args = [A.copy_location(items, node), node.keywords[0].value]
+    node.args = args
     node.keywords = []
     node.func = func
     return True
@@ -509,7 +516,7 @@ def known_call(unit: Unit, node, obj) -> None:
     call rewritten so that it is differentiated as such (where it is one of them)."""
     if obj is dataclasses.replace and len(node.args) == 1:
         replace_call(unit, node, node.args[0])
-    elif (obj is max or obj is min) and any(k.arg == "key" for k in node.keywords):
+    elif (obj is max or obj is min) and any(k.arg in ("key", "default") for k in node.keywords):
         keyed_call(unit, node, obj)
     elif obj is not _UNRESOLVED and anno.getanno(node.func, anno.CALLEE_KIND) == "unknown":
         if not composite_call(unit, node, obj) and not struct_call(unit, node, obj):
