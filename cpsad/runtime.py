@@ -1739,25 +1739,16 @@ def min_keyed(iterable, key):
     return items[first_extreme([key(item) for item in items], False)]
 
 
-def max_or_default(iterable, default, key=None):
-    """``max(xs, default=d)`` (``key=f`` too; Resolve writes it so, and transforms this function
-    like yours): the item ``max`` picks, or ``default`` where ``xs`` is empty."""
+def extreme_or_default(iterable, default, key, largest):
+    """``max(xs, default=d)`` (``largest``; ``min``'s otherwise; ``key=f`` too): Resolve writes
+    it so, and transforms this function like yours. The item ``max`` picks, or ``default``
+    where ``xs`` is empty."""
     items = list(iterable)
     if not items:
         return default
     if key is None:
-        return max(items)
-    return items[first_extreme([key(item) for item in items], True)]
-
-
-def min_or_default(iterable, default, key=None):
-    """``min(xs, default=d)``: as ``max_or_default``, the smallest."""
-    items = list(iterable)
-    if not items:
-        return default
-    if key is None:
-        return min(items)
-    return items[first_extreme([key(item) for item in items], False)]
+        return max(items) if largest else min(items)
+    return items[first_extreme([key(item) for item in items], largest)]
 
 
 def struct_replaced(obj, values, names):

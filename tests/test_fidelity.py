@@ -1391,7 +1391,7 @@ def test_max_and_min_with_a_key(f):
     """``max(xs, key=f)`` was refused ("the call does not match what cpsad's derivative rule
     supports": 6 of 2,000 fuzz programs, seed 900013); the item picked carries its own
     adjoint (Resolve's ``keyed_call``: ``max_keyed``). ``max(xs, default=d)`` was refused too
-    (``max_or_default``; an empty ``xs`` gives ``d`` its adjoint). Both modes, and the second
+    (``extreme_or_default``; an empty ``xs`` gives ``d`` its adjoint). Both modes, and the second
     order."""
     x = np.array([0.3, -0.7, 1.1])
     assert_faithful(f, x)

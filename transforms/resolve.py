@@ -390,7 +390,8 @@ def struct_call(unit: Unit, node, cls) -> bool:
 def keyed_call(unit: Unit, node, obj) -> bool:
     """``max(xs, key=f)``, ``min(a, b, key=f)``: a call of the runtime's ``max_keyed(xs, f)``
     (``min_keyed``) -- the item picked, carrying its own adjoint -- and ``max(xs, default=d)``
-    (``key=f`` too) one of ``max_or_default(xs, d, f)``, transformed like a function of yours.
+    (``key=f`` too) one of ``extreme_or_default(xs, d, f, True)``, transformed like a function of
+    yours.
     (``default=`` beside several items is Python's TypeError: left to the rule.)"""
     given = {k.arg: k.value for k in node.keywords}
     if not node.args or any(isinstance(a, A.Starred) for a in node.args):
@@ -400,8 +401,9 @@ def keyed_call(unit: Unit, node, obj) -> bool:
         items = node.args[0] if len(node.args) == 1 else A.Tuple(elts=node.args, ctx=A.Load())
         args = [A.copy_location(items, node), given["key"]]
     elif "default" in given and set(given) <= {"key", "default"} and len(node.args) == 1:
-        fn = unit.ctx.runtime("max_or_default" if obj is max else "min_or_default")
-        args = [node.args[0], given["default"], given.get("key", A.const(None))]
+        fn = unit.ctx.runtime("extreme_or_default")
+        key = given.get("key", A.const(None))
+        args = [node.args[0], given["default"], key, A.const(obj is max)]
     else:
         return False
     func = A.copy_location(A.name(unit.inject(fn, fn.__name__)), node.func)

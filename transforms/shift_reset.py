@@ -1636,7 +1636,7 @@ def check_effect(unit, active, s) -> None:
     if mentioned:
         shown, target, hint = written
         into = A.expr_source(target)
-        others = [n for n in mentioned if n not in read_names(target) and n != into]
+        others = [n for n in mentioned if n not in read_names(target)]
         what = (
             f"writes differentiable values (`{others[0]}`) into `{into}` in place"
             if others
