@@ -1751,6 +1751,11 @@ def extreme_or_default(iterable, default, key, largest):
     return items[first_extreme([key(item) for item in items], largest)]
 
 
+# helpers Resolve calls as functions of yours (``keyed_call``): differentiated from their source,
+# with no rules of their own
+FROM_SOURCE = (max_keyed, min_keyed, extreme_or_default)
+
+
 def struct_replaced(obj, values, names):
     """``dataclasses.replace(obj, w=a)`` and a namedtuple's ``obj._replace(w=a)`` as emitted code
     runs them (Resolve writes both as ``struct_replaced(obj, (a,), ("w",))``): a struct like

@@ -560,7 +560,11 @@ def injected_helpers() -> set[str]:
 
 
 def has_rules(obj) -> bool:
-    return core.lookup(obj) is not None or core.is_nondiff(obj)
+    """Rules, or none needed: a helper transformed from its source (``runtime.FROM_SOURCE``)."""
+    from cpsad import runtime
+
+    from_source = any(obj is f for f in runtime.FROM_SOURCE)
+    return core.lookup(obj) is not None or core.is_nondiff(obj) or from_source
 
 
 def test_every_injected_helper_has_rules():
